@@ -1,0 +1,5 @@
+"""motor-kvpool: one MindIE Motor P/D inference service with a shared KV-cache pool, per stack."""
+
+from components.program import run
+
+run()

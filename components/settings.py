@@ -1,0 +1,658 @@
+"""The typed settings of one inference service: MindIE Motor's user_config.json sections plus env.json.
+
+Two loaders give the same `ServiceSettings`: `load_from_pulumi_config` (the stack's `motor-kvpool:*` keys)
+and `load_from_motor_files` (a deploy.py `user_config.json` + `env.json` pair). Both refuse unknown keys at
+every level with the nearest known key, name the full dotted path of every problem, report all problems at
+once, and then run the consistency rules of `policies/rules.py` (the same functions the policy pack runs).
+
+Engine options that motor-kvpool does not interpret (vLLM arguments, Motor's controller/coordinator
+sections) pass through untouched into the effective user_config.json that Motor's in-pod code reads.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import types
+import typing
+from typing import Annotated, Any, Literal, Mapping, Union
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from components.errors import SettingsError
+from components.units import K8S_QUANTITY, MOONCAKE_SIZE, is_dns_label
+from policies import rules
+
+PROJECT = "motor-kvpool"
+USER_CONFIG_VERSION = "v2.0"
+
+# Motor's instance limits (deploy.py INSTANCE_NUM_MAX) and NPUs per pod.
+MAX_INSTANCES = 16
+MAX_NPUS_PER_POD = 16
+
+HardwareType = Literal[
+    "800I_A2", "800T_A2", "800I_A3", "800T_A3",
+    "350-Atlas-8", "350-Atlas-16", "350-Atlas-4p-8", "350-Atlas-4p-16",
+    "850-Atlas-8p-8", "850-SuperPod-Atlas-8", "950-SuperPod-Atlas-8",
+]
+# seed 000, MemCache table: A2 and Atlas 850 run the LocalService in the vLLM process, A3 as its own process.
+# The seeds say nothing for the other types, so those must choose explicitly.
+MEMCACHE_LOCAL_SERVICE_MODE_BY_HARDWARE = {
+    "800I_A2": "inprocess", "800T_A2": "inprocess",
+    "850-Atlas-8p-8": "inprocess", "850-SuperPod-Atlas-8": "inprocess",
+    "800I_A3": "standalone", "800T_A3": "standalone",
+}
+
+Port = Annotated[int, Field(ge=1, le=65535)]
+NodePort = Annotated[int, Field(ge=30000, le=32767)]
+K8sQuantity = Annotated[str, Field(pattern=K8S_QUANTITY.pattern)]
+MooncakeSize = Union[Annotated[int, Field(ge=0)], Annotated[str, Field(pattern=MOONCAKE_SIZE.pattern)]]
+AbsolutePath = Annotated[str, Field(pattern=r"^/")]
+NonEmpty = Annotated[str, Field(min_length=1)]
+# Docker image reference: [registry[:port]/]path[:tag][@digest]; refuses Motor's "<fill in the image>" placeholder.
+IMAGE_REFERENCE = (
+    r"^[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
+)
+STACK_REFERENCE = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+EnvValue = Union[StrictStr, StrictBool, StrictInt, StrictFloat]
+Labels = dict[Annotated[str, Field(min_length=1, max_length=316)], str]
+
+
+class Closed(BaseModel):
+    """A section whose every key motor-kvpool knows: anything else is a typo or an unsupported option."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Open(BaseModel):
+    """A section that passes keys it does not model through untouched (vLLM engine arguments)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# --- motor_deploy_config.storage[] (deploy.py lib/generator/storage.py) --------------------------------
+
+
+class StorageCommon(Closed):
+    mount_path: AbsolutePath | None = Field(
+        None, description="Where prefill pods mount the volume; default /mnt/store-<index> as deploy.py does."
+    )
+    read_only: bool = Field(False, description="Mount read-only. UCM's Posix tier writes, so keep false for it.")
+    enable: bool = Field(True, description="false keeps the entry in the file but mounts nothing.")
+
+
+class PvcStorage(StorageCommon):
+    type: Literal["pvc"]
+    storage_class_name: NonEmpty | None = Field(
+        None, description="Create a new PVC of this StorageClass (exclusive with claim_name)."
+    )
+    claim_name: NonEmpty | None = Field(None, description="Mount an existing PVC (exclusive with storage_class_name).")
+    size: K8sQuantity | None = Field(None, description="New PVC size with a unit; default 200Gi as deploy.py.")
+    access_mode: Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"] | None = Field(
+        None, description="New PVC access mode; default ReadWriteMany so every prefill pod shares the cache."
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> PvcStorage:
+        if (self.storage_class_name is None) == (self.claim_name is None):
+            raise ValueError(
+                "set exactly one of storage_class_name (create a new PVC) or claim_name (use an existing PVC)"
+            )
+        if self.claim_name is not None and (self.size is not None or self.access_mode is not None):
+            raise ValueError("size and access_mode describe a new PVC; remove them when claim_name is set")
+        if self.storage_class_name is not None:
+            self.size = self.size or "200Gi"
+            self.access_mode = self.access_mode or "ReadWriteMany"
+        return self
+
+
+class NfsStorage(StorageCommon):
+    type: Literal["nfs"]
+    server: NonEmpty = Field(description="NFS server host name or IP.")
+    path: AbsolutePath = Field(description="Exported path on the server.")
+
+
+class HostPathStorage(StorageCommon):
+    type: Literal["hostpath"]
+    path: AbsolutePath = Field(description="Directory on every prefill node.")
+    host_path_type: Literal[
+        "", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"
+    ] | None = None
+
+
+StorageEntry = Annotated[Union[PvcStorage, NfsStorage, HostPathStorage], Field(discriminator="type")]
+
+
+# --- motor_deploy_config ---------------------------------------------------------------------------------
+
+
+class DeployConfig(Closed):
+    job_id: str | None = Field(None, description="Namespace of the service; defaults to the stack name.")
+    deploy_mode: str = Field(
+        "infer_service_set",
+        description="multi_deployment (one Deployment per instance) or infer_service_set (one InferServiceSet "
+        "custom resource); absent means infer_service_set, deploy.py's default.",
+    )
+    p_instances_num: int = Field(1, ge=1, le=MAX_INSTANCES, description="Prefill instances (Motor allows 1..16).")
+    d_instances_num: int = Field(1, ge=1, le=MAX_INSTANCES, description="Decode instances (Motor allows 1..16).")
+    single_p_instance_pod_num: int = Field(1, ge=1, description="Pods per prefill instance.")
+    single_d_instance_pod_num: int = Field(1, ge=1, description="Pods per decode instance.")
+    p_pod_npu_num: int = Field(ge=1, le=MAX_NPUS_PER_POD, description="NPUs per prefill pod.")
+    d_pod_npu_num: int = Field(ge=1, le=MAX_NPUS_PER_POD, description="NPUs per decode pod.")
+    image_name: str = Field(pattern=IMAGE_REFERENCE, description="The MindIE Motor vllm-ascend image.")
+    hardware_type: HardwareType = Field(description="Motor's hardware type; selects NPU resources and defaults.")
+    weight_mount_path: AbsolutePath = Field("/mnt/weight", description="Host path of the model weights.")
+    storage: list[StorageEntry] = Field(default_factory=list, description="Volumes for UCM (prefill only).")
+    dshm_size: K8sQuantity = Field("4Gi", description="Size of /dev/shm in engine pods; UCM's cache lives there.")
+    prefill_node_selector: dict[str, str] = Field(default_factory=dict)
+    decode_node_selector: dict[str, str] = Field(default_factory=dict)
+    controller_node_selector: dict[str, str] = Field(default_factory=dict)
+    coordinator_node_selector: dict[str, str] = Field(default_factory=dict)
+    kv_pool_node_selector: dict[str, str] = Field(default_factory=dict, description="Nodes of the KV store pods.")
+    scheduling_queue: NonEmpty | None = Field(None, description="Volcano queue (scheduling.volcano.sh/queue-name).")
+    coordinator_infer_node_port: NodePort = Field(31015, description="NodePort of the inference API (deploy.py's).")
+    coordinator_obs_node_port: NodePort = Field(31017, description="NodePort of coordinator observability.")
+    controller_observability_node_port: NodePort = Field(31027, description="NodePort of controller observability.")
+    tls_config: dict[str, Any] | None = Field(None, description="Motor's TLS settings, passed to Motor untouched.")
+
+    @field_validator("deploy_mode")
+    @classmethod
+    def _supported_mode(cls, mode: str) -> str:
+        if mode == "single_container":
+            raise ValueError(
+                "single_container runs every role in one container (a single-node trial); motor-kvpool deploys "
+                "each role as its own workload: write multi_deployment or infer_service_set"
+            )
+        if mode not in ("multi_deployment", "infer_service_set"):
+            raise ValueError(f"{mode!r} is not a deploy mode; write multi_deployment or infer_service_set")
+        return mode
+
+    @field_validator("job_id")
+    @classmethod
+    def _namespace_name(cls, job_id: str | None) -> str | None:
+        if job_id is not None and not is_dns_label(job_id):
+            raise ValueError(
+                f"{job_id!r} is not a valid namespace name: use at most 63 lower-case letters, digits and '-', "
+                "starting and ending with a letter or digit"
+            )
+        return job_id
+
+    @model_validator(mode="after")
+    def _storage_mount_paths(self) -> DeployConfig:
+        for index, entry in enumerate(self.storage):
+            entry.mount_path = entry.mount_path or f"/mnt/store-{index}"
+        paths = [entry.mount_path for entry in self.storage if entry.enable]
+        duplicates = sorted({path for path in paths if paths.count(path) > 1})
+        if duplicates:
+            raise ValueError(f"storage entries share mount_path {', '.join(duplicates)}; give each its own")
+        return self
+
+
+# --- engines ---------------------------------------------------------------------------------------------
+
+
+class ConnectorExtraConfig(Open):
+    """kv_connector_extra_config: MultiConnector's `connectors`, the store backend; the rest passes through."""
+
+    connectors: list[KvTransferConfig] | None = None
+    backend: Literal["mooncake", "memcache", "yuanrong"] | None = None
+
+
+class KvTransferConfig(Closed):
+    """vLLM's KVTransferConfig, as a single connector or a MultiConnector holding one per entry."""
+
+    kv_connector: NonEmpty
+    kv_role: Literal["kv_producer", "kv_consumer", "kv_both"] | None = None
+    engine_id: str | int | None = None
+    kv_buffer_device: str | None = None
+    kv_buffer_size: int | float | None = None
+    kv_rank: int | None = None
+    kv_parallel_size: int | None = None
+    kv_ip: str | None = None
+    kv_port: int | str | None = None
+    kv_connector_module_path: str | None = None
+    kv_load_failure_policy: Literal["fail", "recompute"] | None = None
+    enable_permute_local_kv: bool | None = None
+    dispatch_profile: Literal["handoff", "trigger"] | None = Field(
+        None, description="Motor's escape hatch for connectors outside its P/D dispatch whitelist."
+    )
+    kv_connector_extra_config: ConnectorExtraConfig | None = None
+
+    @field_validator("kv_port")
+    @classmethod
+    def _port_number(cls, port: int | str | None) -> int | str | None:
+        if port is not None and not (str(port).isdigit() and 1 <= int(port) <= 65535):
+            raise ValueError(f"{port!r} is not a port number (1-65535)")
+        return port
+
+    @model_validator(mode="after")
+    def _connectors_only_in_multi(self) -> KvTransferConfig:
+        listed = self.kv_connector_extra_config.connectors if self.kv_connector_extra_config else None
+        if self.kv_connector == rules.MULTI_CONNECTOR:
+            if not listed or len(listed) < 2:
+                raise ValueError(
+                    "MultiConnector needs kv_connector_extra_config.connectors with at least two entries: "
+                    "the P/D transfer connector first, the store connector second"
+                )
+        elif listed is not None:
+            raise ValueError(f"only MultiConnector takes a connectors list; {self.kv_connector} does not")
+        return self
+
+
+class EngineConfig(Open):
+    """vLLM engine arguments. The ones motor-kvpool reads are typed; all others pass through untouched."""
+
+    model: NonEmpty = Field(description="Model path inside the pod (usually under weight_mount_path).")
+    served_model_name: str | None = None
+    data_parallel_size: int | None = Field(None, ge=1)
+    tensor_parallel_size: int | None = Field(None, ge=1)
+    pipeline_parallel_size: int | None = Field(None, ge=1)
+    kv_transfer_config: KvTransferConfig | None = None
+
+
+class EngineSection(Closed):
+    engine_type: str = Field("vllm", description="Only vllm (vllm-ascend) is deployed by motor-kvpool.")
+    engine_config: EngineConfig
+    motor_nodemanger_config: dict[str, Any] | None = Field(None, description="Motor's node manager, untouched.")
+    health_check_config: dict[str, Any] | None = Field(None, description="Motor's engine health check, untouched.")
+
+    @field_validator("engine_type")
+    @classmethod
+    def _vllm_only(cls, engine_type: str) -> str:
+        if engine_type != "vllm":
+            raise ValueError(
+                f"{engine_type!r} engines are not deployed by motor-kvpool (it targets vllm-ascend's KV pool); "
+                "write vllm"
+            )
+        return engine_type
+
+
+# --- kv_cache_store_config (seed 000 tables) -------------------------------------------------------------
+
+
+class StoreCommon(Closed):
+    target_stack: str | None = Field(
+        None,
+        pattern=STACK_REFERENCE,
+        description="<org>/<project>/<stack> whose KV store this service uses instead of creating one.",
+    )
+    additional_labels: Labels = Field(default_factory=dict, description="Extra labels on the store objects.")
+    additional_annotations: Labels = Field(default_factory=dict, description="Extra annotations on the store.")
+
+
+class MooncakeStoreConfig(StoreCommon):
+    backend: Literal["mooncake"]
+    port: Port = Field(50088, description="mooncake_master RPC port (seed default 50088).")
+    metrics_port: Port = Field(9003, description="mooncake_master --metrics_port (the master's own default).")
+    metadata_server: NonEmpty = Field("P2PHANDSHAKE", description="Transfer-engine metadata mode.")
+    protocol: Literal["ascend", "tcp", "rdma"] = Field("ascend", description="Transport; vllm-ascend needs ascend.")
+    device_name: str = Field("", description="NIC to bind; empty selects automatically.")
+    global_segment_size: MooncakeSize = Field("1GB", description="Memory each engine contributes to the pool.")
+    default_kv_lease_ttl: int = Field(
+        rules.MOONCAKE_LEASE_TTL_DEFAULT_MS, gt=0,
+        description="Lease of a read object in ms; must exceed both ASCEND timeouts of the engines.",
+    )
+    eviction_high_watermark_ratio: float | None = Field(None, description="Required: usage that starts eviction.")
+    eviction_ratio: float | None = Field(None, description="Required: fraction of the pool freed per eviction.")
+    store_mode: Literal["embedded", "standalone"] = Field(
+        "embedded", description="embedded: engines hold the pool; standalone: a store process per engine pod."
+    )
+    local_buffer_size: MooncakeSize = Field("1GB", description="Engine staging buffer in standalone mode.")
+    store_http_port: int = Field(0, ge=0, le=65535, description="Standalone store REST port; 0 = kernel-chosen.")
+    prefer_alloc_in_same_node: bool | None = Field(None, description="vllm-ascend mooncake.json option.")
+
+
+class MemcacheStoreConfig(StoreCommon):
+    backend: Literal["memcache"]
+    port: Port = Field(50088, description="MetaService port (seed default 50088).")
+    config_store_port: Port = Field(50089, description="MetaService config-store port.")
+    metrics_port: Port = Field(50090, description="MetaService metrics port.")
+    local_service_mode: Literal["inprocess", "standalone"] | None = Field(
+        None, description="LocalService in the vLLM process or its own; default follows hardware_type."
+    )
+
+    @model_validator(mode="after")
+    def _distinct_ports(self) -> MemcacheStoreConfig:
+        ports = {"port": self.port, "config_store_port": self.config_store_port, "metrics_port": self.metrics_port}
+        clashes = [name for name, value in ports.items() if list(ports.values()).count(value) > 1]
+        if clashes:
+            raise ValueError(
+                f"{' and '.join(clashes)} are the same port {ports[clashes[0]]}; the MetaService binds each "
+                "separately (seed FAQ 4), give each its own"
+            )
+        return self
+
+
+class YuanrongStoreConfig(StoreCommon):
+    backend: Literal["yuanrong"]
+    port: Port = Field(31501, description="openYuanrong datasystem worker port.")
+
+
+def _default_backend(store: Any) -> Any:
+    """seed 000: an absent backend means memcache. Written explicitly so the effective config says it."""
+    if isinstance(store, Mapping) and "backend" not in store:
+        return {"backend": "memcache", **store}
+    return store
+
+
+StoreConfig = Annotated[
+    Union[MooncakeStoreConfig, MemcacheStoreConfig, YuanrongStoreConfig],
+    Field(discriminator="backend"),
+    BeforeValidator(_default_backend),
+]
+
+
+# --- env.json --------------------------------------------------------------------------------------------
+
+
+class EnvConfig(Closed):
+    """env.json sections (deploy.py bakes them into the scripts; motor-kvpool sets them as container env)."""
+
+    motor_common_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
+    motor_controller_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
+    motor_coordinator_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
+    motor_engine_prefill_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
+    motor_engine_decode_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
+    motor_kv_cache_store_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
+
+
+# --- the service -----------------------------------------------------------------------------------------
+
+
+class ServiceSettings(Closed):
+    create_namespace: bool = Field(True, description="Create the namespace job_id (deploy.py expects it to exist).")
+    motor_deploy_config: DeployConfig
+    motor_controller_config: dict[str, Any] = Field(default_factory=dict, description="Motor's, untouched.")
+    motor_coordinator_config: dict[str, Any] = Field(default_factory=dict, description="Motor's, untouched.")
+    motor_nodemanger_config: dict[str, Any] | None = Field(None, description="Motor's, untouched (sic).")
+    motor_engine_prefill_config: EngineSection
+    motor_engine_decode_config: EngineSection
+    kv_cache_store_config: StoreConfig | None = None
+    env: EnvConfig = Field(default_factory=EnvConfig)
+
+    @model_validator(mode="after")
+    def _derived_defaults(self, info: ValidationInfo) -> ServiceSettings:
+        deploy = self.motor_deploy_config
+        if deploy.job_id is None:
+            stack = (info.context or {}).get("stack")
+            if stack is None:
+                raise ValueError("motor_deploy_config.job_id is required when no stack name is known")
+            if not is_dns_label(stack):
+                raise ValueError(
+                    f"motor_deploy_config.job_id defaults to the stack name {stack!r}, which is not a valid "
+                    "namespace name; set motor_deploy_config.job_id"
+                )
+            deploy.job_id = stack
+        store = self.kv_cache_store_config
+        if store is None and self.kv_store_wanted:
+            store = self.kv_cache_store_config = MemcacheStoreConfig(backend="memcache")
+        if isinstance(store, MemcacheStoreConfig) and store.local_service_mode is None:
+            mode = MEMCACHE_LOCAL_SERVICE_MODE_BY_HARDWARE.get(deploy.hardware_type)
+            if mode is None:
+                raise ValueError(
+                    f"kv_cache_store_config.local_service_mode has no default for hardware_type "
+                    f"{deploy.hardware_type!r}; set inprocess or standalone"
+                )
+            store.local_service_mode = mode
+        return self
+
+    @property
+    def namespace(self) -> str:
+        return typing.cast(str, self.motor_deploy_config.job_id)
+
+    @property
+    def kv_store_wanted(self) -> bool:
+        """deploy.py's rule: a store exists when prefill uses a MultiConnector or kv_cache_store_config is set."""
+        kv = self.motor_engine_prefill_config.engine_config.kv_transfer_config
+        return self.kv_cache_store_config is not None or (kv is not None and kv.kv_connector == rules.MULTI_CONNECTOR)
+
+    def user_config(self) -> dict[str, Any]:
+        """The effective user_config.json that Motor's in-pod code reads from ConfigMap motor-config."""
+        effective: dict[str, Any] = {"version": USER_CONFIG_VERSION}
+        effective.update(
+            self.model_dump(
+                mode="json",
+                exclude_none=True,
+                exclude={"create_namespace": True, "env": True, "kv_cache_store_config": {"target_stack"}},
+            )
+        )
+        return effective
+
+    def env_sections(self) -> dict[str, dict[str, Any]]:
+        return self.env.model_dump(mode="json")
+
+
+# --- loading and error reporting -------------------------------------------------------------------------
+
+USER_CONFIG_SECTIONS = (
+    "motor_deploy_config", "motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config",
+    "motor_engine_prefill_config", "motor_engine_decode_config", "kv_cache_store_config",
+)
+PULUMI_CONFIG_KEYS = ("create_namespace", *USER_CONFIG_SECTIONS, "env")
+
+# Older names accepted in place of the current ones (seed 001 and env.json of the kv_cache_pool generation).
+ALIASES = {"kv_cache_pool_config": "kv_cache_store_config", "env.motor_kv_cache_pool_env": "env.motor_kv_cache_store_env"}
+
+# Keys that used to exist, with the text of what to write instead (checked before "did you mean").
+MIGRATIONS = {
+    "kv_cache_store_config.target_job_id": lambda value: (
+        f"target_job_id is replaced by target_stack, which fails loudly instead of silently creating a new "
+        f"store; write `target_stack: organization/{PROJECT}/{value}` (the stack of the service that owns the "
+        f"store), or run `python -m kvpool import` to convert the file"
+    ),
+    "motor_deploy_config.env_path": lambda value: (
+        "env_path pointed deploy.py at env.json; remove it: env.json's sections now live under the `env` key"
+    ),
+    **{
+        f"env.{section}": lambda value, role=role: (
+            f"motor-kvpool deploys no {role}, so this section has no reader; remove it"
+            + ("" if value else " (it is empty: nothing is lost)")
+        )
+        for section, role in (
+            ("motor_kv_conductor_env", "KV conductor"),
+            ("motor_mf_store_env", "mf_store (sglang)"),
+            ("motor_engine_union_env", "PD-hybrid (union) engine"),
+            ("motor_engine_encode_env", "encode engine"),
+        )
+    },
+    "motor_deploy_config.hybrid_instances_num": lambda value: (
+        "PD-hybrid (union) instances are not deployed by motor-kvpool, which deploys disaggregated prefill and "
+        "decode; use p_instances_num and d_instances_num"
+    ),
+    "motor_engine_union_config": lambda value: (
+        "PD-hybrid (union) engines are not deployed by motor-kvpool; configure motor_engine_prefill_config and "
+        "motor_engine_decode_config"
+    ),
+}
+
+_UNION_TAGS = {"pvc", "nfs", "hostpath", "mooncake", "memcache", "yuanrong"}
+
+
+def _apply_aliases(raw: dict[str, Any]) -> list[str]:
+    """Rename older keys in place; both names at once is an error, since one would silently win."""
+    problems = []
+    for old, new in ALIASES.items():
+        *parents, old_key = old.split(".")
+        new_key = new.split(".")[-1]
+        holder = raw
+        for parent in parents:
+            holder = holder.get(parent) if isinstance(holder, dict) else None
+        if not isinstance(holder, dict) or old_key not in holder:
+            continue
+        if new_key in holder:
+            problems.append(f"{old} and {new} are both set: {old} is the older name of {new}; keep only {new}")
+        else:
+            holder[new_key] = holder.pop(old_key)
+    return problems
+
+
+def _format_loc(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for element in loc:
+        if isinstance(element, int):
+            parts[-1] = f"{parts[-1]}[{element}]" if parts else f"[{element}]"
+        elif element in _UNION_TAGS or str(element).startswith("function-"):
+            continue
+        else:
+            parts.append(str(element))
+    return ".".join(parts)
+
+
+def _unwrap(annotation: Any) -> list[Any]:
+    """The model classes an annotation can hold (through Optional, Annotated, list, dict and unions)."""
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin in (Union, types.UnionType, list, dict):
+        return [found for arg in typing.get_args(annotation) for found in _unwrap(arg)]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return []
+
+
+def _known_keys(loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the section that holds `loc`'s last key (all union members, e.g. every backend)."""
+    candidates: list[type[BaseModel]] = [ServiceSettings]
+    for element in loc[:-1]:
+        if isinstance(element, int) or element in _UNION_TAGS:
+            continue
+        nested = [
+            model
+            for candidate in candidates
+            if element in candidate.model_fields
+            for model in _unwrap(candidate.model_fields[element].annotation)
+        ]
+        if not nested:
+            return []
+        candidates = nested
+    tag = next((element for element in reversed(loc[:-1]) if element in _UNION_TAGS), None)
+    return sorted({name for model in candidates for name in model.model_fields if tag is None or _has_tag(model, tag)})
+
+
+def _has_tag(model: type[BaseModel], tag: str) -> bool:
+    field = model.model_fields.get("backend") or model.model_fields.get("type")
+    return field is None or tag in typing.get_args(field.annotation)
+
+
+def _other_backends_with(key: str) -> list[str]:
+    return [
+        model.model_fields["backend"].annotation.__args__[0]
+        for model in (MooncakeStoreConfig, MemcacheStoreConfig, YuanrongStoreConfig)
+        if key in model.model_fields
+    ]
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    loc = tuple(error["loc"])
+    path = _format_loc(loc)
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        plain = ".".join(str(e) for e in loc if not isinstance(e, int) and e not in _UNION_TAGS)
+        if plain in MIGRATIONS:
+            return f"{path}: {MIGRATIONS[plain](error.get('input'))}"
+        key = str(loc[-1])
+        known = _known_keys(loc)
+        hint = ""
+        backends = _other_backends_with(key) if loc[0] == "kv_cache_store_config" else []
+        backend = next((e for e in loc if e in ("mooncake", "memcache", "yuanrong")), None)
+        if backends and backend not in backends:
+            hint = f"; it is an option of backend {' / '.join(backends)}: set backend accordingly or remove it"
+        else:
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys here: {', '.join(known)}"
+        return f"{path}: unknown key{hint}"
+    if kind == "missing":
+        return f"{path}: required; add it"
+    if kind == "union_tag_invalid":
+        return f"{path}: {error['ctx']['tag']!r} is not one of {error['ctx']['expected_tags']}"
+    if kind == "literal_error":
+        return f"{path}: {error.get('input')!r} is not allowed; write one of {error['ctx']['expected']}"
+    message = error["msg"].removeprefix("Value error, ")
+    if kind == "string_pattern_mismatch":
+        message = _pattern_message(path, error.get("input"))
+    return f"{path}: {message}" if path else message
+
+
+def _pattern_message(path: str, value: Any) -> str:
+    if path.endswith("image_name"):
+        return f"{value!r} is not an image reference; write the Motor image, e.g. registry.local/mindie-motor-vllm:tag"
+    if path.endswith(("size", "dshm_size")):
+        return f"{value!r} needs a unit, e.g. 4Gi or 200Gi"
+    if path.endswith("target_stack"):
+        return f"{value!r} is not a stack reference; write <organization>/<project>/<stack>"
+    if path.endswith(("global_segment_size", "local_buffer_size")):
+        return f"{value!r} is not a Mooncake size; write e.g. 1GB, 512MB or a number of bytes"
+    if re.search(r"_env\.", path) or path.startswith("env."):
+        return f"{value!r} is not an environment variable name (letters, digits, _; not starting with a digit)"
+    return f"{value!r} has the wrong form; see the field's description in Pulumi.yaml"
+
+
+# Sections where an empty mapping means "not set": deploy.py enables a store only for a non-empty
+# kv_cache_store_config, and the CLI hands Pulumi.yaml's `default: {}` for every stack that omits a key.
+_EMPTY_MEANS_ABSENT = ("kv_cache_store_config", "kv_cache_pool_config", "motor_nodemanger_config", "env")
+
+
+def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSettings:
+    data = {key: value for key, value in raw.items() if not (key in _EMPTY_MEANS_ABSENT and value == {})}
+    if isinstance(data.get("env"), Mapping):
+        data["env"] = dict(data["env"])
+    problems = _apply_aliases(data)
+    try:
+        settings = ServiceSettings.model_validate(data, context={"stack": stack})
+    except ValidationError as error:
+        problems += [_describe(detail) for detail in error.errors()]
+        raise SettingsError(problems, source) from None
+    if problems:
+        raise SettingsError(problems, source)
+    findings = rules.check_service(settings.user_config(), settings.env_sections())
+    if findings:
+        raise SettingsError([str(finding) for finding in findings], source)
+    return settings
+
+
+def load_from_pulumi_config(values: Mapping[str, Any], stack: str, source: str | None = None) -> ServiceSettings:
+    """`values`: the stack's keys of the motor-kvpool namespace, without the prefix, as parsed objects."""
+    unknown = [key for key in values if key not in PULUMI_CONFIG_KEYS and key not in ALIASES]
+    problems = []
+    for key in unknown:
+        if key in MIGRATIONS:
+            problems.append(f"{PROJECT}:{key}: {MIGRATIONS[key](values[key])}")
+            continue
+        close = difflib.get_close_matches(key, [*PULUMI_CONFIG_KEYS, *ALIASES], n=1, cutoff=0.6)
+        hint = f"; did you mean {PROJECT}:{close[0]}?" if close else f"; known keys: {', '.join(PULUMI_CONFIG_KEYS)}"
+        problems.append(f"{PROJECT}:{key}: unknown configuration key{hint}")
+    source = source or f"stack {stack!r}"
+    if problems:
+        raise SettingsError(problems, source)
+    return _validate(values, source, stack)
+
+
+def load_from_motor_files(
+    user_config: Mapping[str, Any], env_config: Mapping[str, Any], stack: str, source: str = "user_config.json"
+) -> ServiceSettings:
+    """A deploy.py pair as motor-kvpool accepts it (convert older files first with `python -m kvpool import`)."""
+    problems = []
+    raw = {key: value for key, value in user_config.items() if key != "version"}
+    if user_config.get("version", USER_CONFIG_VERSION) != USER_CONFIG_VERSION:
+        problems.append(f"version: {user_config['version']!r} is not supported; motor-kvpool reads {USER_CONFIG_VERSION}")
+    env = {key: value for key, value in env_config.items() if key != "version"}
+    if env:
+        raw["env"] = env
+    if problems:
+        raise SettingsError(problems, source)
+    return _validate(raw, source, stack)
