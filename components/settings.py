@@ -12,7 +12,6 @@ sections) pass through untouched into the effective user_config.json that Motor'
 from __future__ import annotations
 
 import difflib
-import re
 import types
 import typing
 from typing import Annotated, Any, Literal, Mapping, Union
@@ -252,6 +251,9 @@ class KvTransferConfig(Closed):
         elif listed is not None:
             raise ValueError(f"only MultiConnector takes a connectors list; {self.kv_connector} does not")
         return self
+
+
+ConnectorExtraConfig.model_rebuild()  # resolve the forward reference to KvTransferConfig
 
 
 class EngineConfig(Open):
@@ -494,10 +496,11 @@ def _apply_aliases(raw: dict[str, Any]) -> list[str]:
             holder = holder.get(parent) if isinstance(holder, dict) else None
         if not isinstance(holder, dict) or old_key not in holder:
             continue
+        value = holder.pop(old_key)
         if new_key in holder:
             problems.append(f"{old} and {new} are both set: {old} is the older name of {new}; keep only {new}")
         else:
-            holder[new_key] = holder.pop(old_key)
+            holder[new_key] = value
     return problems
 
 
@@ -506,7 +509,7 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
     for element in loc:
         if isinstance(element, int):
             parts[-1] = f"{parts[-1]}[{element}]" if parts else f"[{element}]"
-        elif element in _UNION_TAGS or str(element).startswith("function-"):
+        elif element in _UNION_TAGS or element == "[key]" or str(element).startswith("function-"):
             continue
         else:
             parts.append(str(element))
@@ -597,7 +600,9 @@ def _pattern_message(path: str, value: Any) -> str:
         return f"{value!r} is not a stack reference; write <organization>/<project>/<stack>"
     if path.endswith(("global_segment_size", "local_buffer_size")):
         return f"{value!r} is not a Mooncake size; write e.g. 1GB, 512MB or a number of bytes"
-    if re.search(r"_env\.", path) or path.startswith("env."):
+    if isinstance(value, str) and path.endswith(("_path", ".path")) and not value.startswith("/"):
+        return f"{value!r} is not an absolute path; write one starting with /"
+    if path.startswith("env."):
         return f"{value!r} is not an environment variable name (letters, digits, _; not starting with a digit)"
     return f"{value!r} has the wrong form; see the field's description in Pulumi.yaml"
 

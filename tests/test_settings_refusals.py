@@ -1,0 +1,223 @@
+"""Each refusal of the settings layer, with the exact line the user reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.errors import SettingsError
+from components.settings import load_from_pulumi_config
+from tests.service_configs import memcache_pool, mooncake_pool, plain_pd
+
+
+def problems_of(service, stack="svc") -> list[str]:
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(service, stack)
+    return caught.value.problems
+
+
+def test_unknown_top_level_key_suggests_the_known_one():
+    service = plain_pd()
+    service["kv_cache_stor_config"] = {"backend": "memcache"}
+    assert problems_of(service) == [
+        "motor-kvpool:kv_cache_stor_config: unknown configuration key; did you mean motor-kvpool:kv_cache_store_config?"
+    ]
+
+
+def test_unknown_nested_key_suggests_the_known_one():
+    service = plain_pd()
+    service["motor_deploy_config"]["p_instance_num"] = 2
+    assert problems_of(service) == [
+        "motor_deploy_config.p_instance_num: unknown key; did you mean 'p_instances_num'?"
+    ]
+
+
+def test_unknown_key_in_a_list_entry_names_its_index():
+    service = plain_pd()
+    service["motor_deploy_config"]["storage"] = [{"type": "nfs", "server": "nfs1", "path": "/x", "mountpath": "/m"}]
+    assert problems_of(service) == [
+        "motor_deploy_config.storage[0].mountpath: unknown key; did you mean 'mount_path'?"
+    ]
+
+
+def test_unknown_key_in_a_connector():
+    service = memcache_pool()
+    connectors = service["motor_engine_decode_config"]["engine_config"]["kv_transfer_config"]
+    connectors["kv_connector_extra_config"]["connectors"][0]["kv_rol"] = "kv_consumer"
+    assert problems_of(service) == [
+        "motor_engine_decode_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[0].kv_rol: "
+        "unknown key; did you mean 'kv_role'?"
+    ]
+
+
+def test_key_of_another_backend_says_which_backend_it_belongs_to():
+    service = memcache_pool()
+    service["kv_cache_store_config"]["eviction_ratio"] = 0.2
+    assert problems_of(service) == [
+        "kv_cache_store_config.eviction_ratio: unknown key; it is an option of backend mooncake: set backend "
+        "accordingly or remove it"
+    ]
+
+
+def test_engine_options_are_not_refused():
+    service = plain_pd()
+    service["motor_engine_prefill_config"]["engine_config"]["some-future-vllm-flag"] = True
+    settings = load_from_pulumi_config(service, "svc")
+    assert settings.user_config()["motor_engine_prefill_config"]["engine_config"]["some-future-vllm-flag"] is True
+
+
+def test_target_job_id_is_refused_with_the_text_to_write():
+    service = memcache_pool()
+    service["kv_cache_store_config"]["target_job_id"] = "service-a"
+    assert problems_of(service) == [
+        "kv_cache_store_config.target_job_id: target_job_id is replaced by target_stack, which fails loudly instead "
+        "of silently creating a new store; write `target_stack: organization/motor-kvpool/service-a` (the stack of "
+        "the service that owns the store), or run `python -m kvpool import` to convert the file"
+    ]
+
+
+def test_both_store_names_at_once_are_refused():
+    service = memcache_pool()
+    service["kv_cache_pool_config"] = {"backend": "memcache"}
+    assert problems_of(service) == [
+        "kv_cache_pool_config and kv_cache_store_config are both set: kv_cache_pool_config is the older name of "
+        "kv_cache_store_config; keep only kv_cache_store_config"
+    ]
+
+
+def test_older_store_name_alone_is_accepted():
+    service = memcache_pool()
+    service["kv_cache_pool_config"] = service.pop("kv_cache_store_config")
+    assert load_from_pulumi_config(service, "svc").kv_cache_store_config.backend == "memcache"
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("single_container",
+         "motor_deploy_config.deploy_mode: single_container runs every role in one container (a single-node "
+         "trial); motor-kvpool deploys each role as its own workload: write multi_deployment or infer_service_set"),
+        ("kubernetes",
+         "motor_deploy_config.deploy_mode: 'kubernetes' is not a deploy mode; write multi_deployment or "
+         "infer_service_set"),
+    ],
+)
+def test_unsupported_deploy_modes(mode, expected):
+    service = plain_pd()
+    service["motor_deploy_config"]["deploy_mode"] = mode
+    assert problems_of(service) == [expected]
+
+
+@pytest.mark.parametrize("count", [0, 17])
+def test_instance_counts_outside_motor_limits(count):
+    service = plain_pd()
+    service["motor_deploy_config"]["d_instances_num"] = count
+    bound = "greater than or equal to 1" if count == 0 else "less than or equal to 16"
+    assert problems_of(service) == [f"motor_deploy_config.d_instances_num: Input should be {bound}"]
+
+
+def test_hardware_type_outside_the_motor_list():
+    service = plain_pd()
+    service["motor_deploy_config"]["hardware_type"] = "910B"
+    [problem] = problems_of(service)
+    assert problem.startswith("motor_deploy_config.hardware_type: '910B' is not allowed; write one of '800I_A2', ")
+
+
+def test_missing_required_fields_are_all_reported():
+    service = plain_pd()
+    del service["motor_deploy_config"]["image_name"]
+    del service["motor_engine_decode_config"]
+    assert problems_of(service) == [
+        "motor_deploy_config.image_name: required; add it",
+        "motor_engine_decode_config: required; add it",
+    ]
+
+
+def test_placeholder_image_is_refused():
+    service = plain_pd()
+    service["motor_deploy_config"]["image_name"] = "<请按实际情况填写镜像名称>"
+    assert problems_of(service) == [
+        "motor_deploy_config.image_name: '<请按实际情况填写镜像名称>' is not an image reference; write the Motor "
+        "image, e.g. registry.local/mindie-motor-vllm:tag"
+    ]
+
+
+def test_stack_name_that_is_not_a_namespace_needs_job_id():
+    assert problems_of(plain_pd(), stack="Prod.EU") == [
+        "Value error, motor_deploy_config.job_id defaults to the stack name 'Prod.EU', which is not a valid "
+        "namespace name; set motor_deploy_config.job_id".removeprefix("Value error, ")
+    ]
+
+
+def test_size_without_unit_is_refused():
+    service = plain_pd()
+    service["motor_deploy_config"]["dshm_size"] = "128"
+    assert problems_of(service) == ["motor_deploy_config.dshm_size: '128' needs a unit, e.g. 4Gi or 200Gi"]
+
+
+def test_pvc_needs_exactly_one_source():
+    service = plain_pd()
+    service["motor_deploy_config"]["storage"] = [{"type": "pvc", "storage_class_name": "sc", "claim_name": "c"}]
+    assert problems_of(service) == [
+        "motor_deploy_config.storage[0]: set exactly one of storage_class_name (create a new PVC) or claim_name "
+        "(use an existing PVC)"
+    ]
+
+
+def test_memcache_ports_must_differ():
+    service = memcache_pool()
+    service["kv_cache_store_config"]["metrics_port"] = 50089
+    assert problems_of(service) == [
+        "kv_cache_store_config: config_store_port and metrics_port are the same port 50089; the MetaService binds "
+        "each separately (seed FAQ 4), give each its own"
+    ]
+
+
+def test_hardware_without_a_seed_default_needs_local_service_mode():
+    service = memcache_pool("950-SuperPod-Atlas-8")
+    assert problems_of(service) == [
+        "kv_cache_store_config.local_service_mode has no default for hardware_type '950-SuperPod-Atlas-8'; set "
+        "inprocess or standalone"
+    ]
+
+
+def test_multiconnector_needs_two_connectors():
+    service = memcache_pool()
+    kv = service["motor_engine_prefill_config"]["engine_config"]["kv_transfer_config"]
+    kv["kv_connector_extra_config"]["connectors"] = kv["kv_connector_extra_config"]["connectors"][:1]
+    assert problems_of(service) == [
+        "motor_engine_prefill_config.engine_config.kv_transfer_config: MultiConnector needs "
+        "kv_connector_extra_config.connectors with at least two entries: the P/D transfer connector first, the "
+        "store connector second"
+    ]
+
+
+def test_non_vllm_engine_is_refused():
+    service = plain_pd()
+    service["motor_engine_decode_config"]["engine_type"] = "sglang"
+    assert problems_of(service) == [
+        "motor_engine_decode_config.engine_type: 'sglang' engines are not deployed by motor-kvpool (it targets "
+        "vllm-ascend's KV pool); write vllm"
+    ]
+
+
+def test_every_problem_is_reported_at_once():
+    service = mooncake_pool()
+    service["motor_deploy_config"]["p_instances_num"] = 20
+    service["kv_cache_store_config"]["protocl"] = "tcp"
+    service["env"]["motor_engine_prefill_env"]["1BAD"] = "x"
+    assert problems_of(service) == [
+        "motor_deploy_config.p_instances_num: Input should be less than or equal to 16",
+        "kv_cache_store_config.protocl: unknown key; did you mean 'protocol'?",
+        "env.motor_engine_prefill_env.1BAD: '1BAD' is not an environment variable name (letters, digits, _; not "
+        "starting with a digit)",
+    ]
+
+
+def test_error_text_names_the_source_and_count():
+    service = plain_pd()
+    service["motor_deploy_config"]["p_pod_npu_num"] = 32
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(service, "svc")
+    assert str(caught.value) == (
+        "stack 'svc': 1 problem\n  - motor_deploy_config.p_pod_npu_num: Input should be less than or equal to 16"
+    )
