@@ -1,0 +1,59 @@
+"""`python -m kvpool import`: write stacks/Pulumi.NAME.yaml from a deploy.py configuration.
+
+Examples:
+    python -m kvpool import --config-dir ../infer_engines/vllm --stack service-a
+    python -m kvpool import --user-config user_config.json --env-config env.json --stack service-b \
+        --set motor_deploy_config.image_name=registry.local/mindie-motor-vllm:3.0.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from kvpool.importer import import_pair
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("import", help="convert a deploy.py user_config.json + env.json into a stack file")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--config-dir", type=Path, help="folder holding user_config.json and env.json")
+    source.add_argument("--user-config", type=Path, help="user_config.json (with --env-config)")
+    parser.add_argument("--env-config", type=Path, help="env.json (with --user-config)")
+    parser.add_argument("--stack", required=True, help="stack name; the file is STACKS_DIR/Pulumi.NAME.yaml")
+    parser.add_argument("--stacks-dir", type=Path, default=Path("stacks"), help="where stack files live (stacks)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="set a user_config field while importing (VALUE read as YAML), e.g. to fill Motor's placeholders",
+    )
+    parser.add_argument("--force", action="store_true", help="overwrite an existing stack file")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.config_dir is not None:
+        user_config, env_config = args.config_dir / "user_config.json", args.config_dir / "env.json"
+    elif args.env_config is None:
+        print("error: --user-config needs --env-config", file=sys.stderr)
+        return 2
+    else:
+        user_config, env_config = args.user_config, args.env_config
+    overrides = {}
+    for assignment in args.set:
+        path, separator, value = assignment.partition("=")
+        if not separator or not path:
+            print(f"error: --set {assignment!r}: write PATH=VALUE", file=sys.stderr)
+            return 2
+        overrides[path] = yaml.safe_load(value)
+    target, conversion = import_pair(user_config, env_config, args.stack, args.stacks_dir, overrides, args.force)
+    print(f"wrote {target}")
+    for note in conversion.notes:
+        print(f"  - {note}")
+    print(f"next: python -m kvpool preview --stack {args.stack}")
+    return 0
