@@ -1,0 +1,156 @@
+"""kvpool import: conversions of older deploy.py files, each with its note, and refusals with their reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.errors import SettingsError
+from components.settings import load_from_motor_files, load_from_pulumi_config
+from kvpool.importer import ConversionError, convert, import_pair, stack_file_text
+from tests.service_configs import as_motor_files, memcache_pool, mooncake_pool, plain_pd
+
+
+def write_pair(folder: Path, service: dict) -> tuple[Path, Path]:
+    user_config, env = as_motor_files(service)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "user_config.json").write_text(json.dumps(user_config, ensure_ascii=False))
+    (folder / "env.json").write_text(json.dumps(env))
+    return folder / "user_config.json", folder / "env.json"
+
+
+def stack_values(path: Path) -> dict:
+    config = yaml.safe_load(path.read_text())["config"]
+    return {key.split(":", 1)[1]: value for key, value in config.items()}
+
+
+def test_imported_stack_loads_to_the_same_model_as_the_files(tmp_path):
+    user_path, env_path = write_pair(tmp_path / "src", mooncake_pool())
+    target, _ = import_pair(user_path, env_path, "svc", tmp_path / "stacks")
+    assert target == tmp_path / "stacks" / "Pulumi.svc.yaml"
+    from_stack = load_from_pulumi_config(stack_values(target), "svc")
+    from_files = load_from_motor_files(*as_motor_files(mooncake_pool()), "svc")
+    assert from_stack == from_files
+
+
+def test_deploy_mode_is_written_explicitly():
+    conversion = convert(*as_motor_files(plain_pd()))
+    assert conversion.user_config["motor_deploy_config"]["deploy_mode"] == "infer_service_set"
+    assert conversion.notes == [
+        "motor_deploy_config.deploy_mode was absent: written as infer_service_set, deploy.py's default"
+    ]
+
+
+def test_target_job_id_becomes_target_stack_with_the_assumption_said():
+    service = memcache_pool()
+    service["motor_deploy_config"]["deploy_mode"] = "multi_deployment"
+    service["kv_cache_store_config"]["target_job_id"] = "service-a"
+    conversion = convert(*as_motor_files(service))
+    assert conversion.user_config["kv_cache_store_config"] == {
+        "backend": "memcache",
+        "target_stack": "organization/motor-kvpool/service-a",
+    }
+    assert conversion.notes == [
+        "kv_cache_store_config.target_job_id 'service-a' became target_stack 'organization/motor-kvpool/service-a', "
+        "assuming the service that owns the store is the stack named after its job_id; edit it if that stack has "
+        "another name or lives in another organization"
+    ]
+
+
+def test_target_job_id_equal_to_own_job_id_is_dropped():
+    service = memcache_pool()
+    service["motor_deploy_config"].update(deploy_mode="multi_deployment", job_id="svc")
+    service["kv_cache_store_config"]["target_job_id"] = "svc"
+    conversion = convert(*as_motor_files(service))
+    assert "target_job_id" not in conversion.user_config["kv_cache_store_config"]
+    assert "target_stack" not in conversion.user_config["kv_cache_store_config"]
+    assert conversion.notes == ["kv_cache_store_config.target_job_id 'svc' is this service itself: dropped (deploy.py ignores it)"]
+
+
+def test_legacy_pool_config_becomes_a_mooncake_store():
+    service = mooncake_pool()
+    service["motor_deploy_config"]["deploy_mode"] = "multi_deployment"
+    store = service.pop("kv_cache_store_config")
+    del store["backend"]
+    store["metadata_server"] = "P2PHANDSHAKE"
+    service["kv_cache_pool_config"] = store
+    user_config, env = as_motor_files(service)
+    env["motor_kv_cache_pool_env"] = {}
+    conversion = convert(user_config, env)
+    assert conversion.user_config["kv_cache_store_config"]["backend"] == "mooncake"
+    assert "kv_cache_pool_config" not in conversion.user_config
+    assert conversion.env["motor_kv_cache_store_env"] == {}
+    assert conversion.notes == [
+        "kv_cache_pool_config renamed to kv_cache_store_config (its current name)",
+        "kv_cache_store_config.backend set to mooncake: kv_cache_pool_config comes from the Mooncake-only generation "
+        "of deploy.py, and its keys are Mooncake's",
+        "env motor_kv_cache_pool_env renamed to motor_kv_cache_store_env (its current name)",
+    ]
+
+
+def test_empty_sections_of_roles_not_deployed_are_dropped_and_said():
+    user_config, env = as_motor_files(plain_pd())
+    user_config["motor_deploy_config"]["deploy_mode"] = "multi_deployment"
+    env["motor_kv_conductor_env"] = {}
+    conversion = convert(user_config, env)
+    assert "motor_kv_conductor_env" not in conversion.env
+    assert conversion.notes == ["env motor_kv_conductor_env dropped: it was empty and motor-kvpool deploys no reader for it"]
+
+
+def test_non_empty_sections_of_roles_not_deployed_are_refused(tmp_path):
+    service = plain_pd()
+    service["env"] = {"motor_kv_conductor_env": {"PORT": "1"}}
+    user_path, env_path = write_pair(tmp_path, service)
+    with pytest.raises(SettingsError) as caught:
+        import_pair(user_path, env_path, "svc", tmp_path / "stacks")
+    assert caught.value.problems == [
+        "env.motor_kv_conductor_env: motor-kvpool deploys no KV conductor, so this section has no reader; remove it"
+    ]
+    assert not (tmp_path / "stacks").exists()
+
+
+def test_overrides_fill_placeholders_and_say_so():
+    service = plain_pd()
+    service["motor_deploy_config"]["image_name"] = "<请按实际情况填写镜像名称>"
+    conversion = convert(*as_motor_files(service), {"motor_deploy_config.image_name": "registry.local/motor:1"})
+    assert conversion.user_config["motor_deploy_config"]["image_name"] == "registry.local/motor:1"
+    assert conversion.notes[-1] == (
+        "motor_deploy_config.image_name set to 'registry.local/motor:1' (--set; the file had '<请按实际情况填写镜像名称>')"
+    )
+
+
+def test_placeholder_refusal_says_how_to_fill_it(tmp_path):
+    service = plain_pd()
+    service["motor_deploy_config"]["image_name"] = ""
+    user_path, env_path = write_pair(tmp_path, service)
+    with pytest.raises(SettingsError) as caught:
+        import_pair(user_path, env_path, "svc", tmp_path / "stacks")
+    assert caught.value.problems[-1] == "fill them while importing: --set motor_deploy_config.image_name=VALUE"
+
+
+def test_existing_stack_file_is_not_overwritten_without_force(tmp_path):
+    user_path, env_path = write_pair(tmp_path, plain_pd())
+    import_pair(user_path, env_path, "svc", tmp_path)
+    with pytest.raises(ConversionError, match=r"Pulumi.svc.yaml exists; pass --force to overwrite it"):
+        import_pair(user_path, env_path, "svc", tmp_path)
+    import_pair(user_path, env_path, "svc", tmp_path, force=True)
+
+
+def test_unsupported_version_is_refused():
+    user_config, env = as_motor_files(plain_pd())
+    user_config["version"] = "v1.0"
+    with pytest.raises(ConversionError, match=r"^version: 'v1.0' is not supported; motor-kvpool reads user_config v2.0$"):
+        convert(user_config, env)
+
+
+def test_stack_file_keeps_quoted_strings_and_writes_notes_as_comments():
+    conversion = convert(*as_motor_files(memcache_pool()))
+    text = stack_file_text(conversion, "a/user_config.json + a/env.json")
+    assert text.splitlines()[:2] == [
+        "# Imported from a/user_config.json + a/env.json by `python -m kvpool import`.",
+        "# - motor_deploy_config.deploy_mode was absent: written as infer_service_set, deploy.py's default",
+    ]
+    assert "kv_port: '30001'" in text
