@@ -287,6 +287,21 @@ class EngineSection(Closed):
 # --- kv_cache_store_config (seed 000 tables) -------------------------------------------------------------
 
 
+CpuQuantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?m?$")]
+
+
+class ResourceAmounts(Closed):
+    cpu: CpuQuantity | None = Field(None, description="CPU cores, e.g. 4 or 500m.")
+    memory: K8sQuantity | None = Field(None, description="Memory with a unit, e.g. 2Gi.")
+
+
+class StoreResources(Closed):
+    """Container resources of the store server; defaults are deploy.py's kv_cache_store_template.yaml."""
+
+    requests: ResourceAmounts = Field(default_factory=lambda: ResourceAmounts(cpu="4", memory="2Gi"))
+    limits: ResourceAmounts = Field(default_factory=lambda: ResourceAmounts(cpu="8", memory="4Gi"))
+
+
 class StoreCommon(Closed):
     target_stack: str | None = Field(
         None,
@@ -295,6 +310,35 @@ class StoreCommon(Closed):
     )
     additional_labels: Labels = Field(default_factory=dict, description="Extra labels on the store objects.")
     additional_annotations: Labels = Field(default_factory=dict, description="Extra annotations on the store.")
+    image: str | None = Field(
+        None, pattern=IMAGE_REFERENCE, description="Image of the store server; default the Motor image (deploy.py's)."
+    )
+    resources: StoreResources = Field(default_factory=StoreResources)
+    protect: bool = Field(
+        False, description="Pulumi protect on the store objects: `pulumi destroy` refuses until it is set false."
+    )
+    retain_on_delete: bool = Field(
+        False, description="Leave the store running in the cluster when Pulumi deletes it from the stack."
+    )
+    service_monitor: bool = Field(False, description="Create a Prometheus-operator ServiceMonitor for the metrics port.")
+
+
+class EtcdConfig(Closed):
+    """The etcd a store keeps its cluster state in (Mooncake HA leader election and oplog; Yuanrong's ring)."""
+
+    replicas: Literal[1, 3, 5] = Field(1, description="Members; 3 survives the loss of one.")
+    image: str = Field("registry.k8s.io/etcd:3.5.15-0", pattern=IMAGE_REFERENCE, description="etcd image.")
+    port: Port = Field(2379, description="etcd client port.")
+    peer_port: Port = Field(2380, description="etcd peer port.")
+    storage_size: K8sQuantity = Field("1Gi", description="Data volume per member.")
+
+
+class MooncakeHA(Closed):
+    """mooncake_master leader election through etcd. The oplog is always on: without it a failover loses every
+    object's metadata (reference/research/backends.md measured 0/20 kept without, 20/20 with)."""
+
+    master_replicas: int = Field(2, ge=2, le=5, description="Masters: one leader, the rest hot standbys.")
+    etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(replicas=3))
 
 
 class MooncakeStoreConfig(StoreCommon):
@@ -317,6 +361,10 @@ class MooncakeStoreConfig(StoreCommon):
     local_buffer_size: MooncakeSize = Field("1GB", description="Engine staging buffer in standalone mode.")
     store_http_port: int = Field(0, ge=0, le=65535, description="Standalone store REST port; 0 = kernel-chosen.")
     prefer_alloc_in_same_node: bool | None = Field(None, description="vllm-ascend mooncake.json option.")
+    client_ttl: int = Field(
+        10, ge=1, description="Seconds before mooncake_master drops a silent client and its segment (master flag)."
+    )
+    ha: MooncakeHA | None = Field(None, description="Set to run masters with etcd leader election and the oplog.")
 
 
 class MemcacheStoreConfig(StoreCommon):
@@ -326,6 +374,11 @@ class MemcacheStoreConfig(StoreCommon):
     metrics_port: Port = Field(50090, description="MetaService metrics port.")
     local_service_mode: Literal["inprocess", "standalone"] | None = Field(
         None, description="LocalService in the vLLM process or its own; default follows hardware_type."
+    )
+    local_service_conf: str | None = Field(
+        None,
+        description="Your own mmc-local.conf (path relative to the project, read at deploy time). Keys "
+        "motor-kvpool sets (the MetaService and config-store URLs) must be absent or equal to ours.",
     )
 
     @model_validator(mode="after")
@@ -342,7 +395,11 @@ class MemcacheStoreConfig(StoreCommon):
 
 class YuanrongStoreConfig(StoreCommon):
     backend: Literal["yuanrong"]
-    port: Port = Field(31501, description="openYuanrong datasystem worker port.")
+    port: Port = Field(31501, description="openYuanrong datasystem worker port on every engine node.")
+    etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(), description="etcd for the datasystem cluster state.")
+    shared_memory_size_mb: int = Field(
+        65536, ge=64, description="Shared memory each worker offers to the engines on its node, in MiB."
+    )
 
 
 def _default_backend(store: Any) -> Any:
@@ -374,6 +431,14 @@ class EnvConfig(Closed):
 
 
 # --- the service -----------------------------------------------------------------------------------------
+
+
+# kv_cache_store_config keys that only say how motor-kvpool deploys the store: Motor's in-pod code (which copies
+# the section into mooncake.json) never reads them, so they stay out of the effective user_config.json.
+DEPLOYMENT_ONLY_STORE_KEYS = {
+    "target_stack", "image", "resources", "protect", "retain_on_delete", "service_monitor", "ha", "etcd",
+    "local_service_conf", "client_ttl",
+}
 
 
 class ServiceSettings(Closed):
@@ -430,7 +495,7 @@ class ServiceSettings(Closed):
             self.model_dump(
                 mode="json",
                 exclude_none=True,
-                exclude={"create_namespace": True, "env": True, "kv_cache_store_config": {"target_stack"}},
+                exclude={"create_namespace": True, "env": True, "kv_cache_store_config": DEPLOYMENT_ONLY_STORE_KEYS},
             )
         )
         return effective

@@ -55,7 +55,13 @@ def test_memcache_defaults():
         "port": 50088,
         "config_store_port": 50089,
         "metrics_port": 50090,
+        "image": None,
+        "resources": {"requests": {"cpu": "4", "memory": "2Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}},
+        "protect": False,
+        "retain_on_delete": False,
+        "service_monitor": False,
         "local_service_mode": "inprocess",
+        "local_service_conf": None,
     }
 
 
@@ -85,6 +91,7 @@ def test_mooncake_defaults():
     assert (store.port, store.metrics_port, store.store_http_port) == (50088, 9003, 0)
     assert store.default_kv_lease_ttl == 11000
     assert store.store_mode == "embedded"
+    assert (store.client_ttl, store.ha) == (10, None)
     assert (store.eviction_high_watermark_ratio, store.eviction_ratio) == (0.7, 0.2)
 
 
