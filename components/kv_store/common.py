@@ -1,0 +1,163 @@
+"""Objects and pieces every backend's store shares: names, labels, the Service, NetworkPolicy and ServiceMonitor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.labels import KV_CLIENT_LABEL, common_labels
+from components.settings import StoreResources
+
+# deploy.py's names (kv_cache_store_template.yaml), kept so that Motor's in-pod scripts and docs still apply.
+STORE_NAME = "mindie-motor-kv-store"
+STORE_SERVICE = "mindie-motor-kvs-master"
+COMPONENT = "kv-store"
+
+
+@dataclass(frozen=True)
+class StorePort:
+    name: str
+    port: int
+    # Clients use it (admitted only from engine pods); the others (metrics) are open to scrapers.
+    client: bool
+
+
+@dataclass(frozen=True)
+class StoreContext:
+    """What every backend builder needs, decided once by the KVStore component."""
+
+    namespace: str
+    deploy_mode: str
+    image: str
+    hardware_type: str
+    labels: dict[str, str]  # the user's additional labels; app_labels() adds ours
+    annotations: dict[str, str]
+    node_selector: dict[str, str]
+    resources: StoreResources
+    parent: pulumi.Resource
+    protect: bool
+    retain_on_delete: bool
+
+    def opts(self, depends_on: Sequence[pulumi.Resource] = ()) -> pulumi.ResourceOptions:
+        """Children get parent=self and the store's protection explicitly (never the component's own opts)."""
+        return pulumi.ResourceOptions(
+            parent=self.parent,
+            protect=self.protect,
+            retain_on_delete=self.retain_on_delete,
+            depends_on=list(depends_on),
+        )
+
+    def app_labels(self, app: str) -> dict[str, str]:
+        # `app` and `deploy-name` are deploy.py's selector labels; the user's additional labels come first so
+        # that they cannot override the selector.
+        return {**self.labels, **common_labels(self.namespace, COMPONENT, app), "app": app, "deploy-name": app}
+
+    def metadata(self, name: str, app: str) -> k8s.meta.v1.ObjectMetaArgs:
+        return k8s.meta.v1.ObjectMetaArgs(
+            name=name,
+            namespace=self.namespace,
+            labels=self.app_labels(app),
+            annotations=self.annotations or None,
+        )
+
+
+def selector(name: str) -> dict[str, str]:
+    return {"app": name}
+
+
+def container_resources(resources: StoreResources) -> dict[str, dict[str, str]]:
+    return {
+        kind: {key: value for key, value in amounts.model_dump().items() if value is not None}
+        for kind, amounts in (("requests", resources.requests), ("limits", resources.limits))
+    }
+
+
+def container_ports(ports: Sequence[StorePort]) -> list[dict[str, Any]]:
+    return [{"name": port.name, "containerPort": port.port, "protocol": "TCP"} for port in ports]
+
+
+RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+
+
+def service(
+    ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort], headless: bool = False
+) -> k8s.core.v1.Service:
+    return k8s.core.v1.Service(
+        name,
+        metadata=ctx.metadata(name, app),
+        spec={
+            "type": "ClusterIP",
+            **({"clusterIP": "None", "publishNotReadyAddresses": True} if headless else {}),
+            "selector": selector(app),
+            "ports": [{"name": p.name, "port": p.port, "targetPort": p.port, "protocol": "TCP"} for p in ports],
+        },
+        opts=ctx.opts(),
+    )
+
+
+def network_policy(
+    ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort], peers: Sequence[str] = ()
+) -> k8s.networking.v1.NetworkPolicy:
+    """Client ports: engine pods of this namespace (labelled KV_CLIENT_LABEL) and the pods named in `peers`
+    (store members talking to each other); other ports (metrics): anyone, so Prometheus can scrape."""
+    clients = [{"podSelector": {"matchLabels": {KV_CLIENT_LABEL: "true"}}}]
+    clients += [{"podSelector": {"matchLabels": selector(peer)}} for peer in peers]
+    client_ports = [{"port": p.port, "protocol": "TCP"} for p in ports if p.client]
+    open_ports = [{"port": p.port, "protocol": "TCP"} for p in ports if not p.client]
+    ingress = [{"from": clients, "ports": client_ports}]
+    if open_ports:
+        ingress.append({"ports": open_ports})
+    return k8s.networking.v1.NetworkPolicy(
+        name,
+        metadata=ctx.metadata(name, app),
+        spec={"podSelector": {"matchLabels": selector(app)}, "policyTypes": ["Ingress"], "ingress": ingress},
+        opts=ctx.opts(),
+    )
+
+
+def service_monitor(ctx: StoreContext, name: str, app: str, metrics_port: str) -> k8s.apiextensions.CustomResource:
+    return k8s.apiextensions.CustomResource(
+        name,
+        api_version="monitoring.coreos.com/v1",
+        kind="ServiceMonitor",
+        metadata=ctx.metadata(name, app),
+        spec={
+            "selector": {"matchLabels": selector(app)},
+            "namespaceSelector": {"matchNames": [ctx.namespace]},
+            "endpoints": [{"port": metrics_port, "path": "/metrics", "interval": "30s"}],
+        },
+        opts=ctx.opts(),
+    )
+
+
+def deployment(
+    ctx: StoreContext,
+    name: str,
+    containers: list[dict[str, Any]],
+    volumes: list[dict[str, Any]] = (),
+    replicas: int = 1,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> k8s.apps.v1.Deployment:
+    # Pod labels are the object's labels; nothing in them changes between runs, so re-running restarts nothing.
+    return k8s.apps.v1.Deployment(
+        name,
+        metadata=ctx.metadata(name, name),
+        spec={
+            "replicas": replicas,
+            "selector": {"matchLabels": selector(name)},
+            "template": {
+                "metadata": {"labels": ctx.app_labels(name), "annotations": ctx.annotations or None},
+                "spec": {
+                    "automountServiceAccountToken": False,
+                    "nodeSelector": ctx.node_selector or None,
+                    "containers": containers,
+                    "volumes": list(volumes) or None,
+                },
+            },
+        },
+        opts=ctx.opts(depends_on),
+    )

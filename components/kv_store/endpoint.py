@@ -1,0 +1,40 @@
+"""KVStoreEndpoint: everything an engine needs to use a KV store, as plain data.
+
+It is data only (no Kubernetes object references), so that it can be exported as a stack output and used
+by the engines of another namespace (through a StackReference): the engines' side renders the client files
+into a ConfigMap of its own namespace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Where engine containers mount the store's client files (mooncake.json, mmc-local.conf). Each file is mounted
+# on its own (subPath): MemCache refuses a conf that is a symlink, which every file of a ConfigMap volume is.
+CLIENT_CONFIG_DIR = "/etc/motor-kvpool/kv-client"
+
+
+@dataclass(frozen=True)
+class KVStoreEndpoint:
+    backend: str
+    host: str
+    port: int
+    metrics_port: int
+    namespace: str
+    deploy_mode: str
+    # Environment every engine container sets (KVS_MASTER_SERVICE, KV_STORE_BACKEND, MOONCAKE_CONFIG_PATH, ...).
+    engine_env: dict[str, str] = field(default_factory=dict)
+    # File name -> content, mounted at CLIENT_CONFIG_DIR in engine pods.
+    client_files: dict[str, str] = field(default_factory=dict)
+    # Containers engine pods run beside the engine (Mooncake standalone store), as Kubernetes container dicts.
+    sidecars: list[dict[str, Any]] = field(default_factory=list)
+    # hostPath directories engine pods mount (name -> {"path", "mount_path"}): Yuanrong's worker sockets.
+    host_paths: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def as_output(self) -> dict[str, Any]:
+        return asdict(self)

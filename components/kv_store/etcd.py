@@ -1,0 +1,100 @@
+"""etcd for a store's cluster state: Mooncake HA (leader election, oplog) and Yuanrong (the worker ring)."""
+
+from __future__ import annotations
+
+import pulumi_kubernetes as k8s
+
+from components.kv_store.common import (
+    RESTRICTED_CONTAINER,
+    StoreContext,
+    StorePort,
+    network_policy,
+    selector,
+    service,
+)
+from components.labels import k8s_name, service_fqdn
+from components.settings import EtcdConfig
+
+
+def etcd_name(store_name: str) -> str:
+    return k8s_name(store_name, "etcd")
+
+
+def client_endpoints(store_name: str, namespace: str, etcd: EtcdConfig) -> list[str]:
+    """host:port of every member through the headless Service, so a client survives a member's loss."""
+    name = etcd_name(store_name)
+    peers = service_fqdn(k8s_name(name, "peers"), namespace)
+    return [f"{name}-{index}.{peers}:{etcd.port}" for index in range(etcd.replicas)]
+
+
+def etcd_command(name: str, namespace: str, etcd: EtcdConfig) -> list[str]:
+    peers = service_fqdn(k8s_name(name, "peers"), namespace)
+    cluster = ",".join(f"{name}-{i}=http://{name}-{i}.{peers}:{etcd.peer_port}" for i in range(etcd.replicas))
+    return [
+        "etcd",
+        "--name=$(POD_NAME)",
+        "--data-dir=/var/lib/etcd",
+        f"--listen-client-urls=http://0.0.0.0:{etcd.port}",
+        f"--advertise-client-urls=http://$(POD_NAME).{peers}:{etcd.port}",
+        f"--listen-peer-urls=http://0.0.0.0:{etcd.peer_port}",
+        f"--initial-advertise-peer-urls=http://$(POD_NAME).{peers}:{etcd.peer_port}",
+        f"--initial-cluster={cluster}",
+        "--initial-cluster-state=new",
+        f"--initial-cluster-token={namespace}-{name}",
+    ]
+
+
+def build_etcd(
+    ctx: StoreContext, store_name: str, etcd: EtcdConfig, clients: list[str] | None
+) -> k8s.apps.v1.StatefulSet:
+    """StatefulSet + headless peer Service + a NetworkPolicy admitting the store pods `clients` and engine pods.
+    `clients=None`: the clients use the host network, which no NetworkPolicy can name, so none is made."""
+    name = etcd_name(store_name)
+    peers_service = k8s_name(name, "peers")
+    ports = [StorePort("client", etcd.port, client=True), StorePort("peer", etcd.peer_port, client=True)]
+    headless = service(ctx, peers_service, name, ports, headless=True)
+    members = k8s.apps.v1.StatefulSet(
+        name,
+        metadata=ctx.metadata(name, name),
+        spec={
+            "serviceName": peers_service,
+            "replicas": etcd.replicas,
+            "podManagementPolicy": "Parallel",  # members must start together to form the initial cluster
+            "selector": {"matchLabels": selector(name)},
+            "template": {
+                "metadata": {"labels": ctx.app_labels(name)},
+                "spec": {
+                    "automountServiceAccountToken": False,
+                    "nodeSelector": ctx.node_selector or None,
+                    "containers": [
+                        {
+                            "name": "etcd",
+                            "image": etcd.image,
+                            "command": etcd_command(name, ctx.namespace, etcd),
+                            "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+                            "ports": [
+                                {"name": "client", "containerPort": etcd.port},
+                                {"name": "peer", "containerPort": etcd.peer_port},
+                            ],
+                            "readinessProbe": {"tcpSocket": {"port": etcd.port}, "periodSeconds": 5},
+                            "volumeMounts": [{"name": "data", "mountPath": "/var/lib/etcd"}],
+                            "securityContext": RESTRICTED_CONTAINER,
+                        }
+                    ],
+                },
+            },
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": etcd.storage_size}},
+                    },
+                }
+            ],
+        },
+        opts=ctx.opts([headless]),
+    )
+    if clients is not None:
+        network_policy(ctx, name, name, ports, peers=[name, *clients])
+    return members

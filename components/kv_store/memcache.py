@@ -1,0 +1,160 @@
+"""MemCache backend: the MetaService Deployment + Service with its mmc-meta.conf, and the engines' LocalService
+conf pointing at the Service FQDN with the configured ports.
+
+deploy.py rewrites only the host of the LocalService URLs and leaves the ports at 50088/50089, so a non-default
+port breaks every engine; here both URLs carry the configured ports. Keys: Ascend/memcache config/*.conf and
+reference/research/motor-deployer.md §5.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pulumi_kubernetes as k8s
+
+from components.errors import KvpoolError
+from components.hardware import HARDWARE
+from components.kv_store.common import (
+    POD_IP_ENV,
+    RESTRICTED_CONTAINER,
+    STORE_NAME,
+    STORE_SERVICE,
+    StoreContext,
+    StorePort,
+    container_ports,
+    container_resources,
+    deployment,
+    network_policy,
+    service,
+    service_monitor,
+)
+from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
+from components.labels import k8s_name, service_fqdn
+from components.settings import MemcacheStoreConfig
+
+META_CONF_DIR = "/etc/memcache"
+META_TEMPLATE = "mmc-meta.conf.template"
+# The MetaService binds $POD_IP (seed FAQ 4); a conf file cannot read the environment, so the container
+# renders the template with the pod's IP before it starts the service.
+META_CONF = "/tmp/mmc-meta.conf"
+LOCAL_FILE = "mmc-local.conf"
+META_COMMAND = (
+    f'sed "s|\\${{POD_IP}}|${{POD_IP}}|g" {META_CONF_DIR}/{META_TEMPLATE} > {META_CONF} && '
+    "exec python3 -c 'from memcache_hybrid import MetaService; MetaService.main()'"
+)
+
+
+class LocalServiceConfError(KvpoolError):
+    """The user's LocalService conf cannot be read or contradicts what motor-kvpool sets."""
+
+
+def render_conf(entries: dict[str, str]) -> str:
+    return "".join(f"{key} = {value}\n" for key, value in entries.items())
+
+
+def parse_conf(text: str, source: str) -> dict[str, str]:
+    entries = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        key, separator, value = stripped.partition("=")
+        if not separator:
+            raise LocalServiceConfError(f"{source}:{number}: expected `key = value`, got {stripped!r}")
+        entries[key.strip()] = value.strip()
+    return entries
+
+
+def meta_conf(store: MemcacheStoreConfig) -> dict[str, str]:
+    return {
+        "ock.mmc.meta_service_url": f"tcp://${{POD_IP}}:{store.port}",
+        "ock.mmc.meta_service.config_store_url": f"tcp://${{POD_IP}}:{store.config_store_port}",
+        "ock.mmc.meta_service.metrics_url": f"http://${{POD_IP}}:{store.metrics_port}",
+        "ock.mmc.meta.ha.enable": "false",
+        "ock.mmc.log_level": "info",
+        "ock.mmc.log_output_target": "screen",  # container logs instead of files in the pod
+    }
+
+
+def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, project_dir: Path) -> dict[str, str]:
+    """The LocalService conf: ours, with the user's file (if any) merged; a key we set may only repeat our value."""
+    ours = {
+        "ock.mmc.meta_service_url": f"tcp://{host}:{store.port}",
+        "ock.mmc.local_service.config_store_url": f"tcp://{host}:{store.config_store_port}",
+    }
+    defaults = {
+        "ock.mmc.local_service.world_size": "256",
+        "ock.mmc.local_service.protocol": HARDWARE[hardware_type].memcache_protocol,
+        # standalone: the separate LocalService owns the DRAM pool, the engine none (Motor's template).
+        "ock.mmc.local_service.dram.size": "0GB" if store.local_service_mode == "standalone" else "1GB",
+        "ock.mmc.local_service.max.dram.size": "1024GB",
+        "ock.mmc.local_service.dram.best_effort.enabled": "true",
+        "ock.mmc.local_service.storage.enabled": "false",
+    }
+    if store.local_service_conf is None:
+        return {**ours, **defaults}
+    path = project_dir / store.local_service_conf
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise LocalServiceConfError(
+            f"kv_cache_store_config.local_service_conf: cannot read {path}: {error.strerror}"
+        ) from None
+    users = parse_conf(text, str(path))
+    conflicts = [key for key, value in ours.items() if key in users and users[key] != value]
+    if conflicts:
+        raise LocalServiceConfError(
+            "kv_cache_store_config.local_service_conf: "
+            + "; ".join(f"{key} is {users[key]!r} in {path} but the store is at {ours[key]!r}" for key in conflicts)
+            + ". Remove these keys from the file: motor-kvpool sets them from the store's Service and ports."
+        )
+    return {**defaults, **users, **ours}
+
+
+def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> KVStoreEndpoint:
+    host = service_fqdn(STORE_SERVICE, ctx.namespace)
+    ports = [
+        StorePort("meta", store.port, client=True),
+        StorePort("config-store", store.config_store_port, client=True),
+        StorePort("metrics", store.metrics_port, client=False),
+    ]
+    conf_name = k8s_name(STORE_NAME, "meta-conf")
+    conf = k8s.core.v1.ConfigMap(
+        conf_name,
+        metadata=ctx.metadata(conf_name, STORE_NAME),
+        data={META_TEMPLATE: render_conf(meta_conf(store))},
+        opts=ctx.opts(),
+    )
+    meta = {
+        "name": "memcache-meta-service",
+        "image": ctx.image,
+        "command": ["/bin/sh", "-c", META_COMMAND],
+        "env": [POD_IP_ENV, {"name": "MMC_META_CONFIG_PATH", "value": META_CONF}],
+        "ports": container_ports(ports),
+        "readinessProbe": {"httpGet": {"path": "/health", "port": "metrics"}, "periodSeconds": 5},
+        "livenessProbe": {"httpGet": {"path": "/livez", "port": "metrics"}, "periodSeconds": 10, "failureThreshold": 3},
+        "resources": container_resources(ctx.resources),
+        "securityContext": RESTRICTED_CONTAINER,
+        "volumeMounts": [{"name": "meta-conf", "mountPath": META_CONF_DIR, "readOnly": True}],
+    }
+    volumes = [{"name": "meta-conf", "configMap": {"name": conf_name}}]
+    deployment(ctx, STORE_NAME, [meta], volumes, depends_on=[conf])
+    service(ctx, STORE_SERVICE, STORE_NAME, ports)
+    network_policy(ctx, STORE_NAME, STORE_NAME, ports)
+    if store.service_monitor:
+        service_monitor(ctx, STORE_NAME, STORE_NAME, "metrics")
+    return KVStoreEndpoint(
+        backend="memcache",
+        host=host,
+        port=store.port,
+        metrics_port=store.metrics_port,
+        namespace=ctx.namespace,
+        deploy_mode=ctx.deploy_mode,
+        engine_env={
+            "KVS_MASTER_SERVICE": host,
+            "KV_STORE_BACKEND": "memcache",
+            "MMC_LOCAL_CONFIG_PATH": f"{CLIENT_CONFIG_DIR}/{LOCAL_FILE}",
+            "MMC_LOCAL_SERVICE_MODE": str(store.local_service_mode),
+        },
+        client_files={LOCAL_FILE: render_conf(local_conf(store, host, ctx.hardware_type, project_dir))},
+    )

@@ -1,0 +1,163 @@
+"""Mooncake backend: the mooncake_master Deployment + Service, and the engines' mooncake.json.
+
+Flags and file keys: Mooncake mooncake-store/src/master.cpp and vllm-ascend's mooncake backend
+(reference/research/motor-deployer.md §2-§3); what was verified to run: reference/research/backends.md §1.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from components.kv_store.common import (
+    POD_IP_ENV,
+    RESTRICTED_CONTAINER,
+    STORE_NAME,
+    STORE_SERVICE,
+    StoreContext,
+    StorePort,
+    container_ports,
+    container_resources,
+    deployment,
+    network_policy,
+    service,
+    service_monitor,
+)
+from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
+from components.kv_store.etcd import build_etcd, client_endpoints
+from components.labels import service_fqdn
+from components.settings import MooncakeStoreConfig
+from components.units import mooncake_size_bytes
+
+CLIENT_FILE = "mooncake.json"
+STANDALONE_FILE = "mooncake-store.json"
+STANDALONE_CONTAINER = "mooncake-store"
+
+
+def master_args(store: MooncakeStoreConfig, etcd_endpoints: list[str]) -> list[str]:
+    """mooncake_master's flags, every value from the config (nothing the config sets is hard-coded)."""
+    args = [
+        f"--rpc_port={store.port}",
+        "--rpc_address=$(POD_IP)",  # HA needs the master's own reachable address; harmless otherwise
+        f"--metrics_port={store.metrics_port}",
+        f"--eviction_high_watermark_ratio={store.eviction_high_watermark_ratio}",
+        f"--eviction_ratio={store.eviction_ratio}",
+        f"--default_kv_lease_ttl={store.default_kv_lease_ttl}",
+        f"--client_ttl={store.client_ttl}",
+        "--logtostderr",
+    ]
+    if etcd_endpoints:
+        args += [
+            "--enable_ha=true",
+            "--ha_backend_type=etcd",
+            f"--etcd_endpoints={';'.join(etcd_endpoints)}",
+            "--enable_oplog=true",
+        ]
+    return args
+
+
+def master_server_address(store: MooncakeStoreConfig, host: str, etcd_endpoints: list[str]) -> str:
+    """HA clients find the leader through etcd; otherwise they dial the master Service."""
+    if etcd_endpoints:
+        return "etcd://" + ";".join(etcd_endpoints)
+    return f"{host}:{store.port}"
+
+
+def client_config(store: MooncakeStoreConfig, master_address: str) -> dict[str, Any]:
+    """The engines' mooncake.json. In standalone mode the engine contributes no segment: the store sidecar owns
+    the memory, so the pool survives an engine crash (seed 000, store_mode)."""
+    config: dict[str, Any] = {
+        "metadata_server": store.metadata_server,
+        "protocol": store.protocol,
+        "device_name": store.device_name,
+        "master_server_address": master_address,
+        "global_segment_size": 0 if store.store_mode == "standalone" else store.global_segment_size,
+        "local_buffer_size": store.local_buffer_size,
+    }
+    if store.prefer_alloc_in_same_node is not None:
+        config["prefer_alloc_in_same_node"] = store.prefer_alloc_in_same_node
+    return config
+
+
+def standalone_config(store: MooncakeStoreConfig, master_address: str) -> dict[str, Any]:
+    """The standalone store service's config: it contributes global_segment_size and transfers nothing itself."""
+    return {
+        "metadata_server": store.metadata_server,
+        "protocol": store.protocol,
+        "device_name": store.device_name,
+        "master_server_address": master_address,
+        "global_segment_size": store.global_segment_size,
+        "local_buffer_size": 0,
+    }
+
+
+def standalone_sidecar(store: MooncakeStoreConfig, image: str) -> dict[str, Any]:
+    segment = mooncake_size_bytes(store.global_segment_size)
+    # The segment lives in this container's memory: request it, and leave 512 MiB for the process itself.
+    memory = f"{(segment + 512 * 2**20) // 2**20}Mi"
+    return {
+        "name": STANDALONE_CONTAINER,
+        "image": image,
+        "command": [
+            "python3", "-m", "mooncake.mooncake_store_service",
+            f"--config={CLIENT_CONFIG_DIR}/{STANDALONE_FILE}",
+            f"--port={store.store_http_port}",
+        ],
+        "env": [POD_IP_ENV, {"name": "MOONCAKE_LOCAL_HOSTNAME", "value": "$(POD_IP)"}],
+        "resources": {"requests": {"memory": memory}, "limits": {"memory": memory}},
+        "securityContext": RESTRICTED_CONTAINER,
+    }
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2) + "\n"
+
+
+def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
+    host = service_fqdn(STORE_SERVICE, ctx.namespace)
+    ports = [StorePort("rpc", store.port, client=True), StorePort("metrics", store.metrics_port, client=False)]
+    etcd_endpoints: list[str] = []
+    depends_on = []
+    if store.ha is not None:
+        etcd_endpoints = client_endpoints(STORE_NAME, ctx.namespace, store.ha.etcd)
+        depends_on.append(build_etcd(ctx, STORE_NAME, store.ha.etcd, clients=[STORE_NAME]))
+    master = {
+        "name": "mooncake-master",
+        "image": ctx.image,
+        "command": ["mooncake_master"],
+        "args": master_args(store, etcd_endpoints),
+        "env": [POD_IP_ENV],
+        "ports": container_ports(ports),
+        # Ready once it accepts RPCs; alive while its HTTP server answers /health.
+        "readinessProbe": {"tcpSocket": {"port": "rpc"}, "periodSeconds": 5},
+        "livenessProbe": {"httpGet": {"path": "/health", "port": "metrics"}, "periodSeconds": 10, "failureThreshold": 3},
+        "resources": container_resources(ctx.resources),
+        "securityContext": RESTRICTED_CONTAINER,
+    }
+    replicas = store.ha.master_replicas if store.ha else 1
+    deployment(ctx, STORE_NAME, [master], replicas=replicas, depends_on=depends_on)
+    service(ctx, STORE_SERVICE, STORE_NAME, ports)
+    network_policy(ctx, STORE_NAME, STORE_NAME, ports)
+    if store.service_monitor:
+        service_monitor(ctx, STORE_NAME, STORE_NAME, "metrics")
+    address = master_server_address(store, host, etcd_endpoints)
+    files = {CLIENT_FILE: _json(client_config(store, address))}
+    sidecars = []
+    if store.store_mode == "standalone":
+        files[STANDALONE_FILE] = _json(standalone_config(store, address))
+        sidecars.append(standalone_sidecar(store, ctx.image))
+    return KVStoreEndpoint(
+        backend="mooncake",
+        host=host,
+        port=store.port,
+        metrics_port=store.metrics_port,
+        namespace=ctx.namespace,
+        deploy_mode=ctx.deploy_mode,
+        engine_env={
+            "KVS_MASTER_SERVICE": host,
+            "KV_STORE_BACKEND": "mooncake",
+            "MOONCAKE_CONFIG_PATH": f"{CLIENT_CONFIG_DIR}/{CLIENT_FILE}",
+        },
+        client_files=files,
+        sidecars=sidecars,
+    )

@@ -1,0 +1,102 @@
+"""openYuanrong datasystem backend: etcd plus one datasystem worker on every engine node.
+
+vllm-ascend's yuanrong backend reaches the worker of its own node at DS_WORKER_ADDR and exchanges shared memory
+with it through the worker's Unix sockets, so workers run as a DaemonSet on the engine nodes with host networking
+and a hostPath socket directory the engine pods mount too. Flags: the wheel's worker_config.json and
+reference/research/backends.md §3 (verified there: worker with etcd, Python KVClient).
+"""
+
+from __future__ import annotations
+
+import pulumi_kubernetes as k8s
+
+from components.hardware import engine_node_selector
+from components.kv_store.common import (
+    RESTRICTED_CONTAINER,
+    STORE_NAME,
+    StoreContext,
+    container_resources,
+    selector,
+)
+from components.kv_store.endpoint import KVStoreEndpoint
+from components.kv_store.etcd import build_etcd, client_endpoints
+from components.labels import k8s_name, service_fqdn
+from components.settings import YuanrongStoreConfig
+
+WORKER_NAME = "mindie-motor-ds-worker"
+SOCKET_HOST_DIR = "/var/run/motor-kvpool/datasystem"
+SOCKET_DIR = "/var/run/datasystem"
+# The worker binary ships inside the wheel's package folder with its libraries beside it (dscli does the same).
+WORKER_COMMAND = (
+    'DS=$(python3 -c "import os, yr.datasystem as d; print(os.path.dirname(d.__file__))") && '
+    'LD_LIBRARY_PATH="$DS/lib:$LD_LIBRARY_PATH" exec "$DS/datasystem_worker" "$@"'
+)
+HOST_IP_ENV = {"name": "HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}}
+
+
+def worker_args(store: YuanrongStoreConfig, etcd_address: str, namespace: str) -> list[str]:
+    return [
+        f"--worker_address=$(HOST_IP):{store.port}",
+        f"--etcd_address={etcd_address}",
+        f"--cluster_name={namespace}",  # one ring per service, even on a shared etcd
+        f"--shared_memory_size_mb={store.shared_memory_size_mb}",
+        f"--unix_domain_socket_dir={SOCKET_DIR}",
+        "--log_dir=/tmp/datasystem/logs",
+        "--rocksdb_store_dir=/tmp/datasystem/rocksdb",
+        "--ready_check_path=/tmp/datasystem/ready",
+        "--health_check_path=/tmp/datasystem/healthy",
+    ]
+
+
+def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
+    etcd_endpoints = client_endpoints(STORE_NAME, ctx.namespace, store.etcd)
+    etcd = build_etcd(ctx, STORE_NAME, store.etcd, clients=None)
+    worker = {
+        "name": "datasystem-worker",
+        "image": ctx.image,
+        "command": ["/bin/sh", "-c", WORKER_COMMAND, "datasystem_worker"],
+        "args": worker_args(store, ",".join(etcd_endpoints), ctx.namespace),
+        "env": [HOST_IP_ENV],
+        "ports": [{"name": "worker", "containerPort": store.port, "hostPort": store.port, "protocol": "TCP"}],
+        "readinessProbe": {"exec": {"command": ["test", "-f", "/tmp/datasystem/ready"]}, "periodSeconds": 5},
+        "livenessProbe": {"tcpSocket": {"port": store.port}, "periodSeconds": 10, "failureThreshold": 3},
+        "resources": container_resources(ctx.resources),
+        "securityContext": RESTRICTED_CONTAINER,
+        "volumeMounts": [{"name": "sockets", "mountPath": SOCKET_DIR}, {"name": "shm", "mountPath": "/dev/shm"}],
+    }
+    k8s.apps.v1.DaemonSet(
+        WORKER_NAME,
+        metadata=ctx.metadata(WORKER_NAME, WORKER_NAME),
+        spec={
+            "selector": {"matchLabels": selector(WORKER_NAME)},
+            "template": {
+                "metadata": {"labels": ctx.app_labels(WORKER_NAME)},
+                "spec": {
+                    "hostNetwork": True,
+                    "dnsPolicy": "ClusterFirstWithHostNet",  # host networking, yet etcd is found by Service name
+                    "automountServiceAccountToken": False,
+                    "nodeSelector": engine_node_selector(ctx.hardware_type),
+                    "containers": [worker],
+                    "volumes": [
+                        {"name": "sockets", "hostPath": {"path": SOCKET_HOST_DIR, "type": "DirectoryOrCreate"}},
+                        {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{store.shared_memory_size_mb}Mi"}},
+                    ],
+                },
+            },
+        },
+        opts=ctx.opts([etcd]),
+    )
+    return KVStoreEndpoint(
+        backend="yuanrong",
+        host=service_fqdn(k8s_name(STORE_NAME, "etcd", "peers"), ctx.namespace),
+        port=store.port,
+        metrics_port=store.port,
+        namespace=ctx.namespace,
+        deploy_mode=ctx.deploy_mode,
+        engine_env={
+            "KV_STORE_BACKEND": "yuanrong",
+            "DS_WORKER_ADDR": f"$(HOST_IP):{store.port}",
+            "DATASYSTEM_CLIENT_LOG_DIR": "/tmp/datasystem/client-logs",
+        },
+        host_paths={"datasystem-sockets": {"path": SOCKET_HOST_DIR, "mount_path": SOCKET_DIR}},
+    )

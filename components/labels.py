@@ -1,0 +1,27 @@
+"""Names and labels, as small pure functions usable before any resource exists (tests and policies import them)."""
+
+from __future__ import annotations
+
+from components.units import MAX_NAME_LENGTH
+
+MANAGED_BY = "motor-kvpool"
+# Engine pods carry this label; the store's NetworkPolicy admits exactly the pods that have it.
+KV_CLIENT_LABEL = "motor-kvpool.io/kv-client"
+
+
+def k8s_name(*parts: str) -> str:
+    """Join parts with '-' and cap at 63 characters, the limit of most Kubernetes names."""
+    return "-".join(parts)[:MAX_NAME_LENGTH].rstrip("-")
+
+
+def service_fqdn(service: str, namespace: str) -> str:
+    return f"{service}.{namespace}.svc.cluster.local"
+
+
+def common_labels(namespace: str, component: str, name: str) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": name,
+        "app.kubernetes.io/component": component,
+        "app.kubernetes.io/part-of": namespace,
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+    }
