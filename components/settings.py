@@ -272,6 +272,11 @@ class EngineSection(Closed):
     engine_config: EngineConfig
     motor_nodemanger_config: dict[str, Any] | None = Field(None, description="Motor's node manager, untouched.")
     health_check_config: dict[str, Any] | None = Field(None, description="Motor's engine health check, untouched.")
+    hybrid_attention: bool = Field(
+        False,
+        description="The model mixes attention types (e.g. DeepSeek V4): connectors[0] must then be "
+        "MooncakeHybridConnector (seed FAQ 7). Read by motor-kvpool only; not passed to Motor.",
+    )
 
     @field_validator("engine_type")
     @classmethod
@@ -433,6 +438,11 @@ class EnvConfig(Closed):
 # --- the service -----------------------------------------------------------------------------------------
 
 
+# Set on every engine unless env.json sets them, so the rules hold by construction: one hash seed everywhere
+# (different seeds make every pool lookup miss), and ASCEND timeouts below the 11000 ms default lease
+# (unset, vllm-ascend's transfer timeout is 33064 ms). 10000/10000 is what vllm-ascend's examples use.
+ENGINE_ENV_DEFAULTS = {"PYTHONHASHSEED": "0", "ASCEND_CONNECT_TIMEOUT": "10000", "ASCEND_TRANSFER_TIMEOUT": "10000"}
+
 # kv_cache_store_config keys that only say how motor-kvpool deploys the store: Motor's in-pod code (which copies
 # the section into mooncake.json) never reads them, so they stay out of the effective user_config.json.
 DEPLOYMENT_ONLY_STORE_KEYS = {
@@ -443,6 +453,11 @@ DEPLOYMENT_ONLY_STORE_KEYS = {
 
 class ServiceSettings(Closed):
     create_namespace: bool = Field(True, description="Create the namespace job_id (deploy.py expects it to exist).")
+    motor_scripts_dir: str | None = Field(
+        None,
+        description="Motor's startup scripts (examples/deployer/startup: boot.sh, probe.sh, ...), read at deploy "
+        "time into ConfigMap motor-config; pods run boot.sh from there as deploy.py's do. Required by `pulumi up`.",
+    )
     motor_deploy_config: DeployConfig
     motor_controller_config: dict[str, Any] = Field(default_factory=dict, description="Motor's, untouched.")
     motor_coordinator_config: dict[str, Any] = Field(default_factory=dict, description="Motor's, untouched.")
@@ -495,13 +510,25 @@ class ServiceSettings(Closed):
             self.model_dump(
                 mode="json",
                 exclude_none=True,
-                exclude={"create_namespace": True, "env": True, "kv_cache_store_config": DEPLOYMENT_ONLY_STORE_KEYS},
+                exclude={
+                    "create_namespace": True,
+                    "motor_scripts_dir": True,
+                    "env": True,
+                    "kv_cache_store_config": DEPLOYMENT_ONLY_STORE_KEYS,
+                    "motor_engine_prefill_config": {"hybrid_attention"},
+                    "motor_engine_decode_config": {"hybrid_attention"},
+                },
             )
         )
         return effective
 
     def env_sections(self) -> dict[str, dict[str, Any]]:
-        return self.env.model_dump(mode="json")
+        """env.json as the engines get it: each engine section with ENGINE_ENV_DEFAULTS under the user's values."""
+        sections = self.env.model_dump(mode="json")
+        for side in rules.SIDES:
+            key = rules.engine_env_section(side)
+            sections[key] = {**ENGINE_ENV_DEFAULTS, **sections[key]}
+        return sections
 
 
 # --- loading and error reporting -------------------------------------------------------------------------
@@ -510,7 +537,7 @@ USER_CONFIG_SECTIONS = (
     "motor_deploy_config", "motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config",
     "motor_engine_prefill_config", "motor_engine_decode_config", "kv_cache_store_config",
 )
-PULUMI_CONFIG_KEYS = ("create_namespace", *USER_CONFIG_SECTIONS, "env")
+PULUMI_CONFIG_KEYS = ("create_namespace", "motor_scripts_dir", *USER_CONFIG_SECTIONS, "env")
 
 # Older names accepted in place of the current ones (seed 001 and env.json of the kv_cache_pool generation).
 ALIASES = {"kv_cache_pool_config": "kv_cache_store_config", "env.motor_kv_cache_pool_env": "env.motor_kv_cache_store_env"}

@@ -185,17 +185,22 @@ def check_lease_exceeds_timeouts(
         ):
             if lease > effective:
                 continue
-            origin = "set" if _env_int(env, name) is not None else "unset, so vllm-ascend uses"
+            origin = "" if _env_int(env, name) is not None else "unset, so vllm-ascend uses "
             findings.append(
                 Finding(
                     "kv_cache_store_config.default_kv_lease_ttl",
-                    f"is {lease} ms but env.{engine_env_section(side)}.{name} is {origin} {effective} ms; "
+                    f"is {lease} ms but env.{engine_env_section(side)}.{name} is {origin}{effective} ms; "
                     f"the lease must be longer than the timeout (seed FAQ 3). Set {name} below {lease} "
-                    f"(e.g. 10000) in env.{engine_env_section(side)}, or raise default_kv_lease_ttl above "
+                    f"(e.g. {_suggested_timeout(lease)}) in env.{engine_env_section(side)}, or raise default_kv_lease_ttl above "
                     f"{effective}.",
                 )
             )
     return findings
+
+
+def _suggested_timeout(lease_ms: int) -> int:
+    """A timeout one second under the lease (10000 for the default 11000), or half of a very short lease."""
+    return lease_ms - 1000 if lease_ms > 2000 else lease_ms // 2
 
 
 def check_kv_role_by_side(side: str, kv_transfer_config: Mapping[str, Any] | None) -> list[Finding]:

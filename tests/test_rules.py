@@ -111,7 +111,7 @@ def test_lease_rule_equal_values_break_it():
     env = {"ASCEND_CONNECT_TIMEOUT": "11000", "ASCEND_TRANSFER_TIMEOUT": "100"}
     store = {"backend": "mooncake", "default_kv_lease_ttl": 11000}
     [finding] = rules.check_lease_exceeds_timeouts(store, {"prefill": env, "decode": env | {"ASCEND_CONNECT_TIMEOUT": "1"}}, True)
-    assert "env.motor_engine_prefill_env.ASCEND_CONNECT_TIMEOUT is set 11000 ms" in finding.message
+    assert "env.motor_engine_prefill_env.ASCEND_CONNECT_TIMEOUT is 11000 ms;" in finding.message
 
 
 def test_lease_rule_ignores_a_master_that_serves_no_pool():
@@ -166,15 +166,27 @@ def test_settings_fail_fast_on_missing_mooncake_ratios():
     ]
 
 
+def test_settings_set_timeouts_below_the_default_lease_by_construction():
+    service = mooncake_pool()
+    del service["env"]
+    settings = load_from_pulumi_config(service, "svc")
+    for side in ("prefill", "decode"):
+        env = settings.env_sections()[f"motor_engine_{side}_env"]
+        assert (env["ASCEND_CONNECT_TIMEOUT"], env["ASCEND_TRANSFER_TIMEOUT"], env["PYTHONHASHSEED"]) == (
+            "10000", "10000", "0"
+        )
+
+
 def test_settings_fail_fast_on_the_lease_rule():
     service = mooncake_pool()
     del service["env"]
+    service["kv_cache_store_config"]["default_kv_lease_ttl"] = 8000
     assert problems_of(service) == [
-        f"kv_cache_store_config.default_kv_lease_ttl: is 11000 ms but env.motor_engine_{side}_env.ASCEND_TRANSFER_TIMEOUT "
-        f"is unset, so vllm-ascend uses 33064 ms; the lease must be longer than the timeout (seed FAQ 3). Set "
-        f"ASCEND_TRANSFER_TIMEOUT below 11000 (e.g. 10000) in env.motor_engine_{side}_env, or raise "
-        f"default_kv_lease_ttl above 33064."
+        f"kv_cache_store_config.default_kv_lease_ttl: is 8000 ms but env.motor_engine_{side}_env.{name} is 10000 ms; "
+        f"the lease must be longer than the timeout (seed FAQ 3). Set {name} below 8000 (e.g. 7000) in "
+        f"env.motor_engine_{side}_env, or raise default_kv_lease_ttl above 10000."
         for side in ("prefill", "decode")
+        for name in ("ASCEND_CONNECT_TIMEOUT", "ASCEND_TRANSFER_TIMEOUT")
     ]
 
 
