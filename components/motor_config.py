@@ -1,16 +1,20 @@
-"""ConfigMap `motor-config`: the effective user_config.json that Motor's in-pod code reads (and re-syncs)."""
+"""ConfigMap `motor-config`: the effective user_config.json that Motor's in-pod code reads (and re-syncs every
+10 s), plus Motor's startup scripts read at deploy time from the folder the stack names."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-import pulumi
-import pulumi_kubernetes as k8s
-
+from components.errors import KvpoolError
 from components.settings import ServiceSettings
 
 MOTOR_CONFIG_NAME = "motor-config"
 USER_CONFIG_KEY = "user_config.json"
+
+
+class MotorScriptsError(KvpoolError):
+    """motor_scripts_dir is unset where it is needed, unreadable, or lacks boot.sh."""
 
 
 def render_user_config(settings: ServiceSettings) -> str:
@@ -18,14 +22,20 @@ def render_user_config(settings: ServiceSettings) -> str:
     return json.dumps(settings.user_config(), indent=2, ensure_ascii=False) + "\n"
 
 
-def motor_config_map(settings: ServiceSettings, opts: pulumi.ResourceOptions | None = None) -> k8s.core.v1.ConfigMap:
-    return k8s.core.v1.ConfigMap(
-        MOTOR_CONFIG_NAME,
-        metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=MOTOR_CONFIG_NAME,
-            namespace=settings.namespace,
-            labels={"app.kubernetes.io/part-of": settings.namespace, "app.kubernetes.io/managed-by": "motor-kvpool"},
-        ),
-        data={USER_CONFIG_KEY: render_user_config(settings)},
-        opts=opts,
-    )
+def read_motor_scripts(settings: ServiceSettings, project_dir: Path) -> dict[str, str]:
+    """Every file of motor_scripts_dir by name. Never copied into this repository: Motor's code stays Motor's."""
+    if settings.motor_scripts_dir is None:
+        return {}
+    folder = project_dir / settings.motor_scripts_dir
+    if not folder.is_dir():
+        raise MotorScriptsError(f"motor_scripts_dir: {folder} is not a folder; point it at Motor's examples/deployer/startup")
+    scripts = {path.name: path.read_text(encoding="utf-8") for path in sorted(folder.iterdir()) if path.is_file()}
+    if "boot.sh" not in scripts:
+        raise MotorScriptsError(f"motor_scripts_dir: {folder} has no boot.sh; point it at Motor's examples/deployer/startup")
+    if USER_CONFIG_KEY in scripts:
+        raise MotorScriptsError(f"motor_scripts_dir: {folder} holds a {USER_CONFIG_KEY}; the effective one is generated")
+    return scripts
+
+
+def motor_config_data(settings: ServiceSettings, project_dir: Path) -> dict[str, str]:
+    return {**read_motor_scripts(settings, project_dir), USER_CONFIG_KEY: render_user_config(settings)}

@@ -1,4 +1,5 @@
-"""The stack: settings -> namespace -> KV store -> motor-config -> outputs. `__main__.py` only calls `run()`."""
+"""The stack: settings -> namespace -> KVStore -> UCMStorage -> ControlPlane -> EnginePools -> outputs.
+`__main__.py` only calls `run()`."""
 
 from __future__ import annotations
 
@@ -7,31 +8,58 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.control_plane import ControlPlane
+from components.engine_pool import EnginePool, instance_name
 from components.errors import KvpoolError
 from components.kv_store import KVStore
 from components.kv_store.client import kv_client_config_map
-from components.motor_config import MOTOR_CONFIG_NAME, motor_config_map
+from components.labels import service_fqdn
+from components.motor_config import MOTOR_CONFIG_NAME
+from components.motor_pod import COORDINATOR_INFER_SERVICE
 from components.pulumi_settings import read_stack_settings
 from components.settings import ServiceSettings
+from components.ucm_storage import UCMStorage
+
+# What the coordinator needs of the store (deploy.py gives it these two, not the client files).
+COORDINATOR_STORE_ENV = ("KVS_MASTER_SERVICE", "KV_STORE_BACKEND")
 
 
 def build(settings: ServiceSettings, project_dir: Path) -> None:
-    namespace_opts = None
+    opts = None
     if settings.create_namespace:
         namespace = k8s.core.v1.Namespace(
             settings.namespace, metadata=k8s.meta.v1.ObjectMetaArgs(name=settings.namespace)
         )
-        namespace_opts = pulumi.ResourceOptions(depends_on=[namespace])
-    motor_config_map(settings, namespace_opts)
+        opts = pulumi.ResourceOptions(depends_on=[namespace])
     deploy = settings.motor_deploy_config
+    endpoint = None
+    if settings.kv_store_wanted:
+        endpoint = KVStore("kv-store", settings, project_dir, opts).endpoint
+        kv_client_config_map(endpoint, settings.namespace, opts)
+        pulumi.export("kv_store", endpoint.as_output())
+    storage = UCMStorage("ucm-storage", settings, opts) if deploy.storage else None
+    store_env = {key: value for key, value in (endpoint.engine_env if endpoint else {}).items() if key in COORDINATOR_STORE_ENV}
+    ControlPlane("control-plane", settings, project_dir, store_env, opts)
+    prefill_storage = (storage.volumes, storage.mounts) if storage else ([], [])
+    EnginePool("prefill", settings, "prefill", endpoint, prefill_storage, opts)
+    EnginePool("decode", settings, "decode", endpoint, opts=opts)
     pulumi.export("namespace", settings.namespace)
     pulumi.export("deploy_mode", deploy.deploy_mode)
     pulumi.export("motor_config", f"{settings.namespace}/{MOTOR_CONFIG_NAME}")
-    pulumi.export("instances", {"prefill": deploy.p_instances_num, "decode": deploy.d_instances_num})
-    if settings.kv_store_wanted:
-        store = KVStore("kv-store", settings, project_dir, namespace_opts)
-        kv_client_config_map(store.endpoint, settings.namespace, namespace_opts)
-        pulumi.export("kv_store", store.endpoint.as_output())
+    pulumi.export(
+        "coordinator",
+        {
+            "service": service_fqdn(COORDINATOR_INFER_SERVICE, settings.namespace),
+            "node_port": deploy.coordinator_infer_node_port,
+        },
+    )
+    pulumi.export(
+        "engines",
+        {
+            side: [instance_name(side, index) for index in range(count)]
+            for side, count in (("prefill", deploy.p_instances_num), ("decode", deploy.d_instances_num))
+        },
+    )
 
 
 def run() -> None:

@@ -1,0 +1,210 @@
+"""ControlPlane: ConfigMap motor-config, Motor's controller and coordinator with their Services (deploy.py's names,
+ports and NodePorts), and RBAC as narrow as the controller's reads allow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.labels import common_labels
+from components.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError, motor_config_data
+from components.motor_pod import (
+    BOOT_COMMAND,
+    CONTROLLER_OBS_SERVICE,
+    CONTROLLER_SERVICE,
+    COORDINATOR_INFER_SERVICE,
+    COORDINATOR_MGMT_SERVICE,
+    COORDINATOR_OBS_SERVICE,
+    LIFECYCLE,
+    MOTOR_CONFIG_MOUNT,
+    MOTOR_CONFIG_VOLUME,
+    PROBES,
+    env_list,
+    motor_env,
+)
+from components.settings import ServiceSettings
+
+TYPE = "kvpool:index:ControlPlane"
+CONTROLLER = "mindie-motor-controller"
+COORDINATOR = "mindie-motor-coordinator"
+# deploy.py's defaults; Motor's api_config sections may move them.
+CONTROLLER_API_PORT = 1026
+CONTROLLER_OBS_PORT = 1027
+COORDINATOR_INFER_PORT = 1025
+COORDINATOR_MGMT_PORT = 1026
+COORDINATOR_OBS_PORT = 1027
+MOTOR_RESOURCES = {"requests": {"cpu": "4", "memory": "2Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}}
+# Reschedule quickly off a failed node: Motor's controller is a single replica.
+FAST_EVICTION = [
+    {"key": f"node.kubernetes.io/{reason}", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}
+    for reason in ("not-ready", "unreachable")
+]
+
+
+def _api_port(section: dict[str, Any], key: str, default: int) -> int:
+    return int((section.get("api_config") or {}).get(key, default))
+
+
+class ControlPlane(pulumi.ComponentResource):
+    motor_config: k8s.core.v1.ConfigMap
+    controller: k8s.apps.v1.Deployment
+    coordinator: k8s.apps.v1.Deployment
+
+    def __init__(
+        self,
+        name: str,
+        settings: ServiceSettings,
+        project_dir: Path,
+        store_env: dict[str, str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        self._settings = settings
+        self._namespace = settings.namespace
+        data = motor_config_data(settings, project_dir)
+        if "boot.sh" not in data:
+            if not pulumi.runtime.is_dry_run():
+                raise MotorScriptsError(
+                    "motor_scripts_dir is unset: Motor's pods run boot.sh from ConfigMap motor-config; set "
+                    "motor-kvpool:motor_scripts_dir to Motor's examples/deployer/startup folder"
+                )
+            pulumi.log.warn("motor_scripts_dir is unset: motor-config has no boot.sh; `pulumi up` will refuse", self)
+        self.motor_config = k8s.core.v1.ConfigMap(
+            MOTOR_CONFIG_NAME,
+            metadata=self._metadata(MOTOR_CONFIG_NAME, "motor-config"),
+            data=data,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self._rbac()
+        deploy = settings.motor_deploy_config
+        controller_config = settings.motor_controller_config
+        coordinator_config = settings.motor_coordinator_config
+        controller_port = _api_port(controller_config, "controller_api_port", CONTROLLER_API_PORT)
+        self.controller = self._deployment(
+            CONTROLLER, "controller", deploy.controller_node_selector, settings.env.motor_controller_env,
+            service_account=CONTROLLER,
+        )
+        self._service(CONTROLLER_SERVICE, CONTROLLER, "api", controller_port)
+        self._service(
+            CONTROLLER_OBS_SERVICE, CONTROLLER, "obs", CONTROLLER_OBS_PORT, deploy.controller_observability_node_port
+        )
+        self.coordinator = self._deployment(
+            COORDINATOR, "coordinator", deploy.coordinator_node_selector,
+            {**store_env, **settings.env.motor_coordinator_env},
+        )
+        self._service(
+            COORDINATOR_INFER_SERVICE, COORDINATOR, "infer",
+            _api_port(coordinator_config, "coordinator_api_infer_port", COORDINATOR_INFER_PORT),
+            deploy.coordinator_infer_node_port,
+        )
+        self._service(
+            COORDINATOR_MGMT_SERVICE, COORDINATOR, "mgmt",
+            _api_port(coordinator_config, "coordinator_api_mgmt_port", COORDINATOR_MGMT_PORT),
+        )
+        self._service(
+            COORDINATOR_OBS_SERVICE, COORDINATOR, "obs",
+            _api_port(coordinator_config, "coordinator_obs_port", COORDINATOR_OBS_PORT),
+            deploy.coordinator_obs_node_port,
+        )
+        self.register_outputs({"motor_config": MOTOR_CONFIG_NAME, "controller": CONTROLLER, "coordinator": COORDINATOR})
+
+    def _metadata(self, name: str, app: str) -> dict[str, Any]:
+        return {"name": name, "namespace": self._namespace, "labels": {**common_labels(self._namespace, app, app), "app": app}}
+
+    def _opts(self) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self)
+
+    def _rbac(self) -> None:
+        """The controller reads configmaps and pods of its namespace and the nodes (NPU topology): a Role for the
+        first two, and a ClusterRole for nodes only (deploy.py grants all three cluster-wide)."""
+        reads = ["get", "list", "watch"]
+        subject = [{"kind": "ServiceAccount", "name": CONTROLLER, "namespace": self._namespace}]
+        k8s.core.v1.ServiceAccount(CONTROLLER, metadata=self._metadata(CONTROLLER, CONTROLLER), opts=self._opts())
+        k8s.rbac.v1.Role(
+            CONTROLLER,
+            metadata=self._metadata(CONTROLLER, CONTROLLER),
+            rules=[{"apiGroups": [""], "resources": ["configmaps", "pods"], "verbs": reads}],
+            opts=self._opts(),
+        )
+        k8s.rbac.v1.RoleBinding(
+            CONTROLLER,
+            metadata=self._metadata(CONTROLLER, CONTROLLER),
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": CONTROLLER},
+            subjects=subject,
+            opts=self._opts(),
+        )
+        cluster_name = f"mindie-controller-nodes-{self._namespace}"
+        cluster_metadata = {"name": cluster_name, "labels": common_labels(self._namespace, CONTROLLER, CONTROLLER)}
+        k8s.rbac.v1.ClusterRole(
+            cluster_name,
+            metadata=cluster_metadata,
+            rules=[{"apiGroups": [""], "resources": ["nodes"], "verbs": reads}],
+            opts=self._opts(),
+        )
+        k8s.rbac.v1.ClusterRoleBinding(
+            cluster_name,
+            metadata=cluster_metadata,
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_name},
+            subjects=subject,
+            opts=self._opts(),
+        )
+
+    def _deployment(
+        self,
+        name: str,
+        role: str,
+        node_selector: dict[str, str],
+        role_env: dict[str, Any],
+        service_account: str | None = None,
+    ) -> k8s.apps.v1.Deployment:
+        settings = self._settings
+        env = {
+            **motor_env(role, self._namespace, f"{self._namespace}-{role}"),
+            **settings.env.motor_common_env,
+            **role_env,
+        }
+        labels = self._metadata(name, name)["labels"]
+        container = {
+            "name": role,
+            "image": settings.motor_deploy_config.image_name,
+            "command": BOOT_COMMAND,
+            "env": env_list(env),
+            "resources": MOTOR_RESOURCES,
+            **PROBES,
+            "lifecycle": LIFECYCLE,
+            "volumeMounts": [MOTOR_CONFIG_MOUNT],
+        }
+        return k8s.apps.v1.Deployment(
+            name,
+            metadata=self._metadata(name, name),
+            spec={
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": name}},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "serviceAccountName": service_account,
+                        "automountServiceAccountToken": service_account is not None,
+                        "nodeSelector": node_selector or None,
+                        "tolerations": FAST_EVICTION,
+                        "containers": [container],
+                        "volumes": [MOTOR_CONFIG_VOLUME],
+                    },
+                },
+            },
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.motor_config]),
+        )
+
+    def _service(self, name: str, app: str, port_name: str, port: int, node_port: int | None = None) -> None:
+        spec_port: dict[str, Any] = {"name": port_name, "port": port, "targetPort": port, "protocol": "TCP"}
+        if node_port is not None:
+            spec_port["nodePort"] = node_port
+        k8s.core.v1.Service(
+            name,
+            metadata=self._metadata(name, app),
+            spec={"type": "NodePort" if node_port else "ClusterIP", "selector": {"app": app}, "ports": [spec_port]},
+            opts=self._opts(),
+        )

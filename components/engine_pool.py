@@ -1,0 +1,207 @@
+"""EnginePool: the engines of one side (prefill or decode), one Deployment per instance (`vllm-p<i>`, `vllm-d<i>`).
+
+Names and labels are deterministic: deploy.py puts a per-run random id in the `job-name` label and so restarts
+every engine on every run; here the same config renders the same objects. Pod shape (volumes, scheduler,
+NPU resources, labels) follows deploy.py's engine template (motor-deployer.md §1.3, §1.7).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.connectors import instance_id, instance_kv_transfer_config
+from components.errors import KvpoolError
+from components.hardware import HARDWARE, engine_node_selector
+from components.kv_store.client import CLIENT_CONFIG_MAP
+from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
+from components.labels import KV_CLIENT_LABEL, common_labels
+from components.motor_pod import BOOT_COMMAND, LIFECYCLE, MOTOR_CONFIG_MOUNT, MOTOR_CONFIG_VOLUME, PROBES, env_list, motor_env
+from components.settings import ServiceSettings
+from policies import rules
+
+TYPE = "kvpool:index:EnginePool"
+ENGINE_BASE = "vllm"
+SIDE_LETTER = {"prefill": "p", "decode": "d"}
+KV_TRANSFER_ANNOTATION = "motor-kvpool.io/kv-transfer-config"
+# deploy.py's engine template: host paths the Ascend runtime and HCCL read, and where logs go.
+HOST_FILES = {
+    "ascend-driver-version": ("/usr/local/Ascend/driver/version.info", "File"),
+    "hccn-conf": ("/etc/hccn.conf", "File"),
+    "plog-path": ("/root/ascend/log", "DirectoryOrCreate"),
+}
+
+
+class EngineEnvConflict(KvpoolError):
+    """env.json sets a variable the KV store contract sets to another value."""
+
+
+def instance_name(side: str, index: int) -> str:
+    return f"{ENGINE_BASE}-{SIDE_LETTER[side]}{index}"
+
+
+class EnginePool(pulumi.ComponentResource):
+    deployments: list[k8s.apps.v1.Deployment]
+
+    def __init__(
+        self,
+        name: str,
+        settings: ServiceSettings,
+        side: str,
+        endpoint: KVStoreEndpoint | None,
+        storage: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], []),
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        self._settings, self._side, self._endpoint = settings, side, endpoint
+        self._storage_volumes, self._storage_mounts = storage
+        deploy = settings.motor_deploy_config
+        count = deploy.p_instances_num if side == "prefill" else deploy.d_instances_num
+        self.deployments = [self._deployment(index) for index in range(count)]
+        self.register_outputs({"instances": [instance_name(side, index) for index in range(count)]})
+
+    # -- pieces of one instance ---------------------------------------------------------------------------
+
+    def _pods_and_npus(self) -> tuple[int, int]:
+        deploy = self._settings.motor_deploy_config
+        if self._side == "prefill":
+            return deploy.single_p_instance_pod_num, deploy.p_pod_npu_num
+        return deploy.single_d_instance_pod_num, deploy.d_pod_npu_num
+
+    def _env(self, job_name: str) -> list[dict[str, Any]]:
+        settings = self._settings
+        user = {
+            **settings.env_sections()["motor_common_env"],
+            **settings.env_sections()[rules.engine_env_section(self._side)],
+        }
+        contract = dict(self._endpoint.engine_env) if self._endpoint else {}
+        conflicts = sorted(key for key in contract if key in user and str(user[key]) != contract[key])
+        if conflicts:
+            raise EngineEnvConflict(
+                f"env.{rules.engine_env_section(self._side)}: "
+                + "; ".join(f"{key} is {user[key]!r} but the KV store needs {contract[key]!r}" for key in conflicts)
+                + ". Remove them from env.json: motor-kvpool sets them from the store."
+            )
+        return env_list({**motor_env(self._side, self._settings.namespace, job_name), **user, **contract})
+
+    def _client_mounts(self) -> list[dict[str, Any]]:
+        if self._endpoint is None:
+            return []
+        mounts = [
+            {"name": "kv-client", "mountPath": f"{CLIENT_CONFIG_DIR}/{file}", "subPath": file, "readOnly": True}
+            for file in sorted(self._endpoint.client_files)
+        ]
+        mounts += [{"name": name, "mountPath": spec["mount_path"]} for name, spec in sorted(self._endpoint.host_paths.items())]
+        return mounts
+
+    def _volumes(self) -> list[dict[str, Any]]:
+        deploy = self._settings.motor_deploy_config
+        volumes = [
+            MOTOR_CONFIG_VOLUME,
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": deploy.dshm_size}},
+            {"name": "weight-mount", "hostPath": {"path": deploy.weight_mount_path, "type": "Directory"}},
+            *({"name": name, "hostPath": {"path": path, "type": kind}} for name, (path, kind) in HOST_FILES.items()),
+        ]
+        if self._endpoint is not None:
+            if self._endpoint.client_files:
+                volumes.append({"name": "kv-client", "configMap": {"name": CLIENT_CONFIG_MAP}})
+            volumes += [
+                {"name": name, "hostPath": {"path": spec["path"], "type": "DirectoryOrCreate"}}
+                for name, spec in sorted(self._endpoint.host_paths.items())
+            ]
+        return volumes + list(self._storage_volumes)
+
+    def _engine_container(self, job_name: str) -> dict[str, Any]:
+        deploy = self._settings.motor_deploy_config
+        _, npus = self._pods_and_npus()
+        npu = HARDWARE[deploy.hardware_type].npu_resource
+        mounts = [
+            MOTOR_CONFIG_MOUNT,
+            {"name": "dshm", "mountPath": "/dev/shm"},
+            {"name": "weight-mount", "mountPath": deploy.weight_mount_path},
+            *({"name": name, "mountPath": path} for name, (path, _) in HOST_FILES.items()),
+            *self._client_mounts(),
+            *self._storage_mounts,
+        ]
+        return {
+            "name": ENGINE_BASE,
+            "image": deploy.image_name,
+            "command": BOOT_COMMAND,
+            "env": self._env(job_name),
+            "resources": {"requests": {npu: npus, "cpu": "16", "memory": "64Gi"}, "limits": {npu: npus}},
+            **PROBES,
+            "lifecycle": LIFECYCLE,
+            "volumeMounts": mounts,
+        }
+
+    def _sidecars(self) -> list[dict[str, Any]]:
+        if self._endpoint is None:
+            return []
+        mounts = [mount for mount in self._client_mounts() if mount["name"] == "kv-client"]
+        return [{**sidecar, "volumeMounts": mounts} for sidecar in self._endpoint.sidecars]
+
+    def _labels(self, name: str, job_name: str) -> dict[str, str]:
+        deploy = self._settings.motor_deploy_config
+        labels = {
+            **common_labels(self._settings.namespace, self._side, name),
+            "app": name,
+            "job-name": job_name,
+            "fault-scheduling": "grace",
+            "fault-retry-times": "10000",
+        }
+        if HARDWARE[deploy.hardware_type].family != "A5":
+            labels["ring-controller.atlas"] = "ascend-910b"
+        if self._endpoint is not None:
+            labels[KV_CLIENT_LABEL] = "true"
+        return labels
+
+    def _annotations(self, index: int) -> dict[str, str]:
+        deploy = self._settings.motor_deploy_config
+        pods, npus = self._pods_and_npus()
+        annotations = {}
+        kv = instance_kv_transfer_config(self._settings, self._side, index)
+        if kv is not None:
+            annotations[KV_TRANSFER_ANNOTATION] = json.dumps(kv, sort_keys=True, separators=(",", ":"))
+        if HARDWARE[deploy.hardware_type].family == "A3":
+            annotations["sp-block"] = str(pods * npus)
+        if deploy.scheduling_queue:
+            annotations["scheduling.volcano.sh/queue-name"] = deploy.scheduling_queue
+        return annotations
+
+    def _deployment(self, index: int) -> k8s.apps.v1.Deployment:
+        settings = self._settings
+        deploy = settings.motor_deploy_config
+        name = instance_name(self._side, index)
+        job_name = f"{settings.namespace}-{SIDE_LETTER[self._side]}{index}"
+        pods, _ = self._pods_and_npus()
+        labels = self._labels(name, job_name)
+        side_selector = deploy.prefill_node_selector if self._side == "prefill" else deploy.decode_node_selector
+        pod_spec: dict[str, Any] = {
+            "schedulerName": "volcano",
+            "automountServiceAccountToken": False,
+            "nodeSelector": {**engine_node_selector(deploy.hardware_type), **side_selector},
+            "containers": [self._engine_container(job_name), *self._sidecars()],
+            "volumes": self._volumes(),
+        }
+        if HARDWARE[deploy.hardware_type].family == "A5":
+            pod_spec["dnsConfig"] = {"options": [{"name": "ndots", "value": "2"}]}
+        return k8s.apps.v1.Deployment(
+            name,
+            metadata={
+                "name": name,
+                "namespace": settings.namespace,
+                "labels": labels,
+                "annotations": {"motor-kvpool.io/instance-id": str(instance_id(settings, self._side, index))},
+            },
+            spec={
+                "replicas": pods,
+                # NPUs are exclusive: a rolling update would wait for NPUs the old pods still hold.
+                "strategy": {"type": "Recreate"},
+                "selector": {"matchLabels": {"app": name}},
+                "template": {"metadata": {"labels": labels, "annotations": self._annotations(index)}, "spec": pod_spec},
+            },
+            opts=pulumi.ResourceOptions(parent=self),
+        )

@@ -1,0 +1,71 @@
+"""What every Motor pod shares (controller, coordinator, engines): the boot command, probes and preStop from the
+scripts in ConfigMap motor-config, the env deploy.py's templates set, and the names of the control-plane Services."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from components.labels import service_fqdn
+from components.motor_config import MOTOR_CONFIG_NAME
+
+CONFIGMAP_PATH = "/mnt/configmap"
+CONFIG_PATH = "/usr/local/Ascend/pyMotor/conf"
+# deploy.py's Service names and ports (mindie_motor_controller.yaml, mindie_motor_coordinator.yaml).
+CONTROLLER_SERVICE = "mindie-motor-controller-service"
+CONTROLLER_OBS_SERVICE = "mindie-motor-controller-observability-service"
+COORDINATOR_INFER_SERVICE = "mindie-motor-coordinator-infer"
+COORDINATOR_MGMT_SERVICE = "mindie-motor-coordinator-mgmt"
+COORDINATOR_OBS_SERVICE = "mindie-motor-coordinator-obs"
+
+BOOT_COMMAND = ["/bin/bash", "-c", f"source {CONFIGMAP_PATH}/boot.sh"]
+MOTOR_CONFIG_VOLUME = {"name": "motor-config", "configMap": {"name": MOTOR_CONFIG_NAME, "defaultMode": 0o550}}
+MOTOR_CONFIG_MOUNT = {"name": "motor-config", "mountPath": CONFIGMAP_PATH}
+FIELD_ENV = {"POD_IP": "status.podIP", "HOST_IP": "status.hostIP"}
+
+
+def probe(stage: str, period: int) -> dict[str, Any]:
+    return {"exec": {"command": ["/bin/bash", "-c", f"{CONFIGMAP_PATH}/probe.sh {stage}"]}, "periodSeconds": period}
+
+
+PROBES = {
+    "startupProbe": {**probe("startup", 10), "failureThreshold": 180},  # model loading takes minutes
+    "readinessProbe": probe("readiness", 10),
+    "livenessProbe": {**probe("liveness", 10), "failureThreshold": 6},
+}
+LIFECYCLE = {"preStop": {"exec": {"command": ["/bin/bash", "-c", f"{CONFIGMAP_PATH}/prestop.sh"]}}}
+
+
+def control_plane_env(namespace: str) -> dict[str, str]:
+    return {
+        "CONTROLLER_SERVICE": service_fqdn(CONTROLLER_SERVICE, namespace),
+        "COORDINATOR_SERVICE": service_fqdn(COORDINATOR_MGMT_SERVICE, namespace),
+        "COORDINATOR_INFER_SERVICE": service_fqdn(COORDINATOR_INFER_SERVICE, namespace),
+        "COORDINATOR_OBS_SERVICE": service_fqdn(COORDINATOR_OBS_SERVICE, namespace),
+    }
+
+
+def env_list(values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Kubernetes env entries: field references first, then plain values in the given order (as strings)."""
+    entries: list[dict[str, Any]] = [
+        {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}} for name, path in FIELD_ENV.items()
+    ]
+    for name, value in values.items():
+        text = value if isinstance(value, str) else _env_text(value)
+        entries.append({"name": name, "value": text})
+    return entries
+
+
+def _env_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def motor_env(role: str, namespace: str, job_name: str) -> dict[str, str]:
+    return {
+        "ROLE": role,
+        "JOB_NAME": job_name,
+        "CONFIGMAP_PATH": CONFIGMAP_PATH,
+        "CONFIG_PATH": CONFIG_PATH,
+        **control_plane_env(namespace),
+    }
