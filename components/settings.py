@@ -716,7 +716,8 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSetting
         raise SettingsError(problems, source) from None
     if problems:
         raise SettingsError(problems, source)
-    findings = rules.check_service(settings.user_config(), settings.env_sections())
+    hybrid = {side: getattr(settings, rules.engine_section(side)).hybrid_attention for side in rules.SIDES}
+    findings = rules.check_service(settings.user_config(), settings.env_sections(), hybrid)
     if findings:
         raise SettingsError([str(finding) for finding in findings], source)
     return settings

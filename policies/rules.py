@@ -11,6 +11,7 @@ returns a list of `Finding`s; an empty list means the rule holds. Sources are ci
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -19,6 +20,9 @@ ROLE_BY_SIDE = {"prefill": "kv_producer", "decode": "kv_consumer"}
 STORE_CONNECTOR = "AscendStoreConnector"
 UCM_CONNECTOR = "UCMConnector"
 MULTI_CONNECTOR = "MultiConnector"
+HYBRID_CONNECTOR = "MooncakeHybridConnector"
+# Motor's P/D dispatch whitelist (docs/zh/design/pd_disaggregation.md, motor-deployer.md §1.8).
+DISPATCH_CONNECTORS = ("MooncakeConnectorV1", HYBRID_CONNECTOR, "MooncakeLayerwiseConnector", "NixlConnector")
 
 # vllm-ascend's Mooncake P2P connectors set ASCEND_TRANSFER_TIMEOUT process-wide to
 # 4.096 us * 2**HCCL_RDMA_TIMEOUT * HCCL_RDMA_RETRY_CNT + 3000 ms when the variable is unset
@@ -30,6 +34,35 @@ HCCL_RDMA_RETRY_CNT_DEFAULT = 7
 ASCEND_CONNECT_TIMEOUT_DEFAULT_MS = 3000
 # mooncake_master's default lease when the seed's config omits default_kv_lease_ttl (seed 000 table).
 MOONCAKE_LEASE_TTL_DEFAULT_MS = 11000
+
+
+# Kubernetes resource quantities as deploy.py accepts them for storage sizes and /dev/shm: a number with a
+# binary or decimal suffix. Bare numbers are refused (deploy.py's storage validation does the same).
+K8S_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)$")
+_K8S_FACTORS = {
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+}
+
+# Mooncake sizes as vllm-ascend parses them in mooncake.json: "1GB", "512MB", "64KB", "10B" (binary multiples).
+MOONCAKE_SIZE = re.compile(r"^[0-9]+(\.[0-9]+)?\s*(GB|MB|KB|B)$", re.IGNORECASE)
+_MOONCAKE_FACTORS = {"GB": 2**30, "MB": 2**20, "KB": 2**10, "B": 1}
+
+def k8s_quantity_bytes(quantity: str) -> int:
+    match = K8S_QUANTITY.match(quantity)
+    if not match:
+        raise ValueError(f"{quantity!r} is not a size with a unit such as 4Gi or 512Mi")
+    return int(float(quantity[: match.start(2)]) * _K8S_FACTORS[match.group(2)])
+
+
+def mooncake_size_bytes(size: str | int) -> int:
+    if isinstance(size, int):
+        return size
+    match = MOONCAKE_SIZE.match(size)
+    if not match:
+        raise ValueError(f"{size!r} is not a size such as 1GB, 512MB or a number of bytes")
+    return int(float(size[: match.start(2)]) * _MOONCAKE_FACTORS[match.group(2).upper()])
+
 
 
 @dataclass(frozen=True)
@@ -231,18 +264,190 @@ def _role_message(side: str, role: str, wanted: str) -> str:
     )
 
 
-def check_service(user_config: Mapping[str, Any], env: Mapping[str, Any]) -> list[Finding]:
+def _transfer_connector(kv_transfer_config: Mapping[str, Any] | None) -> tuple[str, Mapping[str, Any]] | None:
+    """(path suffix, connector) of the P/D transfer connector: connectors[0], or the single connector."""
+    entries = connectors_of(kv_transfer_config)
+    return entries[0] if entries else None
+
+
+def check_ucm_placement(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
+    """UCMConnector only on prefill, only as connectors[1] of a MultiConnector (seed 000 UCM section; Motor
+    refuses it at connectors[0] and as a bare connector); decode never loads UCM."""
+    findings = []
+    for side in SIDES:
+        config = kv_transfer_configs.get(side)
+        for position, (suffix, connector) in enumerate(connectors_of(config)):
+            if connector.get("kv_connector") != UCM_CONNECTOR:
+                continue
+            path = _kv_transfer_path(side) + suffix + ".kv_connector"
+            if side == "decode":
+                findings.append(Finding(path, "UCMConnector on decode: in Motor's P/D scheme decode never loads UCM "
+                                              "(seed 000); remove it and keep only the transfer connector."))
+            elif config.get("kv_connector") != MULTI_CONNECTOR or position != 1:
+                findings.append(Finding(path, "UCMConnector must be connectors[1] of a MultiConnector whose "
+                                              "connectors[0] is the Mooncake transfer connector (seed 000)."))
+    return findings
+
+
+def ucm_store_configs(kv_transfer_config: Mapping[str, Any] | None) -> list[tuple[str, Mapping[str, Any]]]:
+    """(path, ucm_connector_config) of every UCM store of one side's UCMConnector."""
+    found = []
+    for suffix, connector in connectors_of(kv_transfer_config):
+        if connector.get("kv_connector") != UCM_CONNECTOR:
+            continue
+        extra = connector.get("kv_connector_extra_config") or {}
+        for index, store in enumerate(extra.get("ucm_connectors") or []):
+            if isinstance(store, Mapping):
+                path = f"{suffix}.kv_connector_extra_config.ucm_connectors[{index}].ucm_connector_config"
+                found.append((path, store.get("ucm_connector_config") or {}))
+    return found
+
+
+def check_ucm_storage(
+    prefill_kv: Mapping[str, Any] | None, storage: list[Mapping[str, Any]], dshm_size: str
+) -> list[Finding]:
+    """UCM's Posix tier writes to storage_backends, which must be a mounted storage[] volume; its Cache tier
+    lives in /dev/shm, which must be larger; the Posix budget must fit the volume (motor-deployer.md §4)."""
+    findings = []
+    mounts = {entry.get("mount_path"): entry for entry in storage if entry.get("enable", True)}
+    for suffix, config in ucm_store_configs(prefill_kv):
+        path = _kv_transfer_path("prefill") + suffix
+        backends = [part for part in str(config.get("storage_backends", "")).split(":") if part]
+        for backend in backends:
+            if backend not in mounts:
+                known = ", ".join(sorted(str(m) for m in mounts)) or "none"
+                findings.append(Finding(
+                    f"{path}.storage_backends",
+                    f"{backend!r} is not the mount_path of a motor_deploy_config.storage entry (mounted: {known}); "
+                    f"UCM would write into the container's own filesystem. Add a storage entry with mount_path "
+                    f"{backend!r} or point storage_backends at one.",
+                ))
+        cache_gb = config.get("cache_buffer_capacity_gb")
+        if isinstance(cache_gb, (int, float)) and k8s_quantity_bytes(dshm_size) <= cache_gb * 2**30:
+            findings.append(Finding(
+                "motor_deploy_config.dshm_size",
+                f"is {dshm_size} but UCM's cache_buffer_capacity_gb is {cache_gb} GiB and lives in /dev/shm; "
+                f"set dshm_size above it, e.g. {int(cache_gb * 1.25)}Gi.",
+            ))
+        posix_gb = config.get("posix_capacity_gb")
+        sizes = [mounts[b].get("size") for b in backends if b in mounts and mounts[b].get("size")]
+        for size in sizes:
+            if isinstance(posix_gb, (int, float)) and posix_gb * 2**30 >= k8s_quantity_bytes(size):
+                findings.append(Finding(
+                    f"{path}.posix_capacity_gb",
+                    f"is {posix_gb} GiB but the volume it writes to is {size}; keep it below the volume size "
+                    f"so UCM's garbage collection runs before the volume is full.",
+                ))
+    return findings
+
+
+def check_hybrid_attention_connector(
+    kv_transfer_configs: Mapping[str, Mapping[str, Any] | None], hybrid_attention: Mapping[str, bool]
+) -> list[Finding]:
+    """Hybrid-attention models need MooncakeHybridConnector for P/D transfer (seed 000, FAQ 7: otherwise decode
+    crashes and restarts during inference)."""
+    findings = []
+    for side in SIDES:
+        transfer = _transfer_connector(kv_transfer_configs.get(side))
+        if not hybrid_attention.get(side) or transfer is None:
+            continue
+        suffix, connector = transfer
+        if connector.get("kv_connector") != HYBRID_CONNECTOR:
+            findings.append(Finding(
+                _kv_transfer_path(side) + suffix + ".kv_connector",
+                f"is {connector.get('kv_connector')!r} but the model uses hybrid attention; write "
+                f"{HYBRID_CONNECTOR!r} (seed FAQ 7: decode crashes and restarts otherwise).",
+            ))
+    return findings
+
+
+def check_dispatch_connector(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
+    """connectors[0] must be a connector Motor knows how to dispatch P/D with, unless dispatch_profile is set,
+    and then identically on both sides (motor-deployer.md §1.8: unknown connectors fail closed)."""
+    profiles = {side: (kv_transfer_configs.get(side) or {}).get("dispatch_profile") for side in SIDES}
+    findings = []
+    if profiles["prefill"] != profiles["decode"]:
+        findings.append(Finding(
+            _kv_transfer_path("decode") + ".dispatch_profile",
+            f"is {profiles['decode']!r} but prefill has {profiles['prefill']!r}; Motor needs the same "
+            f"dispatch_profile on both sides.",
+        ))
+    for side in SIDES:
+        transfer = _transfer_connector(kv_transfer_configs.get(side))
+        if transfer is None or profiles[side] is not None:
+            continue
+        suffix, connector = transfer
+        if connector.get("kv_connector") not in DISPATCH_CONNECTORS:
+            findings.append(Finding(
+                _kv_transfer_path(side) + suffix + ".kv_connector",
+                f"{connector.get('kv_connector')!r} is not in Motor's P/D dispatch whitelist "
+                f"({', '.join(DISPATCH_CONNECTORS)}), so Motor refuses to dispatch; use one of them, or set "
+                f"dispatch_profile (handoff or trigger) on both sides.",
+            ))
+    return findings
+
+
+def check_layerwise_pool_backend(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None], store_backend: str) -> list[Finding]:
+    """use_layerwise on AscendStoreConnector is MemCache-only (vllm-ascend layerwise_kv_pool.md)."""
+    findings = []
+    for side in SIDES:
+        for suffix, connector in connectors_of(kv_transfer_configs.get(side)):
+            extra = connector.get("kv_connector_extra_config") or {}
+            if connector.get("kv_connector") == STORE_CONNECTOR and extra.get("use_layerwise") and store_backend != "memcache":
+                findings.append(Finding(
+                    _kv_transfer_path(side) + suffix + ".kv_connector_extra_config.use_layerwise",
+                    f"the layerwise KV pool works only with backend 'memcache' (vllm-ascend layerwise_kv_pool), "
+                    f"not {store_backend!r}; remove use_layerwise here or switch the store to memcache.",
+                ))
+    return findings
+
+
+def check_hash_seed(env: Mapping[str, Any]) -> list[Finding]:
+    """PYTHONHASHSEED set and equal on every engine: block hashes differ otherwise and every pool lookup misses
+    (vllm-ascend kv_pool.md; the silent failure users report most)."""
+    seeds = {}
+    for side in SIDES:
+        section = {**(env.get("motor_common_env") or {}), **(env.get(engine_env_section(side)) or {})}
+        seeds[side] = section.get("PYTHONHASHSEED")
+    findings = []
+    for side, seed in seeds.items():
+        if seed is None or str(seed) == "random":
+            findings.append(Finding(
+                f"env.{engine_env_section(side)}.PYTHONHASHSEED",
+                "is unset or random: each engine would hash KV blocks differently and every pool lookup would "
+                "miss; set the same fixed value (e.g. \"0\") on every engine.",
+            ))
+    if None not in seeds.values() and len({str(seed) for seed in seeds.values()}) > 1:
+        findings.append(Finding(
+            f"env.{engine_env_section('decode')}.PYTHONHASHSEED",
+            f"is {seeds['decode']!r} but prefill uses {seeds['prefill']!r}; pool lookups only hit with one seed "
+            f"on every engine.",
+        ))
+    return findings
+
+
+def check_service(
+    user_config: Mapping[str, Any], env: Mapping[str, Any], hybrid_attention: Mapping[str, bool] | None = None
+) -> list[Finding]:
     """Every rule above over one service's effective user_config.json and env.json."""
     kv_configs = {
         side: ((user_config.get(engine_section(side)) or {}).get("engine_config") or {}).get("kv_transfer_config")
         for side in SIDES
     }
+    deploy = user_config.get("motor_deploy_config") or {}
     findings: list[Finding] = []
     for side in SIDES:
         findings += check_kv_role_by_side(side, kv_configs[side])
+    findings += check_ucm_placement(kv_configs)
+    findings += check_ucm_storage(kv_configs["prefill"], deploy.get("storage") or [], deploy.get("dshm_size", "4Gi"))
+    findings += check_hybrid_attention_connector(kv_configs, hybrid_attention or {})
+    findings += check_dispatch_connector(kv_configs)
+    if store_connector_backends(kv_configs["prefill"]) or store_connector_backends(kv_configs["decode"]):
+        findings += check_hash_seed(env)
     store = user_config.get("kv_cache_store_config")
     if store:
         findings += check_backend_consistency(store.get("backend", "memcache"), kv_configs)
+        findings += check_layerwise_pool_backend(kv_configs, store.get("backend", "memcache"))
         findings += check_mooncake_eviction(store)
         uses_pool = any(store_connector_backends(kv_configs[side]) for side in SIDES)
         findings += check_lease_exceeds_timeouts(
