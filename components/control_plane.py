@@ -13,6 +13,8 @@ from components.labels import common_labels
 from components.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError, motor_config_data
 from components.motor_pod import (
     BOOT_COMMAND,
+    CONTROLLER_ROLE,
+    COORDINATOR_ROLE,
     CONTROLLER_OBS_SERVICE,
     CONTROLLER_SERVICE,
     COORDINATOR_INFER_SERVICE,
@@ -26,6 +28,7 @@ from components.motor_pod import (
     motor_env,
 )
 from components.settings import ServiceSettings
+from components.workloads import Workloads
 
 TYPE = "kvpool:index:ControlPlane"
 CONTROLLER = "mindie-motor-controller"
@@ -50,8 +53,8 @@ def _api_port(section: dict[str, Any], key: str, default: int) -> int:
 
 class ControlPlane(pulumi.ComponentResource):
     motor_config: k8s.core.v1.ConfigMap
-    controller: k8s.apps.v1.Deployment
-    coordinator: k8s.apps.v1.Deployment
+    controller: k8s.apps.v1.Deployment | None  # None in a service set: the operator creates it
+    coordinator: k8s.apps.v1.Deployment | None
 
     def __init__(
         self,
@@ -59,11 +62,13 @@ class ControlPlane(pulumi.ComponentResource):
         settings: ServiceSettings,
         project_dir: Path,
         store_env: dict[str, str],
+        workloads: Workloads,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         self._settings = settings
         self._namespace = settings.namespace
+        self._workloads = workloads
         data = motor_config_data(settings, project_dir)
         if "boot.sh" not in data:
             if not pulumi.runtime.is_dry_run():
@@ -84,28 +89,29 @@ class ControlPlane(pulumi.ComponentResource):
         coordinator_config = settings.motor_coordinator_config
         controller_port = _api_port(controller_config, "controller_api_port", CONTROLLER_API_PORT)
         self.controller = self._deployment(
-            CONTROLLER, "controller", deploy.controller_node_selector, settings.env.motor_controller_env,
+            CONTROLLER, CONTROLLER_ROLE, deploy.controller_node_selector, settings.env.motor_controller_env,
             service_account=CONTROLLER,
         )
-        self._service(CONTROLLER_SERVICE, CONTROLLER, "api", controller_port)
+        self._service(CONTROLLER_SERVICE, CONTROLLER_ROLE, CONTROLLER, "api", controller_port)
         self._service(
-            CONTROLLER_OBS_SERVICE, CONTROLLER, "obs", CONTROLLER_OBS_PORT, deploy.controller_observability_node_port
+            CONTROLLER_OBS_SERVICE, CONTROLLER_ROLE, CONTROLLER, "obs", CONTROLLER_OBS_PORT,
+            deploy.controller_observability_node_port,
         )
         self.coordinator = self._deployment(
-            COORDINATOR, "coordinator", deploy.coordinator_node_selector,
+            COORDINATOR, COORDINATOR_ROLE, deploy.coordinator_node_selector,
             {**store_env, **settings.env.motor_coordinator_env},
         )
         self._service(
-            COORDINATOR_INFER_SERVICE, COORDINATOR, "infer",
+            COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE, COORDINATOR, "infer",
             _api_port(coordinator_config, "coordinator_api_infer_port", COORDINATOR_INFER_PORT),
             deploy.coordinator_infer_node_port,
         )
         self._service(
-            COORDINATOR_MGMT_SERVICE, COORDINATOR, "mgmt",
+            COORDINATOR_MGMT_SERVICE, COORDINATOR_ROLE, COORDINATOR, "mgmt",
             _api_port(coordinator_config, "coordinator_api_mgmt_port", COORDINATOR_MGMT_PORT),
         )
         self._service(
-            COORDINATOR_OBS_SERVICE, COORDINATOR, "obs",
+            COORDINATOR_OBS_SERVICE, COORDINATOR_ROLE, COORDINATOR, "obs",
             _api_port(coordinator_config, "coordinator_obs_port", COORDINATOR_OBS_PORT),
             deploy.coordinator_obs_node_port,
         )
@@ -159,10 +165,10 @@ class ControlPlane(pulumi.ComponentResource):
         node_selector: dict[str, str],
         role_env: dict[str, Any],
         service_account: str | None = None,
-    ) -> k8s.apps.v1.Deployment:
+    ) -> k8s.apps.v1.Deployment | None:
         settings = self._settings
         env = {
-            **motor_env(role, self._namespace, f"{self._namespace}-{role}"),
+            **motor_env(role, self._workloads, f"{self._namespace}-{role}"),
             **settings.env.motor_common_env,
             **role_env,
         }
@@ -177,8 +183,9 @@ class ControlPlane(pulumi.ComponentResource):
             "lifecycle": LIFECYCLE,
             "volumeMounts": [MOTOR_CONFIG_MOUNT],
         }
-        return k8s.apps.v1.Deployment(
+        return self._workloads.deployment(
             name,
+            role,
             metadata=self._metadata(name, name),
             spec={
                 "replicas": 1,
@@ -198,12 +205,15 @@ class ControlPlane(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.motor_config]),
         )
 
-    def _service(self, name: str, app: str, port_name: str, port: int, node_port: int | None = None) -> None:
+    def _service(
+        self, name: str, role: str, app: str, port_name: str, port: int, node_port: int | None = None
+    ) -> None:
         spec_port: dict[str, Any] = {"name": port_name, "port": port, "targetPort": port, "protocol": "TCP"}
         if node_port is not None:
             spec_port["nodePort"] = node_port
-        k8s.core.v1.Service(
+        self._workloads.service(
             name,
+            role,
             metadata=self._metadata(name, app),
             spec={"type": "NodePort" if node_port else "ClusterIP", "selector": {"app": app}, "ports": [spec_port]},
             opts=self._opts(),

@@ -21,6 +21,7 @@ from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
 from components.labels import KV_CLIENT_LABEL, common_labels
 from components.motor_pod import BOOT_COMMAND, LIFECYCLE, MOTOR_CONFIG_MOUNT, MOTOR_CONFIG_VOLUME, PROBES, env_list, motor_env
 from components.settings import ServiceSettings
+from components.workloads import Workloads
 from policies import rules
 
 TYPE = "kvpool:index:EnginePool"
@@ -39,11 +40,13 @@ class EngineEnvConflict(KvpoolError):
     """env.json sets a variable the KV store contract sets to another value."""
 
 
-def instance_name(side: str, index: int) -> str:
-    return f"{ENGINE_BASE}-{SIDE_LETTER[side]}{index}"
+def instance_name(side: str, index: int | None) -> str:
+    """`vllm-p0` for an instance; `vllm-p` for the role template of a service set."""
+    return f"{ENGINE_BASE}-{SIDE_LETTER[side]}{'' if index is None else index}"
 
 
 class EnginePool(pulumi.ComponentResource):
+    # One per instance in multi_deployment; empty in a service set, where the operator creates them.
     deployments: list[k8s.apps.v1.Deployment]
 
     def __init__(
@@ -52,15 +55,30 @@ class EnginePool(pulumi.ComponentResource):
         settings: ServiceSettings,
         side: str,
         endpoint: KVStoreEndpoint | None,
+        workloads: Workloads,
         storage: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], []),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(TYPE, name, None, opts)
-        self._settings, self._side, self._endpoint = settings, side, endpoint
+        self._settings, self._side, self._endpoint, self._workloads = settings, side, endpoint, workloads
         self._storage_volumes, self._storage_mounts = storage
         deploy = settings.motor_deploy_config
         count = deploy.p_instances_num if side == "prefill" else deploy.d_instances_num
-        self.deployments = [self._deployment(index) for index in range(count)]
+        if workloads.is_service_set:
+            # One role template; the operator numbers the instances (INSTANCE_INDEX) and Motor's engine.sh
+            # derives JOB_NAME and the per-instance kv_transfer_config from them.
+            workloads.deployment(
+                instance_name(side, None), side, *self._workload(None), opts=pulumi.ResourceOptions(parent=self),
+                instances=count,
+            )
+            self.deployments = []
+        else:
+            self.deployments = [
+                workloads.deployment(
+                    instance_name(side, index), side, *self._workload(index), opts=pulumi.ResourceOptions(parent=self)
+                )
+                for index in range(count)
+            ]
         self.register_outputs({"instances": [instance_name(side, index) for index in range(count)]})
 
     # -- pieces of one instance ---------------------------------------------------------------------------
@@ -85,7 +103,7 @@ class EnginePool(pulumi.ComponentResource):
                 + "; ".join(f"{key} is {user[key]!r} but the KV store needs {contract[key]!r}" for key in conflicts)
                 + ". Remove them from env.json: motor-kvpool sets them from the store."
             )
-        return env_list({**motor_env(self._side, self._settings.namespace, job_name), **user, **contract})
+        return env_list({**motor_env(self._side, self._workloads, job_name), **user, **contract})
 
     def _client_mounts(self) -> list[dict[str, Any]]:
         if self._endpoint is None:
@@ -158,11 +176,11 @@ class EnginePool(pulumi.ComponentResource):
             labels[KV_CLIENT_LABEL] = "true"
         return labels
 
-    def _annotations(self, index: int) -> dict[str, str]:
+    def _annotations(self, index: int | None) -> dict[str, str]:
         deploy = self._settings.motor_deploy_config
         pods, npus = self._pods_and_npus()
         annotations = {}
-        kv = instance_kv_transfer_config(self._settings, self._side, index)
+        kv = None if index is None else instance_kv_transfer_config(self._settings, self._side, index)
         if kv is not None:
             annotations[KV_TRANSFER_ANNOTATION] = json.dumps(kv, sort_keys=True, separators=(",", ":"))
         if HARDWARE[deploy.hardware_type].family == "A3":
@@ -171,11 +189,12 @@ class EnginePool(pulumi.ComponentResource):
             annotations["scheduling.volcano.sh/queue-name"] = deploy.scheduling_queue
         return annotations
 
-    def _deployment(self, index: int) -> k8s.apps.v1.Deployment:
+    def _workload(self, index: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(metadata, Deployment spec) of instance `index`, or of the role template when index is None."""
         settings = self._settings
         deploy = settings.motor_deploy_config
         name = instance_name(self._side, index)
-        job_name = f"{settings.namespace}-{SIDE_LETTER[self._side]}{index}"
+        job_name = f"{settings.namespace}-{name.removeprefix(ENGINE_BASE + '-')}"
         pods, _ = self._pods_and_npus()
         labels = self._labels(name, job_name)
         side_selector = deploy.prefill_node_selector if self._side == "prefill" else deploy.decode_node_selector
@@ -188,20 +207,14 @@ class EnginePool(pulumi.ComponentResource):
         }
         if HARDWARE[deploy.hardware_type].family == "A5":
             pod_spec["dnsConfig"] = {"options": [{"name": "ndots", "value": "2"}]}
-        return k8s.apps.v1.Deployment(
-            name,
-            metadata={
-                "name": name,
-                "namespace": settings.namespace,
-                "labels": labels,
-                "annotations": {"motor-kvpool.io/instance-id": str(instance_id(settings, self._side, index))},
-            },
-            spec={
-                "replicas": pods,
-                # NPUs are exclusive: a rolling update would wait for NPUs the old pods still hold.
-                "strategy": {"type": "Recreate"},
-                "selector": {"matchLabels": {"app": name}},
-                "template": {"metadata": {"labels": labels, "annotations": self._annotations(index)}, "spec": pod_spec},
-            },
-            opts=pulumi.ResourceOptions(parent=self),
-        )
+        metadata: dict[str, Any] = {"name": name, "namespace": settings.namespace, "labels": labels}
+        if index is not None:
+            metadata["annotations"] = {"motor-kvpool.io/instance-id": str(instance_id(settings, self._side, index))}
+        spec = {
+            "replicas": pods,
+            # NPUs are exclusive: a rolling update would wait for NPUs the old pods still hold.
+            "strategy": {"type": "Recreate"},
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": labels, "annotations": self._annotations(index)}, "spec": pod_spec},
+        }
+        return metadata, spec

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from components.labels import service_fqdn
 from components.motor_config import MOTOR_CONFIG_NAME
+from components.workloads import Workloads
 
 CONFIGMAP_PATH = "/mnt/configmap"
 CONFIG_PATH = "/usr/local/Ascend/pyMotor/conf"
@@ -16,6 +16,8 @@ CONTROLLER_OBS_SERVICE = "mindie-motor-controller-observability-service"
 COORDINATOR_INFER_SERVICE = "mindie-motor-coordinator-infer"
 COORDINATOR_MGMT_SERVICE = "mindie-motor-coordinator-mgmt"
 COORDINATOR_OBS_SERVICE = "mindie-motor-coordinator-obs"
+CONTROLLER_ROLE = "controller"
+COORDINATOR_ROLE = "coordinator"
 
 BOOT_COMMAND = ["/bin/bash", "-c", f"source {CONFIGMAP_PATH}/boot.sh"]
 MOTOR_CONFIG_VOLUME = {"name": "motor-config", "configMap": {"name": MOTOR_CONFIG_NAME, "defaultMode": 0o550}}
@@ -35,12 +37,12 @@ PROBES = {
 LIFECYCLE = {"preStop": {"exec": {"command": ["/bin/bash", "-c", f"{CONFIGMAP_PATH}/prestop.sh"]}}}
 
 
-def control_plane_env(namespace: str) -> dict[str, str]:
+def control_plane_env(workloads: Workloads) -> dict[str, str]:
     return {
-        "CONTROLLER_SERVICE": service_fqdn(CONTROLLER_SERVICE, namespace),
-        "COORDINATOR_SERVICE": service_fqdn(COORDINATOR_MGMT_SERVICE, namespace),
-        "COORDINATOR_INFER_SERVICE": service_fqdn(COORDINATOR_INFER_SERVICE, namespace),
-        "COORDINATOR_OBS_SERVICE": service_fqdn(COORDINATOR_OBS_SERVICE, namespace),
+        "CONTROLLER_SERVICE": workloads.service_host(CONTROLLER_SERVICE, CONTROLLER_ROLE),
+        "COORDINATOR_SERVICE": workloads.service_host(COORDINATOR_MGMT_SERVICE, COORDINATOR_ROLE),
+        "COORDINATOR_INFER_SERVICE": workloads.service_host(COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE),
+        "COORDINATOR_OBS_SERVICE": workloads.service_host(COORDINATOR_OBS_SERVICE, COORDINATOR_ROLE),
     }
 
 
@@ -61,11 +63,11 @@ def _env_text(value: Any) -> str:
     return str(value)
 
 
-def motor_env(role: str, namespace: str, job_name: str) -> dict[str, str]:
+def motor_env(role: str, workloads: Workloads, job_name: str) -> dict[str, str]:
     return {
         "ROLE": role,
         "JOB_NAME": job_name,
         "CONFIGMAP_PATH": CONFIGMAP_PATH,
         "CONFIG_PATH": CONFIG_PATH,
-        **control_plane_env(namespace),
+        **control_plane_env(workloads),
     }

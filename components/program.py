@@ -13,12 +13,12 @@ from components.engine_pool import EnginePool, instance_name
 from components.errors import KvpoolError
 from components.kv_store import KVStore
 from components.kv_store.client import kv_client_config_map
-from components.labels import service_fqdn
 from components.motor_config import MOTOR_CONFIG_NAME
-from components.motor_pod import COORDINATOR_INFER_SERVICE
+from components.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
 from components.pulumi_settings import read_stack_settings
 from components.settings import ServiceSettings
 from components.ucm_storage import UCMStorage
+from components.workloads import Workloads
 
 # What the coordinator needs of the store (deploy.py gives it these two, not the client files).
 COORDINATOR_STORE_ENV = ("KVS_MASTER_SERVICE", "KV_STORE_BACKEND")
@@ -32,24 +32,26 @@ def build(settings: ServiceSettings, project_dir: Path) -> None:
         )
         opts = pulumi.ResourceOptions(depends_on=[namespace])
     deploy = settings.motor_deploy_config
+    workloads = Workloads(settings.namespace, deploy.deploy_mode)
     endpoint = None
     if settings.kv_store_wanted:
-        endpoint = KVStore("kv-store", settings, project_dir, opts).endpoint
+        endpoint = KVStore("kv-store", settings, workloads, project_dir, opts).endpoint
         kv_client_config_map(endpoint, settings.namespace, opts)
         pulumi.export("kv_store", endpoint.as_output())
     storage = UCMStorage("ucm-storage", settings, opts) if deploy.storage else None
     store_env = {key: value for key, value in (endpoint.engine_env if endpoint else {}).items() if key in COORDINATOR_STORE_ENV}
-    ControlPlane("control-plane", settings, project_dir, store_env, opts)
+    control_plane = ControlPlane("control-plane", settings, project_dir, store_env, workloads, opts)
     prefill_storage = (storage.volumes, storage.mounts) if storage else ([], [])
-    EnginePool("prefill", settings, "prefill", endpoint, prefill_storage, opts)
-    EnginePool("decode", settings, "decode", endpoint, opts=opts)
+    EnginePool("prefill", settings, "prefill", endpoint, workloads, prefill_storage, opts)
+    EnginePool("decode", settings, "decode", endpoint, workloads, opts=opts)
+    workloads.finish(pulumi.ResourceOptions(depends_on=[control_plane.motor_config]))
     pulumi.export("namespace", settings.namespace)
     pulumi.export("deploy_mode", deploy.deploy_mode)
     pulumi.export("motor_config", f"{settings.namespace}/{MOTOR_CONFIG_NAME}")
     pulumi.export(
         "coordinator",
         {
-            "service": service_fqdn(COORDINATOR_INFER_SERVICE, settings.namespace),
+            "service": workloads.service_host(COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE),
             "node_port": deploy.coordinator_infer_node_port,
         },
     )

@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 
 from components.labels import KV_CLIENT_LABEL, common_labels
 from components.settings import StoreResources
+from components.workloads import Workloads
 
 # deploy.py's names (kv_cache_store_template.yaml), kept so that Motor's in-pod scripts and docs still apply.
 STORE_NAME = "mindie-motor-kv-store"
@@ -30,7 +31,7 @@ class StoreContext:
     """What every backend builder needs, decided once by the KVStore component."""
 
     namespace: str
-    deploy_mode: str
+    workloads: Workloads
     image: str
     hardware_type: str
     labels: dict[str, str]  # the user's additional labels; app_labels() adds ours
@@ -55,13 +56,11 @@ class StoreContext:
         # that they cannot override the selector.
         return {**self.labels, **common_labels(self.namespace, COMPONENT, app), "app": app, "deploy-name": app}
 
-    def metadata(self, name: str, app: str) -> k8s.meta.v1.ObjectMetaArgs:
-        return k8s.meta.v1.ObjectMetaArgs(
-            name=name,
-            namespace=self.namespace,
-            labels=self.app_labels(app),
-            annotations=self.annotations or None,
-        )
+    def metadata(self, name: str, app: str) -> dict[str, Any]:
+        metadata = {"name": name, "namespace": self.namespace, "labels": self.app_labels(app)}
+        if self.annotations:
+            metadata["annotations"] = dict(self.annotations)
+        return metadata
 
 
 def selector(name: str) -> dict[str, str]:
@@ -83,19 +82,24 @@ RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"dro
 POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
 
 
-def service(
-    ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort], headless: bool = False
-) -> k8s.core.v1.Service:
+def _service_spec(app: str, ports: Sequence[StorePort], headless: bool = False) -> dict[str, Any]:
+    return {
+        "type": "ClusterIP",
+        **({"clusterIP": "None", "publishNotReadyAddresses": True} if headless else {}),
+        "selector": selector(app),
+        "ports": [{"name": p.name, "port": p.port, "targetPort": p.port, "protocol": "TCP"} for p in ports],
+    }
+
+
+def service(ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort]) -> None:
+    """The store's own Service: part of the kv-store role in a service set."""
+    ctx.workloads.service(name, COMPONENT, ctx.metadata(name, app), _service_spec(app, ports), ctx.opts())
+
+
+def headless_service(ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort]) -> k8s.core.v1.Service:
+    """A StatefulSet's peer Service: always a plain object (service sets hold Deployments only)."""
     return k8s.core.v1.Service(
-        name,
-        metadata=ctx.metadata(name, app),
-        spec={
-            "type": "ClusterIP",
-            **({"clusterIP": "None", "publishNotReadyAddresses": True} if headless else {}),
-            "selector": selector(app),
-            "ports": [{"name": p.name, "port": p.port, "targetPort": p.port, "protocol": "TCP"} for p in ports],
-        },
-        opts=ctx.opts(),
+        name, metadata=ctx.metadata(name, app), spec=_service_spec(app, ports, headless=True), opts=ctx.opts()
     )
 
 
@@ -138,13 +142,14 @@ def deployment(
     ctx: StoreContext,
     name: str,
     containers: list[dict[str, Any]],
-    volumes: list[dict[str, Any]] = (),
+    volumes: Sequence[dict[str, Any]] = (),
     replicas: int = 1,
     depends_on: Sequence[pulumi.Resource] = (),
-) -> k8s.apps.v1.Deployment:
+) -> None:
     # Pod labels are the object's labels; nothing in them changes between runs, so re-running restarts nothing.
-    return k8s.apps.v1.Deployment(
+    ctx.workloads.deployment(
         name,
+        COMPONENT,
         metadata=ctx.metadata(name, name),
         spec={
             "replicas": replicas,

@@ -10,6 +10,7 @@ import pulumi
 from components.kv_store import memcache, mooncake, yuanrong
 from components.kv_store.common import StoreContext
 from components.kv_store.endpoint import KVStoreEndpoint
+from components.workloads import Workloads
 from components.settings import MemcacheStoreConfig, MooncakeStoreConfig, ServiceSettings, YuanrongStoreConfig
 
 TYPE = "kvpool:index:KVStore"
@@ -22,6 +23,7 @@ class KVStore(pulumi.ComponentResource):
         self,
         name: str,
         settings: ServiceSettings,
+        workloads: Workloads,
         project_dir: Path = Path("."),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -32,7 +34,7 @@ class KVStore(pulumi.ComponentResource):
             raise ValueError("KVStore needs kv_cache_store_config; ServiceSettings.kv_store_wanted says when")
         ctx = StoreContext(
             namespace=settings.namespace,
-            deploy_mode=deploy.deploy_mode,
+            workloads=workloads,
             image=store.image or deploy.image_name,
             hardware_type=deploy.hardware_type,
             labels=dict(store.additional_labels),

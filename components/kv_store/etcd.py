@@ -8,9 +8,9 @@ from components.kv_store.common import (
     RESTRICTED_CONTAINER,
     StoreContext,
     StorePort,
+    headless_service,
     network_policy,
     selector,
-    service,
 )
 from components.labels import k8s_name, service_fqdn
 from components.settings import EtcdConfig
@@ -52,7 +52,7 @@ def build_etcd(
     name = etcd_name(store_name)
     peers_service = k8s_name(name, "peers")
     ports = [StorePort("client", etcd.port, client=True), StorePort("peer", etcd.peer_port, client=True)]
-    headless = service(ctx, peers_service, name, ports, headless=True)
+    headless = headless_service(ctx, peers_service, name, ports)
     members = k8s.apps.v1.StatefulSet(
         name,
         metadata=ctx.metadata(name, name),

@@ -15,6 +15,7 @@ import pulumi_kubernetes as k8s
 from components.errors import KvpoolError
 from components.hardware import HARDWARE
 from components.kv_store.common import (
+    COMPONENT,
     POD_IP_ENV,
     RESTRICTED_CONTAINER,
     STORE_NAME,
@@ -29,7 +30,7 @@ from components.kv_store.common import (
     service_monitor,
 )
 from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
-from components.labels import k8s_name, service_fqdn
+from components.labels import k8s_name
 from components.settings import MemcacheStoreConfig
 
 META_CONF_DIR = "/etc/memcache"
@@ -112,7 +113,7 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
 
 
 def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> KVStoreEndpoint:
-    host = service_fqdn(STORE_SERVICE, ctx.namespace)
+    host = ctx.workloads.service_host(STORE_SERVICE, COMPONENT)
     ports = [
         StorePort("meta", store.port, client=True),
         StorePort("config-store", store.config_store_port, client=True),
@@ -149,7 +150,7 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
         port=store.port,
         metrics_port=store.metrics_port,
         namespace=ctx.namespace,
-        deploy_mode=ctx.deploy_mode,
+        deploy_mode=ctx.workloads.deploy_mode,
         engine_env={
             "KVS_MASTER_SERVICE": host,
             "KV_STORE_BACKEND": "memcache",

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from components.kv_store.common import (
+    COMPONENT,
     POD_IP_ENV,
     RESTRICTED_CONTAINER,
     STORE_NAME,
@@ -25,7 +26,6 @@ from components.kv_store.common import (
 )
 from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
 from components.kv_store.etcd import build_etcd, client_endpoints
-from components.labels import service_fqdn
 from components.settings import MooncakeStoreConfig
 from components.units import mooncake_size_bytes
 
@@ -114,7 +114,7 @@ def _json(data: dict[str, Any]) -> str:
 
 
 def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
-    host = service_fqdn(STORE_SERVICE, ctx.namespace)
+    host = ctx.workloads.service_host(STORE_SERVICE, COMPONENT)
     ports = [StorePort("rpc", store.port, client=True), StorePort("metrics", store.metrics_port, client=False)]
     etcd_endpoints: list[str] = []
     depends_on = []
@@ -152,7 +152,7 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
         port=store.port,
         metrics_port=store.metrics_port,
         namespace=ctx.namespace,
-        deploy_mode=ctx.deploy_mode,
+        deploy_mode=ctx.workloads.deploy_mode,
         engine_env={
             "KVS_MASTER_SERVICE": host,
             "KV_STORE_BACKEND": "mooncake",

@@ -92,7 +92,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         port=store.port,
         metrics_port=store.port,
         namespace=ctx.namespace,
-        deploy_mode=ctx.deploy_mode,
+        deploy_mode=ctx.workloads.deploy_mode,
         engine_env={
             "KV_STORE_BACKEND": "yuanrong",
             "DS_WORKER_ADDR": f"$(HOST_IP):{store.port}",

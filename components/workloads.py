@@ -1,0 +1,101 @@
+"""Where Deployments and their Services go, by deploy_mode.
+
+multi_deployment: each is its own Kubernetes object (deploy.py's output_yamls). infer_service_set: each becomes a
+role of one InferServiceSet (mindcluster.huawei.com/v1), whose operator creates the workloads and names the
+Services `<service>-<iss name>-0-<role>` (motor-deployer.md §1.3). Components call the same two methods either
+way, and ask `service_host` for the name other pods must dial.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.labels import common_labels, service_fqdn
+
+ISS_API_VERSION = "mindcluster.huawei.com/v1"
+ISS_NAME = "vllm"  # deploy.py's default InferServiceSet name
+
+
+@dataclass
+class Role:
+    name: str
+    replicas: int
+    spec: dict[str, Any]
+    labels: dict[str, str]
+    services: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Workloads:
+    """Deployments and Services of one stack, rendered as deploy_mode says."""
+
+    def __init__(self, namespace: str, deploy_mode: str) -> None:
+        self.namespace = namespace
+        self.deploy_mode = deploy_mode
+        self._roles: dict[str, Role] = {}
+
+    @property
+    def is_service_set(self) -> bool:
+        return self.deploy_mode == "infer_service_set"
+
+    def service_name(self, service: str, role: str) -> str:
+        return f"{service}-{ISS_NAME}-0-{role}" if self.is_service_set else service
+
+    def service_host(self, service: str, role: str) -> str:
+        return service_fqdn(self.service_name(service, role), self.namespace)
+
+    def deployment(
+        self,
+        name: str,
+        role: str,
+        metadata: dict[str, Any],
+        spec: dict[str, Any],
+        opts: pulumi.ResourceOptions,
+        instances: int = 1,
+    ) -> k8s.apps.v1.Deployment | None:
+        """`spec` is a Deployment spec. In a service set, `instances` workloads of it form the role `role`."""
+        if self.is_service_set:
+            if role not in self._roles:
+                self._roles[role] = Role(role, instances, spec, metadata.get("labels", {}))
+            return None
+        return k8s.apps.v1.Deployment(name, metadata=metadata, spec=spec, opts=opts)
+
+    def service(
+        self, name: str, role: str, metadata: dict[str, Any], spec: dict[str, Any], opts: pulumi.ResourceOptions
+    ) -> k8s.core.v1.Service | None:
+        if self.is_service_set:
+            # The operator selects the role's pods itself; the selector would name pods it renames.
+            self._roles[role].services.append({"name": name, "spec": {k: v for k, v in spec.items() if k != "selector"}})
+            return None
+        return k8s.core.v1.Service(name, metadata=metadata, spec=spec, opts=opts)
+
+    def finish(self, opts: pulumi.ResourceOptions | None = None) -> k8s.apiextensions.CustomResource | None:
+        """The InferServiceSet holding every role (nothing in multi_deployment)."""
+        if not self.is_service_set:
+            return None
+        roles = [
+            {
+                "name": role.name,
+                "replicas": role.replicas,
+                "workload": {"apiVersion": "apps/v1", "kind": "Deployment"},
+                "metadata": {"labels": role.labels},
+                "services": role.services,
+                "spec": role.spec,
+            }
+            for role in self._roles.values()
+        ]
+        return k8s.apiextensions.CustomResource(
+            ISS_NAME,
+            api_version=ISS_API_VERSION,
+            kind="InferServiceSet",
+            metadata={
+                "name": ISS_NAME,
+                "namespace": self.namespace,
+                "labels": common_labels(self.namespace, "infer-service-set", ISS_NAME),
+            },
+            spec={"replicas": 1, "template": {"roles": roles}},
+            opts=opts,
+        )
