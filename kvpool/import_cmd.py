@@ -17,7 +17,7 @@ import yaml
 from kvpool.importer import import_pair
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("import", help="convert a deploy.py user_config.json + env.json into a stack file")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--config-dir", type=Path, help="folder holding user_config.json and env.json")
@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--force", action="store_true", help="overwrite an existing stack file")
     parser.set_defaults(handler=run)
+    return parser
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,204 @@
+"""Kubernetes manifests from a recorded program run: built, checked against the OpenAPI schema, written.
+
+Every custom resource of type `kubernetes:<group>/<version>:<Kind>` whose inputs carry `apiVersion` and
+`kind` is one object (the inputs already have the Kubernetes shape). Objects are validated strictly with
+kubernetes-validate (no cluster needed); kinds it has no schema for, such as CRDs, are reported, not failed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import yaml
+from kubernetes_validate import utils as kubernetes_validate_utils
+
+from components.errors import KvpoolError
+from kvpool.mock_engine import RecordedResource
+from kvpool.property_values import (
+    SECRET_MASK,
+    PropertyPath,
+    format_path,
+    integral_floats_to_ints,
+    mask_leaves,
+)
+
+DEFAULT_KUBERNETES_VERSION = "1.30"
+_KUBERNETES_TYPE = re.compile(r"^kubernetes:[^:]+/[^:/]+:[A-Za-z0-9]+$")
+
+
+class ManifestValidationError(KvpoolError):
+    """One or more objects do not match the Kubernetes schema; `problems` holds one line per object."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        header = f"manifests: {len(problems)} problem{'s' if len(problems) != 1 else ''} (strict schema check)"
+        super().__init__("\n".join([header, *(f"  - {problem}" for problem in problems)]))
+
+
+class KubernetesVersionError(KvpoolError):
+    """kubernetes-validate bundles no schema for the requested Kubernetes version."""
+
+
+@dataclass(frozen=True)
+class KubernetesObject:
+    urn: str
+    body: dict[str, Any]
+    """Plain manifest: integral numbers as ints, no nulls, apiVersion/kind/metadata first then keys sorted,
+    real (unmasked) values."""
+    secret_paths: tuple[PropertyPath, ...]
+    unknown_paths: tuple[PropertyPath, ...]
+
+    @property
+    def kind(self) -> str:
+        return str(self.body["kind"])
+
+    @property
+    def name(self) -> str:
+        return str(self.body["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str | None:
+        namespace = self.body["metadata"].get("namespace")
+        return str(namespace) if namespace else None
+
+    @property
+    def label(self) -> str:
+        """`Deployment demo/engine`, or `Namespace demo` for an object without a namespace."""
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.kind.lower()}-{self.namespace or '_cluster'}-{self.name}.yaml"
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    kubernetes_version: str
+    """The schema version actually used (the newest bundled one not newer than the requested version)."""
+    validated: list[str]
+    """Labels of the objects that passed the schema check."""
+    not_schema_checked: list[str]
+    """One line per object that could not be checked, with the reason."""
+
+
+def kubernetes_objects(resources: list[RecordedResource]) -> list[KubernetesObject]:
+    """The manifests the Kubernetes provider would apply, in resource (URN) order."""
+    objects = []
+    for resource in resources:
+        if not (resource.custom and _KUBERNETES_TYPE.match(resource.type)):
+            continue
+        if "apiVersion" not in resource.inputs or "kind" not in resource.inputs:
+            continue  # e.g. helm.sh/v3:Release: a provider-side resource, not a manifest
+        body = _leading(_without_nulls(integral_floats_to_ints(resource.inputs)), ("apiVersion", "kind", "metadata"))
+        # Without metadata.name the provider would add a random suffix; the preview uses the logical name.
+        body["metadata"] = _leading({"name": resource.name, **body.get("metadata", {})}, ("name", "namespace"))
+        objects.append(KubernetesObject(resource.urn, body, resource.secret_paths, resource.unknown_paths))
+    return objects
+
+
+def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -> ValidationReport:
+    """Check every object strictly; raise ManifestValidationError listing every failing object."""
+    schema_version = _schema_version(kubernetes_version)
+    validated, not_checked, problems = [], [], []
+    clashes = _file_name_clashes(objects)
+    for obj in objects:
+        try:
+            kubernetes_validate.validate(_without_unknown_values(obj), schema_version, strict=True)
+        except kubernetes_validate.SchemaNotFoundError:
+            not_checked.append(f"{obj.label} ({obj.body['apiVersion']}): no schema bundled for this kind")
+            continue
+        except kubernetes_validate.ValidationError as error:
+            path = tuple(error.path)
+            reason = _reason(error, obj, path)
+            problems.append(f"{obj.label}: {format_path(path)}: {reason} (Kubernetes {error.version})")
+            continue
+        validated.append(obj.label)
+    if clashes or problems:
+        raise ManifestValidationError([*clashes, *problems])
+    return ValidationReport(schema_version, validated, not_checked)
+
+
+def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Path]:
+    """One YAML file per object, secrets written as "[secret]"; YAML files from an earlier run are removed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for obj in objects:
+        path = directory / obj.file_name
+        masked = mask_leaves(obj.body, obj.secret_paths)
+        text = yaml.safe_dump(masked, sort_keys=False, default_flow_style=False, allow_unicode=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    for stale in set(directory.glob("*.yaml")) - set(written):
+        stale.unlink()
+    return written
+
+
+def _schema_version(requested: str) -> str:
+    """kubernetes-validate compares versions as strings (1.9 > 1.30); pick the schema numerically here."""
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", requested)
+    bundled = [tuple(int(part) for part in v.split(".")[:2]) for v in kubernetes_validate_utils.all_versions()]
+    usable = [v for v in bundled if match and v <= (int(match[1]), int(match[2]))]
+    if not usable:
+        supported = f"{bundled[0][0]}.{bundled[0][1]} to {bundled[-1][0]}.{bundled[-1][1]}"
+        raise KubernetesVersionError(
+            f"no Kubernetes schema for version {requested!r}: kubernetes-validate "
+            f"{kubernetes_validate.__version__} has {supported}"
+        )
+    major, minor = usable[-1]
+    return f"{major}.{minor}"
+
+
+def _reason(error: kubernetes_validate.ValidationError, obj: KubernetesObject, path: PropertyPath) -> str:
+    """The schema's reason; it quotes the offending value, which must not show a secret."""
+    if any(path[: len(secret)] == secret for secret in obj.secret_paths):
+        return str(error.message).replace(repr(error.instance), repr(SECRET_MASK))
+    return str(error.message)
+
+
+def _file_name_clashes(objects: list[KubernetesObject]) -> list[str]:
+    by_file: dict[str, list[KubernetesObject]] = {}
+    for obj in objects:
+        by_file.setdefault(obj.file_name, []).append(obj)
+    return [
+        f"{' and '.join(o.urn for o in same)} both render to manifests/{file_name}"
+        for file_name, same in sorted(by_file.items())
+        if len(same) > 1
+    ]
+
+
+def _without_unknown_values(obj: KubernetesObject) -> dict[str, Any]:
+    """Fields a preview cannot know are left out of the schema check rather than checked as placeholder text."""
+    body = obj.body
+    for path in sorted(obj.unknown_paths, key=len, reverse=True):
+        body = _drop_path(body, path)
+    return body
+
+
+def _drop_path(document: Any, path: PropertyPath) -> Any:
+    if not path:
+        return document
+    step, rest = path[0], path[1:]
+    if isinstance(document, dict) and step in document:
+        if not rest:
+            return {k: v for k, v in document.items() if k != step}
+        return {**document, step: _drop_path(document[step], rest)}
+    if isinstance(document, list) and isinstance(step, int) and step < len(document) and rest:
+        return [*document[:step], _drop_path(document[step], rest), *document[step + 1 :]]
+    return document
+
+
+def _without_nulls(document: Any) -> Any:
+    if isinstance(document, dict):
+        return {key: _without_nulls(value) for key, value in document.items() if value is not None}
+    if isinstance(document, list):
+        return [_without_nulls(item) for item in document]
+    return document
+
+
+def _leading(document: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The given keys first, in that order, then the rest as they were (sorted, from the decoder)."""
+    return {**{key: document[key] for key in keys if key in document}, **document}

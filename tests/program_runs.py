@@ -1,0 +1,64 @@
+"""Run this repository's Pulumi program under the offline mock engine and index what it rendered."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kvpool.manifests import kubernetes_objects
+from kvpool.mock_engine import ProgramRun, run_program
+from kvpool.stack_config import StackConfig, load_stack_config
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+PROJECT = "motor-kvpool"
+
+
+@dataclass
+class Rendered:
+    run: ProgramRun
+    objects: dict[tuple[str, str], dict[str, Any]]  # (kind, name) -> manifest
+
+    def get(self, kind: str, name: str) -> dict[str, Any]:
+        return self.objects[(kind, name)]
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(name for (k, name) in self.objects if k == kind)
+
+    def container(self, kind: str, name: str, container: str) -> dict[str, Any]:
+        spec = self.get(kind, name)["spec"]["template"]["spec"]
+        return next(c for c in spec["containers"] if c["name"] == container)
+
+
+def stack_values(stack: str) -> dict[str, Any]:
+    """The motor-kvpool:* keys of stacks/Pulumi.<stack>.yaml, without the prefix."""
+    config = yaml.safe_load((PROJECT_DIR / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return {key.split(":", 1)[1]: copy.deepcopy(value) for key, value in config.items() if key.startswith(PROJECT)}
+
+
+def render(values: dict[str, Any], stack: str = "svc", stack_references: dict | None = None) -> Rendered:
+    """Run the program with these motor-kvpool:* values (objects, not strings) as the stack's config."""
+    config = StackConfig(
+        project=PROJECT,
+        stack=stack,
+        values={
+            f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
+            for key, value in values.items()
+        },
+        secret_keys=[],
+    )
+    run = run_program(PROJECT_DIR, config, stack_references=stack_references)
+    return Rendered(run, {(o.kind, o.name): o.body for o in kubernetes_objects(run.resources)})
+
+
+def render_stack(stack: str) -> Rendered:
+    run = run_program(PROJECT_DIR, load_stack_config(PROJECT_DIR, stack))
+    return Rendered(run, {(o.kind, o.name): o.body for o in kubernetes_objects(run.resources)})
+
+
+def env_of(container: dict[str, Any]) -> dict[str, Any]:
+    return {entry["name"]: entry.get("value", entry.get("valueFrom")) for entry in container["env"]}

@@ -1,0 +1,150 @@
+"""KVStore, mooncake backend: the exact master flags, ports, probes, client config and standalone sidecar."""
+
+from __future__ import annotations
+
+import json
+
+from tests.program_runs import render, stack_values
+
+FQDN = "mindie-motor-kvs-master.svc.svc.cluster.local"
+
+
+def mooncake(**store) -> dict:
+    values = stack_values("mooncake-layerwise")
+    values["motor_deploy_config"]["deploy_mode"] = "multi_deployment"
+    values["kv_cache_store_config"].update(store)
+    return values
+
+
+def test_master_flags_come_from_the_config():
+    rendered = render(mooncake(port=50100, metrics_port=9100, eviction_high_watermark_ratio=0.8, eviction_ratio=0.15,
+                              default_kv_lease_ttl=12000, client_ttl=30))
+    master = rendered.container("Deployment", "mindie-motor-kv-store", "mooncake-master")
+    assert master["command"] == ["mooncake_master"]
+    assert master["args"] == [
+        "--rpc_port=50100",
+        "--rpc_address=$(POD_IP)",
+        "--metrics_port=9100",
+        "--eviction_high_watermark_ratio=0.8",
+        "--eviction_ratio=0.15",
+        "--default_kv_lease_ttl=12000",
+        "--client_ttl=30",
+        "--logtostderr",
+    ]
+    assert master["ports"] == [
+        {"name": "rpc", "containerPort": 50100, "protocol": "TCP"},
+        {"name": "metrics", "containerPort": 9100, "protocol": "TCP"},
+    ]
+    assert master["readinessProbe"] == {"tcpSocket": {"port": "rpc"}, "periodSeconds": 5}
+    assert master["livenessProbe"] == {
+        "httpGet": {"path": "/health", "port": "metrics"}, "periodSeconds": 10, "failureThreshold": 3
+    }
+    assert master["resources"] == {"requests": {"cpu": "4", "memory": "2Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}}
+    assert master["env"] == [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
+
+
+def test_service_keeps_deploy_pys_names_and_ports():
+    rendered = render(mooncake())
+    service = rendered.get("Service", "mindie-motor-kvs-master")
+    assert service["spec"] == {
+        "type": "ClusterIP",
+        "selector": {"app": "mindie-motor-kv-store"},
+        "ports": [
+            {"name": "rpc", "port": 50088, "targetPort": 50088, "protocol": "TCP"},
+            {"name": "metrics", "port": 9003, "targetPort": 9003, "protocol": "TCP"},
+        ],
+    }
+    deployment = rendered.get("Deployment", "mindie-motor-kv-store")
+    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
+
+
+def test_engine_client_config_points_at_the_service():
+    rendered = render(mooncake())
+    client = json.loads(rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]["mooncake.json"])
+    assert client == {
+        "metadata_server": "P2PHANDSHAKE",
+        "protocol": "ascend",
+        "device_name": "",
+        "master_server_address": f"{FQDN}:50088",
+        "global_segment_size": "1GB",
+        "local_buffer_size": "1GB",
+    }
+    endpoint = rendered.run.outputs["kv_store"]
+    assert endpoint["engine_env"] == {
+        "KVS_MASTER_SERVICE": FQDN,
+        "KV_STORE_BACKEND": "mooncake",
+        "MOONCAKE_CONFIG_PATH": "/etc/motor-kvpool/kv-client/mooncake.json",
+    }
+    assert (endpoint["host"], endpoint["port"], endpoint["metrics_port"]) == (FQDN, 50088, 9003)
+
+
+def test_standalone_mode_moves_the_segment_into_a_store_sidecar():
+    rendered = render(mooncake(store_mode="standalone", global_segment_size="8GB", store_http_port=0))
+    files = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]
+    assert json.loads(files["mooncake.json"])["global_segment_size"] == 0
+    store = json.loads(files["mooncake-store.json"])
+    assert (store["global_segment_size"], store["local_buffer_size"]) == ("8GB", 0)
+    sidecar = rendered.container("Deployment", "vllm-p0", "mooncake-store")
+    assert sidecar["command"] == [
+        "python3", "-m", "mooncake.mooncake_store_service",
+        "--config=/etc/motor-kvpool/kv-client/mooncake-store.json", "--port=0",
+    ]
+    # 8 GiB segment + 512 MiB for the process
+    assert sidecar["resources"] == {"requests": {"memory": "8704Mi"}, "limits": {"memory": "8704Mi"}}
+
+
+def test_ha_renders_etcd_and_the_oplog():
+    rendered = render(mooncake(ha={"master_replicas": 2, "etcd": {"replicas": 3}}))
+    master = rendered.container("Deployment", "mindie-motor-kv-store", "mooncake-master")
+    endpoints = ";".join(
+        f"mindie-motor-kv-store-etcd-{i}.mindie-motor-kv-store-etcd-peers.svc.svc.cluster.local:2379" for i in range(3)
+    )
+    assert master["args"][-4:] == [
+        "--enable_ha=true", "--ha_backend_type=etcd", f"--etcd_endpoints={endpoints}", "--enable_oplog=true",
+    ]
+    assert rendered.get("Deployment", "mindie-motor-kv-store")["spec"]["replicas"] == 2
+    assert rendered.get("StatefulSet", "mindie-motor-kv-store-etcd")["spec"]["replicas"] == 3
+    client = json.loads(rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]["mooncake.json"])
+    assert client["master_server_address"] == f"etcd://{endpoints}"
+
+
+def test_network_policy_admits_engine_pods_to_rpc_and_anyone_to_metrics():
+    policy = render(mooncake()).get("NetworkPolicy", "mindie-motor-kv-store")
+    assert policy["spec"] == {
+        "podSelector": {"matchLabels": {"app": "mindie-motor-kv-store"}},
+        "policyTypes": ["Ingress"],
+        "ingress": [
+            {"from": [{"podSelector": {"matchLabels": {"motor-kvpool.io/kv-client": "true"}}}],
+             "ports": [{"port": 50088, "protocol": "TCP"}]},
+            {"ports": [{"port": 9003, "protocol": "TCP"}]},
+        ],
+    }
+
+
+def test_protect_and_retain_reach_every_store_object():
+    rendered = render(mooncake(protect=True, retain_on_delete=True, ha={"master_replicas": 2}))
+    store_objects = [r for r in rendered.run.resources if "kvpool:index:KVStore" in r.urn and r.custom]
+    assert len(store_objects) == 6
+    assert all(r.protect and r.retain_on_delete for r in store_objects)
+    engines = [r for r in rendered.run.resources if r.name == "vllm-p0"]
+    assert [r.protect for r in engines] == [False]
+
+
+def test_labels_annotations_and_node_selector():
+    values = mooncake(additional_labels={"team": "infer"}, additional_annotations={"owner": "platform"})
+    values["motor_deploy_config"]["kv_pool_node_selector"] = {"pool": "kv"}
+    deployment = render(values).get("Deployment", "mindie-motor-kv-store")
+    assert deployment["metadata"]["labels"]["team"] == "infer"
+    assert deployment["metadata"]["annotations"] == {"owner": "platform"}
+    assert deployment["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "kv"}
+
+
+def test_service_monitor_is_optional():
+    assert ("ServiceMonitor", "mindie-motor-kv-store") not in render(mooncake()).objects
+    monitor = render(mooncake(service_monitor=True)).get("ServiceMonitor", "mindie-motor-kv-store")
+    assert monitor["spec"]["endpoints"] == [{"port": "metrics", "path": "/metrics", "interval": "30s"}]
+
+
+def test_same_config_renders_the_same_objects():
+    assert render(mooncake()).objects == render(mooncake()).objects

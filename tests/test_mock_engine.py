@@ -1,0 +1,246 @@
+"""kvpool.mock_engine: fixture programs run under the SDK's mocks; what the engine would receive is recorded."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from pulumi.runtime import config as runtime_config
+from pulumi.runtime import settings
+
+from kvpool.mock_engine import (
+    MockEngineError,
+    ProgramError,
+    ProgramRun,
+    StackReferenceError,
+    run_program,
+)
+from kvpool.stack_config import load_stack_config
+
+PROGRAMS = Path(__file__).parent / "fixtures" / "programs"
+STACK_URN = "urn:pulumi:dev::kv-demo::pulumi:pulumi:Stack::kv-demo-dev"
+POOL_URN = "urn:pulumi:dev::kv-demo::pulumi:pulumi:Stack$fixture:index:EnginePool::decode"
+KV_STORE = "organization/kv-store/dev"
+
+
+def run_fixture(name: str, **options) -> ProgramRun:
+    return run_program(PROGRAMS / name, load_stack_config(PROGRAMS / name, "dev"), **options)
+
+
+@pytest.fixture(scope="module")
+def demo() -> ProgramRun:
+    return run_fixture("kv-demo")
+
+
+def test_records_every_resource_with_its_urn_sorted(demo: ProgramRun) -> None:
+    assert [(r.type, r.name) for r in demo.resources] == [
+        ("kubernetes:apps/v1:Deployment", "decode-engine"),
+        ("kubernetes:core/v1:Service", "decode-engine"),
+        ("fixture:index:EnginePool", "decode"),
+        ("kubernetes:core/v1:ConfigMap", "engine-settings"),
+        ("kubernetes:core/v1:Namespace", "demo"),
+        ("kubernetes:core/v1:Secret", "engine-token"),
+        ("kubernetes:mindcluster.huawei.com/v1:InferServiceSet", "decode-set"),
+        ("pulumi:pulumi:Stack", "kv-demo-dev"),
+    ]
+
+
+def test_children_record_their_parent_urn(demo: ProgramRun) -> None:
+    deployment = demo.resource("kubernetes:apps/v1:Deployment", "decode-engine")
+    pool = demo.resource("fixture:index:EnginePool", "decode")
+
+    assert deployment.urn == (
+        "urn:pulumi:dev::kv-demo::fixture:index:EnginePool$kubernetes:apps/v1:Deployment::decode-engine"
+    )
+    assert deployment.parent_urn == POOL_URN
+    assert (pool.urn, pool.parent_urn, pool.custom, pool.inputs) == (POOL_URN, STACK_URN, False, {})
+    assert demo.resource("pulumi:pulumi:Stack", "kv-demo-dev").parent_urn is None
+
+
+def test_inputs_arrive_kubernetes_shaped_with_numbers_as_floats(demo: ProgramRun) -> None:
+    deployment = demo.resource("kubernetes:apps/v1:Deployment", "decode-engine")
+
+    assert deployment.custom is True
+    assert deployment.inputs["apiVersion"] == "apps/v1"
+    assert deployment.inputs["spec"]["replicas"] == 2.0
+    assert isinstance(deployment.inputs["spec"]["replicas"], float)
+    assert deployment.inputs["spec"]["template"]["spec"]["containers"] == [
+        {"image": "registry.local/engine:1.4.2", "name": "engine"}
+    ]
+
+
+def test_options_and_dependencies_are_recorded(demo: ProgramRun) -> None:
+    config_map = demo.resource("kubernetes:core/v1:ConfigMap", "engine-settings")
+    service = demo.resource("kubernetes:core/v1:Service", "decode-engine")
+
+    assert config_map.protect is True
+    assert config_map.dependencies == (
+        "urn:pulumi:dev::kv-demo::pulumi:pulumi:Stack$kubernetes:core/v1:Namespace::demo",
+    )
+    assert service.protect is False
+    assert service.dependencies == (
+        "urn:pulumi:dev::kv-demo::fixture:index:EnginePool$kubernetes:apps/v1:Deployment::decode-engine",
+    )
+
+
+def test_secrets_are_unwrapped_and_their_exact_paths_remembered(demo: ProgramRun) -> None:
+    secret = demo.resource("kubernetes:core/v1:Secret", "engine-token")
+
+    assert secret.inputs["stringData"] == {"salt": "s3cr3t-salt", "token": "[secret]"}
+    assert secret.secret_paths == (("stringData",),)
+
+
+def test_exports_are_resolved_with_secret_and_unknown_paths(demo: ProgramRun) -> None:
+    assert demo.outputs == {
+        "engine": {"port": 8080.0, "service": "decode-engine"},
+        "mode": "default",
+        "namespace": "demo",
+        "runtime": {"in_project_dir": True, "organization": "organization", "project": "kv-demo", "stack": "dev"},
+        "settings_immutable": "[unknown]",
+        "token": "[secret]",
+    }
+    assert demo.secret_output_paths == (("token",),)
+    assert demo.unknown_output_paths == (("settings_immutable",),)
+
+
+def test_outside_a_preview_a_value_the_provider_did_not_return_is_none_and_not_exported() -> None:
+    run = run_fixture("kv-demo", preview=False)
+
+    assert "settings_immutable" not in run.outputs
+    assert run.unknown_output_paths == ()
+
+
+def test_program_log_messages_are_returned_not_printed(demo: ProgramRun, capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo.log_messages == ["info: engine image registry.local/engine:1.4.2"]
+    run_fixture("kv-demo")
+    assert capsys.readouterr() == ("", "")
+
+
+def test_run_error_becomes_program_error_with_the_message_only() -> None:
+    with pytest.raises(ProgramError) as raised:
+        run_fixture("raises-run-error")
+
+    assert str(raised.value) == "motor_deploy_config.p_instances_num: must be at least 1, got 0"
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__
+
+
+def test_an_error_inside_apply_surfaces_as_program_error() -> None:
+    with pytest.raises(ProgramError) as raised:
+        run_fixture("raises-in-apply")
+
+    assert str(raised.value) == (
+        "stack 'dev': 1 problem\n  - namespace 'kube-system' is reserved; choose another motor_deploy_config.job_id"
+    )
+
+
+def test_a_program_bug_propagates_unchanged() -> None:
+    with pytest.raises(TypeError, match=r'can only concatenate str \(not "int"\) to str'):
+        run_fixture("raises-type-error")
+
+
+def test_a_failed_run_does_not_poison_the_next_one(demo: ProgramRun) -> None:
+    with pytest.raises(ProgramError):
+        run_fixture("raises-in-apply")
+    after_failure = run_fixture("kv-demo")
+
+    assert after_failure == demo
+    assert settings.get_root_resource() is None
+    assert runtime_config.CONFIG.get() == {}
+    assert len(settings.SETTINGS.outputs) == 0
+
+
+def test_stack_reference_outputs_come_from_the_given_stacks() -> None:
+    stack_references = {KV_STORE: {"kv_store": {"host": "kv.demo.svc", "port": 6379}, "password": "pw"}}
+    run = run_fixture("stack-reference", stack_references=stack_references)
+    reference = run.resource("pulumi:pulumi:StackReference", KV_STORE)
+
+    assert (reference.custom, reference.resource_id, reference.inputs) == (True, KV_STORE, {"name": KV_STORE})
+    assert run.resource("kubernetes:core/v1:ConfigMap", "kv-endpoint").inputs["data"] == {
+        "KVS_MASTER_SERVICE": "kv.demo.svc:6379"
+    }
+    assert run.outputs == {"kv_password": "pw", "kv_store_host": "kv.demo.svc"}
+
+
+def test_a_stack_reference_to_an_unknown_stack_names_it() -> None:
+    with pytest.raises(StackReferenceError) as raised:
+        run_fixture("stack-reference", stack_references={"organization/other/dev": {}})
+
+    assert str(raised.value) == (
+        "the program references stack 'organization/kv-store/dev', but this preview has no outputs for it "
+        "(known stacks: organization/other/dev)"
+    )
+
+
+def test_duplicate_urns_are_rejected_like_the_engine_does() -> None:
+    with pytest.raises(MockEngineError) as raised:
+        run_fixture("duplicate-urn")
+
+    assert str(raised.value) == (
+        "Duplicate resource URN 'urn:pulumi:dev::duplicate-urn::pulumi:pulumi:Stack$kubernetes:core/v1:ConfigMap"
+        "::settings'; try giving it a unique name"
+    )
+
+
+def test_provider_function_calls_are_refused_clearly() -> None:
+    with pytest.raises(MockEngineError) as raised:
+        run_fixture("calls-provider-function")
+
+    assert str(raised.value) == (
+        "the program calls the provider function 'kubernetes:yaml:decode', which the offline preview cannot answer"
+    )
+
+
+def test_cwd_sys_path_and_environment_are_restored_and_program_modules_forgotten(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PULUMI_CONFIG", '{"kv-demo:mode": "leaked-from-the-shell"}')
+    cwd, path = os.getcwd(), list(sys.path)
+
+    run = run_fixture("kv-demo")
+
+    assert run.outputs["mode"] == "default"
+    assert (os.getcwd(), sys.path) == (cwd, path)
+    assert os.environ["PULUMI_CONFIG"] == '{"kv-demo:mode": "leaked-from-the-shell"}'
+    assert "engine_pool" not in sys.modules
+    assert "pulumi_kubernetes.apps.v1" in sys.modules
+
+
+def test_the_program_runs_in_its_directory_as_project_stack_and_organization(demo: ProgramRun) -> None:
+    assert demo.outputs["runtime"] == {
+        "in_project_dir": True,
+        "organization": "organization",
+        "project": "kv-demo",
+        "stack": "dev",
+    }
+    assert (demo.project, demo.stack, demo.stack_urn) == ("kv-demo", "dev", STACK_URN)
+
+
+def test_modules_of_a_virtualenv_inside_the_project_folder_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The repository keeps its venv in the project folder; its packages must not be re-imported per run.
+    monkeypatch.setattr(sys, "prefix", str(PROGRAMS / "kv-demo"))
+    try:
+        run_fixture("kv-demo")
+        assert "engine_pool" in sys.modules
+    finally:
+        sys.modules.pop("engine_pool", None)
+
+
+def test_runs_leave_no_warning_log_noise_open_loop_or_socket(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_fixture("kv-demo")
+        with pytest.raises(ProgramError):
+            run_fixture("raises-in-apply")
+        with pytest.raises(StackReferenceError):
+            run_fixture("stack-reference")
+        gc.collect()  # what a failed run left for the garbage collector must not warn either
+
+    assert [f"{w.category.__name__}: {w.message}" for w in caught] == []
+    assert caplog.records == []
+    assert capfd.readouterr() == ("", "")

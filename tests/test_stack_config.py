@@ -1,0 +1,222 @@
+"""kvpool.stack_config: Pulumi.yaml + Pulumi.<stack>.yaml merged into the strings a program reads."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kvpool.stack_config import StackConfig, StackConfigError, load_stack_config
+
+
+def write_project(directory: Path, project_yaml: str, stacks: dict[str, str]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "Pulumi.yaml").write_text(textwrap.dedent(project_yaml))
+    for name, text in stacks.items():
+        (directory / f"Pulumi.{name}.yaml").write_text(textwrap.dedent(text))
+    return directory
+
+
+PROJECT = """\
+    name: demo
+    runtime: python
+    config:
+      namespace:
+        type: string
+      replicas:
+        type: integer
+        default: 1
+      create_namespace:
+        type: boolean
+        default: true
+      engine:
+        description: an object, declared without a type
+      shorthand: fallback-text
+      kubernetes:context: kind-local
+"""
+
+
+def test_merges_stack_values_over_declared_defaults_as_the_cli_hands_them_over(tmp_path: Path) -> None:
+    stack = """\
+        config:
+          demo:namespace: ucm
+          demo:replicas: 3
+          demo:engine:
+            image: registry.local/engine:1.4.2
+            port: 8080
+            ratio: 0.5
+            whole: 2.0
+            flags: [true, null]
+          demo:undeclared: 1.50
+          kubernetes:namespace: ucm
+    """
+    config = load_stack_config(write_project(tmp_path, PROJECT, {"dev": stack}), "dev")
+
+    assert config == StackConfig(
+        project="demo",
+        stack="dev",
+        values={
+            "demo:create_namespace": "true",
+            "demo:engine": (
+                # keys sorted, as the CLI's Go JSON encoder writes them
+                '{"flags":[true,null],"image":"registry.local/engine:1.4.2","port":8080,"ratio":0.5,"whole":2}'
+            ),
+            "demo:namespace": "ucm",
+            "demo:replicas": "3",
+            "demo:shorthand": "fallback-text",
+            "demo:undeclared": "1.50",
+            "kubernetes:context": "kind-local",
+            "kubernetes:namespace": "ucm",
+        },
+        secret_keys=[],
+    )
+
+
+def test_scalars_keep_the_text_written_in_the_stack_file(tmp_path: Path) -> None:
+    stack = """\
+        config:
+          demo:namespace: ucm
+          demo:engine: {}
+          demo:when: 2024-01-01
+          demo:octal: 0o17
+          demo:yes_word: yes
+          demo:empty:
+    """
+    values = load_stack_config(write_project(tmp_path, PROJECT, {"dev": stack}), "dev").values
+
+    assert (values["demo:when"], values["demo:octal"], values["demo:yes_word"], values["demo:empty"]) == (
+        "2024-01-01",
+        "0o17",
+        "yes",
+        "",
+    )
+
+
+def test_secure_values_become_a_placeholder_and_mark_the_key_secret(tmp_path: Path) -> None:
+    stack = """\
+        config:
+          demo:namespace: ucm
+          demo:engine:
+            image: engine:1
+            password:
+              secure: v1:c2VjcmV0
+          demo:token:
+            secure: v1:dG9rZW4=
+    """
+    config = load_stack_config(write_project(tmp_path, PROJECT, {"dev": stack}), "dev")
+
+    assert config.values["demo:token"] == "[secret]"
+    assert config.values["demo:engine"] == '{"image":"engine:1","password":"[secret]"}'
+    assert config.secret_keys == ["demo:engine", "demo:token"]
+
+
+def test_stack_files_are_read_from_stack_config_dir(tmp_path: Path) -> None:
+    write_project(tmp_path, "name: demo\nstackConfigDir: stacks\n", {})
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  demo:namespace: prod-ns\n")
+
+    assert load_stack_config(tmp_path, "prod").values == {"demo:namespace": "prod-ns"}
+
+
+def test_a_declared_key_without_default_that_the_stack_omits_is_missing(tmp_path: Path) -> None:
+    project_dir = write_project(tmp_path, PROJECT, {"dev": "config:\n  demo:namespace: ucm\n"})
+
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(project_dir, "dev")
+    assert str(raised.value) == "Stack 'dev' is missing configuration value 'engine'"
+
+
+def test_several_missing_keys_are_listed_in_one_message_like_the_cli(tmp_path: Path) -> None:
+    project_dir = write_project(tmp_path, PROJECT, {"dev": "config: {}\n"})
+
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(project_dir, "dev")
+    assert str(raised.value) == "Stack 'dev' is missing configuration values 'engine' and 'namespace'"
+
+
+def test_a_null_default_is_no_default(tmp_path: Path) -> None:
+    project = "name: demo\nconfig:\n  namespace:\n    default: null\n"
+    project_dir = write_project(tmp_path, project, {"dev": "config: {}\n"})
+
+    with pytest.raises(StackConfigError, match=r"^Stack 'dev' is missing configuration value 'namespace'$"):
+        load_stack_config(project_dir, "dev")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("demo:replicas: two", "Stack 'dev' with configuration key 'replicas' must be of type 'integer' (found 'two')"),
+        (
+            "demo:create_namespace: 'yes'",
+            "Stack 'dev' with configuration key 'create_namespace' must be of type 'boolean' (found 'yes')",
+        ),
+        (
+            "demo:namespace: {name: ucm}",
+            "Stack 'dev' with configuration key 'namespace' must be of type 'string' (found '{\"name\":\"ucm\"}')",
+        ),
+    ],
+)
+def test_typed_declarations_are_type_checked(tmp_path: Path, line: str, message: str) -> None:
+    stack = f"config:\n  demo:namespace: ucm\n  demo:engine: {{}}\n  {line}\n"
+    project_dir = write_project(tmp_path, PROJECT, {"dev": stack})
+
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(project_dir, "dev")
+    assert str(raised.value) == message
+
+
+def test_array_items_are_type_checked(tmp_path: Path) -> None:
+    project = "name: demo\nconfig:\n  ports:\n    type: array\n    items:\n      type: integer\n"
+    project_dir = write_project(tmp_path, project, {"ok": "config:\n  demo:ports: [80, 443]\n"})
+    (project_dir / "Pulumi.bad.yaml").write_text("config:\n  demo:ports: [80, https]\n")
+
+    assert load_stack_config(project_dir, "ok").values == {"demo:ports": "[80,443]"}
+    with pytest.raises(StackConfigError, match=r"must be of type 'array<integer>'"):
+        load_stack_config(project_dir, "bad")
+
+
+def test_a_secret_declaration_requires_an_encrypted_stack_value(tmp_path: Path) -> None:
+    project = "name: demo\nconfig:\n  token:\n    secret: true\n"
+    project_dir = write_project(tmp_path, project, {"dev": "config:\n  demo:token: plain\n"})
+
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(project_dir, "dev")
+    assert str(raised.value) == "Stack 'dev' with configuration key 'token' must be encrypted as it's secret"
+
+
+def test_type_object_is_rejected_as_the_cli_schema_does(tmp_path: Path) -> None:
+    project_dir = write_project(tmp_path, "name: demo\nconfig:\n  engine:\n    type: object\n", {"dev": "config: {}\n"})
+
+    with pytest.raises(StackConfigError, match=r"config key 'engine': type 'object' is not supported"):
+        load_stack_config(project_dir, "dev")
+
+
+def test_missing_pulumi_yaml(tmp_path: Path) -> None:
+    with pytest.raises(StackConfigError, match=r"^no Pulumi.yaml in .*: not a Pulumi project directory$"):
+        load_stack_config(tmp_path, "dev")
+
+
+def test_missing_stack_file_lists_the_stacks_that_exist(tmp_path: Path) -> None:
+    project_dir = write_project(tmp_path, "name: demo\n", {"dev": "config: {}\n", "staging": "config: {}\n"})
+
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(project_dir, "prod")
+    assert str(raised.value) == (
+        f"no stack file {project_dir / 'Pulumi.prod.yaml'} for stack 'prod' (stacks in {project_dir}: dev, staging)"
+    )
+
+
+def test_yaml_syntax_errors_name_file_line_and_column(tmp_path: Path) -> None:
+    project_dir = write_project(tmp_path, "name: demo\n", {"dev": "config:\n  demo:a: [1, 2\n  demo:b: 3\n"})
+
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(project_dir, "dev")
+    assert str(raised.value) == f"{project_dir / 'Pulumi.dev.yaml'}:3:9: invalid YAML: expected ',' or ']', but got ':'"
+
+
+def test_stack_keys_need_a_namespace(tmp_path: Path) -> None:
+    project_dir = write_project(tmp_path, "name: demo\n", {"dev": "config:\n  namespace: ucm\n"})
+
+    with pytest.raises(StackConfigError, match=r"config key 'namespace' must be of the form '<namespace>:<key>'"):
+        load_stack_config(project_dir, "dev")
