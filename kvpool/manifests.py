@@ -109,7 +109,15 @@ def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -
         try:
             kubernetes_validate.validate(_without_unknown_values(obj), schema_version, strict=True)
         except kubernetes_validate.SchemaNotFoundError:
-            not_checked.append(f"{obj.label} ({obj.body['apiVersion']}): no schema bundled for this kind")
+            embedded = _service_set_workloads(obj)
+            if embedded:
+                problems += _validate_embedded(obj, embedded, schema_version)
+                not_checked.append(
+                    f"{obj.label} ({obj.body['apiVersion']}): no schema bundled for this kind; its "
+                    f"{len(embedded)} role workloads and Services were checked as Deployments and Services"
+                )
+            else:
+                not_checked.append(f"{obj.label} ({obj.body['apiVersion']}): no schema bundled for this kind")
             continue
         except kubernetes_validate.ValidationError as error:
             path = tuple(error.path)
@@ -122,6 +130,55 @@ def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -
     return ValidationReport(schema_version, validated, not_checked)
 
 
+def _service_set_workloads(obj: KubernetesObject) -> list[tuple[PropertyPath, dict[str, Any]]]:
+    """The Deployments and Services an InferServiceSet's roles describe, as objects the schema can check:
+    (where it sits in the set, object)."""
+    if obj.kind != "InferServiceSet":
+        return []
+    embedded = []
+    for index, role in enumerate(obj.body.get("spec", {}).get("template", {}).get("roles", [])):
+        where = ("spec", "template", "roles", index)
+        workload = role.get("workload", {})
+        embedded.append((
+            (*where, "spec"),
+            {"apiVersion": workload.get("apiVersion"), "kind": workload.get("kind"),
+             "metadata": {"name": role.get("name", "")}, "spec": role.get("spec", {})},
+        ))
+        for number, service in enumerate(role.get("services", [])):
+            embedded.append((
+                (*where, "services", number, "spec"),
+                {"apiVersion": "v1", "kind": "Service", "metadata": {"name": service.get("name", "")},
+                 "spec": service.get("spec", {})},
+            ))
+    return embedded
+
+
+def _validate_embedded(
+    obj: KubernetesObject, embedded: list[tuple[PropertyPath, dict[str, Any]]], schema_version: str
+) -> list[str]:
+    problems = []
+    for where, body in embedded:
+        try:
+            kubernetes_validate.validate(body, schema_version, strict=True)
+        except kubernetes_validate.ValidationError as error:
+            # The error's path starts at the embedded object; `where` already ends in its "spec".
+            path = format_path((*where, *tuple(error.path)[1:]))
+            problems.append(f"{obj.label}: {path}: {error.message} (Kubernetes {error.version})")
+    return problems
+
+
+class _ManifestDumper(yaml.SafeDumper):
+    """Multi-line strings (config files in ConfigMaps) as `|` blocks, so a reviewer reads them as files."""
+
+
+def _represent_text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in text and not any(line != line.rstrip() for line in text.splitlines()) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_ManifestDumper.add_representer(str, _represent_text)
+
+
 def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Path]:
     """One YAML file per object, secrets written as "[secret]"; YAML files from an earlier run are removed."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -129,7 +186,7 @@ def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Pa
     for obj in objects:
         path = directory / obj.file_name
         masked = mask_leaves(obj.body, obj.secret_paths)
-        text = yaml.safe_dump(masked, sort_keys=False, default_flow_style=False, allow_unicode=True)
+        text = yaml.dump(masked, Dumper=_ManifestDumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
         path.write_text(text, encoding="utf-8")
         written.append(path)
     for stale in set(directory.glob("*.yaml")) - set(written):

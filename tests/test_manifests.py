@@ -200,3 +200,35 @@ def test_yaml_files_from_an_earlier_run_are_removed(demo_objects: list[Kubernete
 
     assert not (tmp_path / "deployment-demo-old.yaml").exists()
     assert (tmp_path / "notes.txt").exists()
+
+
+def test_multi_line_strings_are_written_as_blocks_and_read_back_unchanged(tmp_path: Path) -> None:
+    conf = "key.a = 1\nkey.b = tcp://host:50088\n"
+    trailing = "ends with a space \nsecond\n"  # a block cannot hold trailing spaces: stays quoted
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a.conf": conf, "b": trailing}}
+    [path] = write_manifests([KubernetesObject("urn:c", body, (), ())], tmp_path)
+    text = path.read_text()
+    assert "  a.conf: |\n    key.a = 1\n    key.b = tcp://host:50088\n" in text
+    assert yaml.safe_load(text)["data"] == {"a.conf": conf, "b": trailing}
+
+
+def test_service_set_roles_are_checked_as_deployments_and_services() -> None:
+    deployment_spec = {
+        "selector": {"matchLabels": {"app": "p"}},
+        "template": {"metadata": {"labels": {"app": "p"}}, "spec": {"containers": [{"name": "c", "image": "i", "imagePullPolcy": "x"}]}},
+    }
+    body = {
+        "apiVersion": "mindcluster.huawei.com/v1", "kind": "InferServiceSet", "metadata": {"name": "vllm", "namespace": "ns"},
+        "spec": {"replicas": 1, "template": {"roles": [{
+            "name": "prefill", "replicas": 2, "workload": {"apiVersion": "apps/v1", "kind": "Deployment"},
+            "services": [{"name": "s", "spec": {"ports": [{"port": "x"}]}}], "spec": deployment_spec,
+        }]}},
+    }
+    with pytest.raises(ManifestValidationError) as caught:
+        validate_objects([KubernetesObject("urn:iss", body, (), ())], "1.30")
+    assert caught.value.problems == [
+        "InferServiceSet ns/vllm: $.spec.template.roles[0].spec.template.spec.containers[0]: Additional properties "
+        "are not allowed ('imagePullPolcy' was unexpected) (Kubernetes 1.30)",
+        "InferServiceSet ns/vllm: $.spec.template.roles[0].services[0].spec.ports[0].port: 'x' is not of type "
+        "'integer' (Kubernetes 1.30)",
+    ]
