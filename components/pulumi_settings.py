@@ -21,6 +21,8 @@ def _project_keys() -> list[str]:
 
 
 def _parse(key: str, text: str) -> tuple[Any, str | None]:
+    if key == "motor_scripts_dir":
+        return text or None, None  # Pulumi.yaml's default "" means unset
     if key == "create_namespace":
         if text not in ("true", "false"):
             return None, f"{_PREFIX}{key}: {text!r} is not a boolean; write true or false"

@@ -1,0 +1,100 @@
+"""ControlPlane: motor-config, controller/coordinator and their Services, narrow RBAC; InferServiceSet mode."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvpool.mock_engine import ProgramError, run_program
+from kvpool.stack_config import load_stack_config
+from tests.program_runs import PROJECT_DIR, env_of, render, render_stack, stack_values
+
+
+def test_motor_config_holds_the_effective_user_config():
+    rendered = render_stack("dev")
+    data = rendered.get("ConfigMap", "motor-config")["data"]
+    assert list(data) == ["user_config.json"]
+    effective = json.loads(data["user_config.json"])
+    assert effective["motor_deploy_config"]["job_id"] == "dev"
+    assert effective["kv_cache_store_config"] == {
+        "additional_labels": {}, "additional_annotations": {}, "backend": "memcache", "port": 50088,
+        "config_store_port": 50089, "metrics_port": 50090, "local_service_mode": "inprocess",
+    }
+
+
+def test_motor_scripts_are_read_at_deploy_time(tmp_path):
+    (tmp_path / "boot.sh").write_text("echo boot\n")
+    (tmp_path / "probe.sh").write_text("exit 0\n")
+    values = stack_values("dev")
+    values["motor_scripts_dir"] = str(tmp_path)
+    data = render(values).get("ConfigMap", "motor-config")["data"]
+    assert sorted(data) == ["boot.sh", "probe.sh", "user_config.json"]
+    assert data["boot.sh"] == "echo boot\n"
+
+
+def test_up_without_motor_scripts_is_refused_and_preview_warns():
+    config = load_stack_config(PROJECT_DIR, "dev")
+    preview_run = run_program(PROJECT_DIR, config, preview=True)
+    assert preview_run.log_messages == [
+        "warning: motor_scripts_dir is unset: motor-config has no boot.sh; `pulumi up` will refuse"
+    ]
+    with pytest.raises(ProgramError) as caught:
+        run_program(PROJECT_DIR, config, preview=False)
+    assert str(caught.value) == (
+        "motor_scripts_dir is unset: Motor's pods run boot.sh from ConfigMap motor-config; set "
+        "motor-kvpool:motor_scripts_dir to Motor's examples/deployer/startup folder"
+    )
+
+
+def test_services_keep_deploy_pys_names_ports_and_node_ports():
+    rendered = render_stack("dev")
+    ports = {
+        name: [(p["port"], p.get("nodePort")) for p in rendered.get("Service", name)["spec"]["ports"]]
+        for name in rendered.names("Service")
+        if name != "mindie-motor-kvs-master"
+    }
+    assert ports == {
+        "mindie-motor-controller-service": [(1026, None)],
+        "mindie-motor-controller-observability-service": [(1027, 31027)],
+        "mindie-motor-coordinator-infer": [(1025, 31015)],
+        "mindie-motor-coordinator-mgmt": [(1026, None)],
+        "mindie-motor-coordinator-obs": [(1027, 31017)],
+    }
+
+
+def test_rbac_reads_only_and_cluster_scope_only_for_nodes():
+    rendered = render_stack("dev")
+    assert rendered.get("Role", "mindie-motor-controller")["rules"] == [
+        {"apiGroups": [""], "resources": ["configmaps", "pods"], "verbs": ["get", "list", "watch"]}
+    ]
+    assert rendered.get("ClusterRole", "mindie-controller-nodes-dev")["rules"] == [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}
+    ]
+    controller = rendered.get("Deployment", "mindie-motor-controller")["spec"]["template"]["spec"]
+    assert controller["serviceAccountName"] == "mindie-motor-controller"
+
+
+def test_coordinator_gets_the_store_host_but_not_the_client_files():
+    env = env_of(render_stack("dev").container("Deployment", "mindie-motor-coordinator", "coordinator"))
+    assert env["KVS_MASTER_SERVICE"] == "mindie-motor-kvs-master.dev.svc.cluster.local"
+    assert "MMC_LOCAL_CONFIG_PATH" not in env
+
+
+def test_infer_service_set_holds_every_role_with_crd_prefixed_service_names():
+    rendered = render_stack("service-set")
+    assert rendered.names("Deployment") == [] and rendered.names("Service") == []
+    iss = rendered.get("InferServiceSet", "vllm")
+    roles = {role["name"]: role for role in iss["spec"]["template"]["roles"]}
+    assert sorted(roles) == ["controller", "coordinator", "decode", "kv-store", "prefill"]
+    assert (roles["prefill"]["replicas"], roles["decode"]["replicas"]) == (1, 1)
+    assert [s["name"] for s in roles["kv-store"]["services"]] == ["mindie-motor-kvs-master"]
+    prefill = roles["prefill"]["spec"]["template"]["spec"]["containers"][0]
+    env = env_of(prefill)
+    assert env["KVS_MASTER_SERVICE"] == "mindie-motor-kvs-master-vllm-0-kv-store.service-set.svc.cluster.local"
+    assert env["CONTROLLER_SERVICE"] == (
+        "mindie-motor-controller-service-vllm-0-controller.service-set.svc.cluster.local"
+    )
+    assert rendered.run.outputs["kv_store"]["host"] == (
+        "mindie-motor-kvs-master-vllm-0-kv-store.service-set.svc.cluster.local"
+    )

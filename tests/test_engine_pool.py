@@ -1,0 +1,172 @@
+"""EnginePool: per-instance kv_transfer_config, env contract, NPU resources by hardware, volumes, and scaling."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvpool.mock_engine import ProgramError
+from tests.program_runs import env_of, render, render_stack, stack_values
+
+ANNOTATION = "motor-kvpool.io/kv-transfer-config"
+
+
+def kv_of(rendered, name: str) -> dict:
+    return json.loads(rendered.get("Deployment", name)["spec"]["template"]["metadata"]["annotations"][ANNOTATION])
+
+
+def test_seed_000_memcache_pair_renders_the_configs_the_seed_describes():
+    rendered = render_stack("dev")
+    sizes = {"dp_size": 1, "tp_size": 2, "pp_size": 1}
+    assert kv_of(rendered, "vllm-p0") == {
+        "kv_connector": "MultiConnector",
+        "kv_role": "kv_producer",
+        "engine_id": "0",
+        "kv_connector_extra_config": {"connectors": [
+            {"kv_connector": "MooncakeConnectorV1", "kv_role": "kv_producer", "kv_port": "30001",
+             "kv_connector_extra_config": {"prefill": sizes, "decode": sizes}},
+            {"kv_connector": "AscendStoreConnector", "kv_role": "kv_producer",
+             "kv_connector_extra_config": {"backend": "memcache", "lookup_rpc_port": "0"}},
+        ]},
+    }
+    decode = kv_of(rendered, "vllm-d0")
+    assert (decode["kv_role"], decode["engine_id"]) == ("kv_consumer", "1")
+    assert decode["kv_connector_extra_config"]["connectors"][0]["kv_port"] == "30002"
+    assert decode["kv_connector_extra_config"]["connectors"][1]["kv_connector_extra_config"] == {
+        "backend": "memcache", "lookup_rpc_port": "1"
+    }
+
+
+def test_seed_001_layerwise_mooncake():
+    rendered = render_stack("mooncake-layerwise")
+    prefill = kv_of(rendered, "vllm-p0")
+    extra = prefill["kv_connector_extra_config"]
+    assert extra["use_layerwise"] is True
+    assert extra["connectors"][0]["kv_connector"] == "MooncakeLayerwiseConnector"
+    assert extra["connectors"][0]["kv_connector_extra_config"]["send_type"] == "PUT"
+    # the seed wrote "0" and "1" by hand; Motor's instance numbering gives the same
+    assert extra["connectors"][1]["kv_connector_extra_config"] == {"backend": "mooncake", "lookup_rpc_port": "0"}
+    assert kv_of(rendered, "vllm-d0")["kv_connector_extra_config"]["connectors"][1]["kv_connector_extra_config"][
+        "lookup_rpc_port"] == "1"
+
+
+def test_omitted_store_backend_and_roles_are_filled_in():
+    values = stack_values("dev")
+    for side in ("prefill", "decode"):
+        kv = values[f"motor_engine_{side}_config"]["engine_config"]["kv_transfer_config"]
+        del kv["kv_role"]
+        for connector in kv["kv_connector_extra_config"]["connectors"]:
+            del connector["kv_role"]
+            connector.get("kv_connector_extra_config", {}).pop("backend", None)
+    rendered = render(values)
+    connectors = kv_of(rendered, "vllm-d0")["kv_connector_extra_config"]["connectors"]
+    assert [c["kv_role"] for c in connectors] == ["kv_consumer", "kv_consumer"]
+    assert connectors[1]["kv_connector_extra_config"]["backend"] == "memcache"
+
+
+def test_ucm_prefill_instance_1():
+    rendered = render_stack("ucm")
+    kv = kv_of(rendered, "vllm-p1")
+    assert kv["engine_id"] == "1"
+    ucm = kv["kv_connector_extra_config"]["connectors"][1]
+    assert (ucm["kv_connector"], ucm["kv_role"]) == ("UCMConnector", "kv_both")
+    assert "lookup_rpc_port" not in ucm["kv_connector_extra_config"]
+    prefill_volumes = rendered.get("Deployment", "vllm-p1")["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "mindie-motor-store-0",
+            "persistentVolumeClaim": {"claimName": "mindie-motor-store-0", "readOnly": False}} in prefill_volumes
+    decode_volumes = rendered.get("Deployment", "vllm-d0")["spec"]["template"]["spec"]["volumes"]
+    assert "mindie-motor-store-0" not in [v["name"] for v in decode_volumes]
+    claim = rendered.get("PersistentVolumeClaim", "mindie-motor-store-0")
+    assert claim["spec"] == {"storageClassName": "nfs-rwx-sc", "accessModes": ["ReadWriteMany"],
+                             "resources": {"requests": {"storage": "512Gi"}}}
+    shm = next(v for v in prefill_volumes if v["name"] == "dshm")
+    assert shm == {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "128Gi"}}
+
+
+def test_engine_env_contract():
+    rendered = render_stack("mooncake-layerwise")
+    env = env_of(rendered.container("Deployment", "vllm-p0", "vllm"))
+    ns = "mooncake-layerwise"
+    assert {key: env[key] for key in (
+        "ROLE", "JOB_NAME", "CONTROLLER_SERVICE", "COORDINATOR_SERVICE", "KVS_MASTER_SERVICE", "KV_STORE_BACKEND",
+        "MOONCAKE_CONFIG_PATH", "PYTHONHASHSEED", "ASCEND_CONNECT_TIMEOUT", "ASCEND_TRANSFER_TIMEOUT",
+    )} == {
+        "ROLE": "prefill",
+        "JOB_NAME": f"{ns}-p0",
+        "CONTROLLER_SERVICE": f"mindie-motor-controller-service.{ns}.svc.cluster.local",
+        "COORDINATOR_SERVICE": f"mindie-motor-coordinator-mgmt.{ns}.svc.cluster.local",
+        "KVS_MASTER_SERVICE": f"mindie-motor-kvs-master.{ns}.svc.cluster.local",
+        "KV_STORE_BACKEND": "mooncake",
+        "MOONCAKE_CONFIG_PATH": "/etc/motor-kvpool/kv-client/mooncake.json",
+        "PYTHONHASHSEED": "0",
+        "ASCEND_CONNECT_TIMEOUT": "10000",
+        "ASCEND_TRANSFER_TIMEOUT": "10000",
+    }
+    assert env["POD_IP"] == {"fieldRef": {"fieldPath": "status.podIP"}}
+    decode_env = env_of(rendered.container("Deployment", "vllm-d0", "vllm"))
+    assert decode_env["PYTHONHASHSEED"] == env["PYTHONHASHSEED"]
+
+
+def test_env_json_values_are_strings_in_the_pod():
+    values = stack_values("dev")
+    values["env"]["motor_engine_prefill_env"].update(HCCL_BUFFSIZE=200, OMP_PROC_BIND=False)
+    env = env_of(render(values).container("Deployment", "vllm-p0", "vllm"))
+    assert (env["HCCL_BUFFSIZE"], env["OMP_PROC_BIND"]) == ("200", "false")
+
+
+def test_env_json_may_not_contradict_the_store_contract():
+    values = stack_values("dev")
+    values["env"]["motor_engine_decode_env"]["KV_STORE_BACKEND"] = "mooncake"
+    with pytest.raises(ProgramError) as caught:
+        render(values)
+    assert str(caught.value) == (
+        "env.motor_engine_decode_env: KV_STORE_BACKEND is 'mooncake' but the KV store needs 'memcache'. Remove them "
+        "from env.json: motor-kvpool sets them from the store."
+    )
+
+
+@pytest.mark.parametrize(
+    ("hardware_type", "resource", "selector", "ring", "sp_block"),
+    [
+        ("800I_A2", "huawei.com/Ascend910", {"accelerator": "huawei-Ascend910", "accelerator-type": "module-910b-8"}, True, None),
+        ("800I_A3", "huawei.com/Ascend910", {"accelerator": "huawei-Ascend910", "accelerator-type": "module-a3-16"}, True, "4"),
+        ("950-SuperPod-Atlas-8", "huawei.com/npu", {"accelerator": "huawei-npu"}, False, None),
+    ],
+)
+def test_npu_resources_and_node_labels_by_hardware(hardware_type, resource, selector, ring, sp_block):
+    values = stack_values("dev")
+    values["motor_deploy_config"].update(hardware_type=hardware_type, single_p_instance_pod_num=2)
+    values["kv_cache_store_config"]["local_service_mode"] = "inprocess"
+    rendered = render(values)
+    deployment = rendered.get("Deployment", "vllm-p0")
+    pod = deployment["spec"]["template"]
+    engine = rendered.container("Deployment", "vllm-p0", "vllm")
+    assert deployment["spec"]["replicas"] == 2
+    assert engine["resources"]["limits"] == {resource: 2}
+    assert pod["spec"]["nodeSelector"] == selector
+    assert ("ring-controller.atlas" in pod["metadata"]["labels"]) is ring
+    assert pod["metadata"]["annotations"].get("sp-block") == sp_block
+
+
+def test_names_and_labels_are_deterministic_and_carry_no_run_id():
+    first, second = render_stack("dev"), render_stack("dev")
+    assert first.objects == second.objects
+    labels = first.get("Deployment", "vllm-p0")["spec"]["template"]["metadata"]["labels"]
+    assert labels["job-name"] == "dev-p0"
+    assert labels["motor-kvpool.io/kv-client"] == "true"
+
+
+def test_scaling_decode_from_2_to_3_adds_one_deployment_and_changes_only_motor_config():
+    values = stack_values("dev")
+    values["motor_deploy_config"]["d_instances_num"] = 2
+    before = render(values)
+    values["motor_deploy_config"]["d_instances_num"] = 3
+    after = render(values)
+    assert set(after.objects) - set(before.objects) == {("Deployment", "vllm-d2")}
+    assert set(before.objects) - set(after.objects) == set()
+    changed = {key for key in before.objects if before.objects[key] != after.objects[key]}
+    assert changed == {("ConfigMap", "motor-config")}
+    # the pods mount motor-config as a volume and carry no hash of it: the change restarts nothing
+    template = after.get("Deployment", "vllm-d0")["spec"]["template"]
+    assert "motor-config" not in json.dumps(template["metadata"])

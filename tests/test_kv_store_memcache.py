@@ -1,0 +1,99 @@
+"""KVStore, memcache backend: MetaService command, conf, ports, POD_IP, and the engines' LocalService conf."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvpool.mock_engine import ProgramError
+from tests.program_runs import env_of, render, stack_values
+
+FQDN = "mindie-motor-kvs-master.svc.svc.cluster.local"
+
+
+def memcache(**store) -> dict:
+    values = stack_values("dev")
+    values["kv_cache_store_config"].update(store)
+    return values
+
+
+def test_meta_service_binds_pod_ip_on_the_configured_ports():
+    rendered = render(memcache(port=51000, config_store_port=51001, metrics_port=51002))
+    meta_conf = rendered.get("ConfigMap", "mindie-motor-kv-store-meta-conf")["data"]["mmc-meta.conf.template"]
+    assert meta_conf == (
+        "ock.mmc.meta_service_url = tcp://${POD_IP}:51000\n"
+        "ock.mmc.meta_service.config_store_url = tcp://${POD_IP}:51001\n"
+        "ock.mmc.meta_service.metrics_url = http://${POD_IP}:51002\n"
+        "ock.mmc.meta.ha.enable = false\n"
+        "ock.mmc.log_level = info\n"
+        "ock.mmc.log_output_target = screen\n"
+    )
+    meta = rendered.container("Deployment", "mindie-motor-kv-store", "memcache-meta-service")
+    assert meta["command"] == [
+        "/bin/sh", "-c",
+        'sed "s|\\${POD_IP}|${POD_IP}|g" /etc/memcache/mmc-meta.conf.template > /tmp/mmc-meta.conf && '
+        "exec python3 -c 'from memcache_hybrid import MetaService; MetaService.main()'",
+    ]
+    assert env_of(meta) == {
+        "POD_IP": {"fieldRef": {"fieldPath": "status.podIP"}},  # seed FAQ 4
+        "MMC_META_CONFIG_PATH": "/tmp/mmc-meta.conf",
+    }
+    assert [(p["name"], p["containerPort"]) for p in meta["ports"]] == [
+        ("meta", 51000), ("config-store", 51001), ("metrics", 51002)
+    ]
+    assert meta["readinessProbe"]["httpGet"] == {"path": "/health", "port": "metrics"}
+    assert meta["livenessProbe"]["httpGet"] == {"path": "/livez", "port": "metrics"}
+    service_ports = rendered.get("Service", "mindie-motor-kvs-master")["spec"]["ports"]
+    assert [(p["name"], p["port"]) for p in service_ports] == [("meta", 51000), ("config-store", 51001), ("metrics", 51002)]
+
+
+def test_local_service_conf_carries_the_configured_ports_not_deploy_pys_defaults():
+    rendered = render(memcache(port=51000, config_store_port=51001, metrics_port=51002))
+    conf = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]["mmc-local.conf"]
+    assert conf.splitlines()[:2] == [
+        f"ock.mmc.meta_service_url = tcp://{FQDN}:51000",
+        f"ock.mmc.local_service.config_store_url = tcp://{FQDN}:51001",
+    ]
+    assert "ock.mmc.local_service.protocol = device_rdma" in conf  # 800I_A2
+
+
+def test_engines_get_the_local_service_env_and_the_conf_as_a_real_file():
+    rendered = render(memcache())
+    engine = rendered.container("Deployment", "vllm-d0", "vllm")
+    env = env_of(engine)
+    assert (env["KVS_MASTER_SERVICE"], env["KV_STORE_BACKEND"]) == (FQDN, "memcache")
+    assert env["MMC_LOCAL_CONFIG_PATH"] == "/etc/motor-kvpool/kv-client/mmc-local.conf"
+    assert env["MMC_LOCAL_SERVICE_MODE"] == "inprocess"
+    # subPath: MemCache refuses a conf that is a symlink, which a ConfigMap volume's files are
+    assert {"name": "kv-client", "mountPath": "/etc/motor-kvpool/kv-client/mmc-local.conf",
+            "subPath": "mmc-local.conf", "readOnly": True} in engine["volumeMounts"]
+
+
+def test_standalone_local_service_on_a3(tmp_path):
+    values = memcache()
+    values["motor_deploy_config"]["hardware_type"] = "800I_A3"
+    rendered = render(values)
+    conf = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]["mmc-local.conf"]
+    assert "ock.mmc.local_service.protocol = device_sdma" in conf
+    assert "ock.mmc.local_service.dram.size = 0GB" in conf
+    assert env_of(rendered.container("Deployment", "vllm-p0", "vllm"))["MMC_LOCAL_SERVICE_MODE"] == "standalone"
+
+
+def test_users_local_conf_is_merged_and_our_keys_win(tmp_path):
+    conf = tmp_path / "mmc-local.conf"
+    conf.write_text("# tuned\nock.mmc.local_service.dram.size = 40GB\nock.mmc.meta_service_url = tcp://" + FQDN + ":50088\n")
+    rendered = render(memcache(local_service_conf=str(conf)))
+    text = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]["mmc-local.conf"]
+    assert "ock.mmc.local_service.dram.size = 40GB" in text
+    assert text.count("ock.mmc.meta_service_url") == 1
+
+
+def test_users_local_conf_that_contradicts_the_store_is_refused(tmp_path):
+    conf = tmp_path / "mmc-local.conf"
+    conf.write_text("ock.mmc.meta_service_url = tcp://10.0.0.1:50088\n")
+    with pytest.raises(ProgramError) as caught:
+        render(memcache(local_service_conf=str(conf)))
+    assert str(caught.value) == (
+        f"kv_cache_store_config.local_service_conf: ock.mmc.meta_service_url is 'tcp://10.0.0.1:50088' in {conf} "
+        f"but the store is at 'tcp://{FQDN}:50088'. Remove these keys from the file: motor-kvpool sets them from "
+        f"the store's Service and ports."
+    )

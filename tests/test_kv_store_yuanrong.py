@@ -1,0 +1,50 @@
+"""KVStore, yuanrong backend: etcd, one datasystem worker per engine node, and what engines need."""
+
+from __future__ import annotations
+
+from tests.program_runs import env_of, render_stack
+
+ETCD = "mindie-motor-kv-store-etcd-0.mindie-motor-kv-store-etcd-peers.yuanrong.svc.cluster.local:2379"
+
+
+def test_workers_run_on_engine_nodes_with_the_rendered_flags():
+    rendered = render_stack("yuanrong")
+    daemonset = rendered.get("DaemonSet", "mindie-motor-ds-worker")
+    pod = daemonset["spec"]["template"]["spec"]
+    assert pod["hostNetwork"] is True
+    assert pod["nodeSelector"] == {"accelerator": "huawei-Ascend910", "accelerator-type": "module-910b-8"}
+    worker = pod["containers"][0]
+    assert worker["args"] == [
+        "--worker_address=$(HOST_IP):31501",
+        f"--etcd_address={ETCD}",
+        "--cluster_name=yuanrong",
+        "--shared_memory_size_mb=32768",
+        "--unix_domain_socket_dir=/var/run/datasystem",
+        "--log_dir=/tmp/datasystem/logs",
+        "--rocksdb_store_dir=/tmp/datasystem/rocksdb",
+        "--ready_check_path=/tmp/datasystem/ready",
+        "--health_check_path=/tmp/datasystem/healthy",
+    ]
+    assert worker["ports"] == [{"name": "worker", "containerPort": 31501, "hostPort": 31501, "protocol": "TCP"}]
+    assert worker["readinessProbe"]["exec"] == {"command": ["test", "-f", "/tmp/datasystem/ready"]}
+
+
+def test_engines_reach_the_worker_of_their_node():
+    rendered = render_stack("yuanrong")
+    engine = rendered.container("Deployment", "vllm-p0", "vllm")
+    env = env_of(engine)
+    assert env["DS_WORKER_ADDR"] == "$(HOST_IP):31501"
+    assert env["HOST_IP"] == {"fieldRef": {"fieldPath": "status.hostIP"}}
+    assert env["KV_STORE_BACKEND"] == "yuanrong"
+    assert {"name": "datasystem-sockets", "mountPath": "/var/run/datasystem"} in engine["volumeMounts"]
+    volumes = rendered.get("Deployment", "vllm-p0")["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "datasystem-sockets",
+            "hostPath": {"path": "/var/run/motor-kvpool/datasystem", "type": "DirectoryOrCreate"}} in volumes
+
+
+def test_etcd_members_and_no_policy_that_host_network_workers_could_not_pass():
+    rendered = render_stack("yuanrong")
+    etcd = rendered.get("StatefulSet", "mindie-motor-kv-store-etcd")
+    assert etcd["spec"]["replicas"] == 1
+    assert etcd["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.k8s.io/etcd:3.5.15-0"
+    assert rendered.names("NetworkPolicy") == []
