@@ -68,6 +68,12 @@ def convert(
     if version != USER_CONFIG_VERSION:
         raise ConversionError(f"version: {version!r} is not supported; motor-kvpool reads user_config {USER_CONFIG_VERSION}")
     env.pop("version", None)
+    if "motor_engine_union_config" in user:
+        raise ConversionError(
+            "motor_engine_union_config: this is a PD-hybrid (union) service; motor-kvpool deploys disaggregated "
+            "prefill and decode with a KV pool, so there is nothing to import. Keep it on deploy.py, or rewrite it "
+            "as motor_engine_prefill_config + motor_engine_decode_config."
+        )
     deploy = user.get("motor_deploy_config")
     if isinstance(deploy, dict):
         _convert_deploy(deploy, notes)

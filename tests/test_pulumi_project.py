@@ -1,0 +1,47 @@
+"""Pulumi.yaml and requirements.txt are what the Pulumi CLI accepts and `pulumi up` needs."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from components.settings import ALIASES, PULUMI_CONFIG_KEYS
+from tests.program_runs import PROJECT_DIR
+
+# The CLI's project schema (sdk/go/common/workspace/project.json): a declaration may hold only these fields,
+# and `type` only these values; object-valued keys therefore carry no type.
+DECLARATION_FIELDS = {"type", "items", "description", "secret", "default", "value"}
+DECLARATION_TYPES = {"string", "integer", "boolean", "array"}
+
+
+def project() -> dict:
+    return yaml.safe_load((PROJECT_DIR / "Pulumi.yaml").read_text())
+
+
+def test_project_runtime_and_stack_folder():
+    data = project()
+    assert data["name"] == "motor-kvpool"
+    assert data["runtime"] == {"name": "python", "options": {"toolchain": "pip", "virtualenv": "venv"}}
+    assert data["stackConfigDir"] == "stacks"
+
+
+def test_every_top_level_key_is_declared_with_a_description_in_the_cli_format():
+    config = project()["config"]
+    assert set(config) == {*PULUMI_CONFIG_KEYS, *(key for key in ALIASES if "." not in key)}
+    for key, declaration in config.items():
+        assert set(declaration) <= DECLARATION_FIELDS, key
+        assert declaration["description"], key
+        assert declaration.get("type", "string") in DECLARATION_TYPES, key
+
+
+def test_required_sections_have_no_default_so_the_cli_reports_them_missing():
+    config = project()["config"]
+    required = {key for key, declaration in config.items() if "default" not in declaration and "value" not in declaration}
+    assert required == {"motor_deploy_config", "motor_engine_prefill_config", "motor_engine_decode_config"}
+
+
+def test_runtime_requirements_are_pinned():
+    lines = [line for line in (PROJECT_DIR / "requirements.txt").read_text().splitlines() if line and not line.startswith("#")]
+    assert {re.split("==", line)[0].lower() for line in lines} == {"pulumi", "pulumi-kubernetes", "pydantic"}
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]*", line) for line in lines)
