@@ -12,6 +12,7 @@ from components.errors import SettingsError
 from components.settings import PROJECT, ServiceSettings, load_from_pulumi_config
 
 _PREFIX = f"{PROJECT}:"
+STRING_KEYS = ("motor_scripts_dir", "vllm_ascend_version")
 
 
 def _project_keys() -> list[str]:
@@ -21,7 +22,7 @@ def _project_keys() -> list[str]:
 
 
 def _parse(key: str, text: str) -> tuple[Any, str | None]:
-    if key == "motor_scripts_dir":
+    if key in STRING_KEYS:
         return text or None, None  # Pulumi.yaml's default "" means unset
     if key == "create_namespace":
         if text not in ("true", "false"):

@@ -453,6 +453,11 @@ DEPLOYMENT_ONLY_STORE_KEYS = {
 
 class ServiceSettings(Closed):
     create_namespace: bool = Field(True, description="Create the namespace job_id (deploy.py expects it to exist).")
+    vllm_ascend_version: str | None = Field(
+        None,
+        description="vllm-ascend version in the image, e.g. v0.17.0rc2; lets the policy pack say when layerwise "
+        "transfer with a pool needs Motor's MultiConnector patch (before v0.17.0rc2).",
+    )
     motor_scripts_dir: str | None = Field(
         None,
         description="Motor's startup scripts (examples/deployer/startup: boot.sh, probe.sh, ...), read at deploy "
@@ -513,6 +518,7 @@ class ServiceSettings(Closed):
                 exclude={
                     "create_namespace": True,
                     "motor_scripts_dir": True,
+                    "vllm_ascend_version": True,
                     "env": True,
                     "kv_cache_store_config": DEPLOYMENT_ONLY_STORE_KEYS,
                     "motor_engine_prefill_config": {"hybrid_attention"},
@@ -537,7 +543,7 @@ USER_CONFIG_SECTIONS = (
     "motor_deploy_config", "motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config",
     "motor_engine_prefill_config", "motor_engine_decode_config", "kv_cache_store_config",
 )
-PULUMI_CONFIG_KEYS = ("create_namespace", "motor_scripts_dir", *USER_CONFIG_SECTIONS, "env")
+PULUMI_CONFIG_KEYS = ("create_namespace", "motor_scripts_dir", "vllm_ascend_version", *USER_CONFIG_SECTIONS, "env")
 
 # Older names accepted in place of the current ones (seed 001 and env.json of the kv_cache_pool generation).
 ALIASES = {"kv_cache_pool_config": "kv_cache_store_config", "env.motor_kv_cache_pool_env": "env.motor_kv_cache_store_env"}
@@ -673,6 +679,8 @@ def _describe(error: Mapping[str, Any]) -> str:
         return f"{path}: unknown key{hint}"
     if kind == "missing":
         return f"{path}: required; add it"
+    if kind in ("union_tag_invalid", "literal_error") and path.endswith("backend") and error.get("input") == "ucm":
+        return f"{path}: {rules.UCM_BACKEND_MESSAGE}"
     if kind == "union_tag_invalid":
         return f"{path}: {error['ctx']['tag']!r} is not one of {error['ctx']['expected_tags']}"
     if kind == "literal_error":

@@ -455,3 +455,139 @@ def check_service(
         )
     return findings
 
+
+
+# --- rules the policy pack adds on top of the settings layer's ----------------------------------------------
+
+MOTOR_MAX_INSTANCES = 16
+LAYERWISE_PATCH_FIXED_IN = (0, 17, 0, "rc", 2)
+# backends.md, measured on the real mooncake_master: a back-to-back writer filling 3x the pool got 53-59% of its
+# puts through at 0.9/0.1 and 93-100% at 0.7/0.2. The policy's thresholds default to the second.
+SUSTAINABLE_HIGH_WATERMARK = 0.7
+SUSTAINABLE_EVICTION_RATIO = 0.2
+SECRET_NAME_HINTS = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL")
+
+
+def check_instance_counts(deploy: Mapping[str, Any]) -> list[Finding]:
+    """deploy.py refuses instance counts outside 1..16 (INSTANCE_NUM_MAX)."""
+    findings = []
+    for key in ("p_instances_num", "d_instances_num"):
+        count = deploy.get(key, 1)
+        if not isinstance(count, int) or not 1 <= count <= MOTOR_MAX_INSTANCES:
+            findings.append(Finding(
+                f"motor_deploy_config.{key}",
+                f"is {count!r}; Motor supports 1 to {MOTOR_MAX_INSTANCES} instances per role.",
+            ))
+    return findings
+
+
+def check_mooncake_eviction_headroom(
+    store: Mapping[str, Any],
+    max_high_watermark: float = SUSTAINABLE_HIGH_WATERMARK,
+    min_eviction_ratio: float = SUSTAINABLE_EVICTION_RATIO,
+) -> list[Finding]:
+    """Eviction settings that leave a sustained writer too little room: mooncake_master evicts asynchronously
+    (about every 10 ms), so a fast writer outruns it when the watermark is high and each eviction small."""
+    if store.get("backend") != "mooncake":
+        return []
+    high, ratio = store.get("eviction_high_watermark_ratio"), store.get("eviction_ratio")
+    if high is None or ratio is None or (high <= max_high_watermark and ratio >= min_eviction_ratio):
+        return []
+    return [Finding(
+        "kv_cache_store_config.eviction_high_watermark_ratio",
+        f"{high}/{ratio} (watermark/eviction ratio) leaves little headroom: on the real mooncake_master a "
+        f"back-to-back writer filling 3x the pool got 53-59% of its puts through at 0.9/0.1 and 93-100% at "
+        f"0.7/0.2 (reference/research/backends.md; llm-d users report the same). Use at most "
+        f"{max_high_watermark} and at least {min_eviction_ratio}, or pace the writers.",
+    )]
+
+
+def parse_version(text: str) -> tuple[int, int, int, str, int] | None:
+    """'v0.17.0rc2' -> (0, 17, 0, 'rc', 2); a final release sorts after its release candidates."""
+    match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:rc(\d+))?(?:\.post\d+)?", text.strip())
+    if not match:
+        return None
+    major, minor, patch, rc = match.groups()
+    return (int(major), int(minor), int(patch), "rc" if rc else "~", int(rc or 0))
+
+
+def check_layerwise_pool_patch(
+    vllm_ascend_version: str | None, kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]
+) -> list[Finding]:
+    """vllm-ascend before v0.17.0rc2 needs Motor's vllm_multi_connector.patch for layerwise transfer plus a pool
+    (seed 001: otherwise inference is wrong)."""
+    if not vllm_ascend_version:
+        return []
+    version = parse_version(vllm_ascend_version)
+    if version is None:
+        return [Finding("vllm_ascend_version", f"{vllm_ascend_version!r} is not a version such as v0.17.0rc2.")]
+    if version >= LAYERWISE_PATCH_FIXED_IN:
+        return []
+    findings = []
+    for side in SIDES:
+        config = kv_transfer_configs.get(side) or {}
+        transfer = _transfer_connector(config)
+        layerwise = transfer is not None and transfer[1].get("kv_connector") == "MooncakeLayerwiseConnector"
+        if layerwise and store_connector_backends(config):
+            findings.append(Finding(
+                _kv_transfer_path(side),
+                f"layerwise transfer with a KV pool on vllm-ascend {vllm_ascend_version} (before v0.17.0rc2) "
+                f"needs Motor's vllm_multi_connector.patch (seed 001); apply it in the image or upgrade.",
+            ))
+    return findings
+
+
+def check_not_ucm_store_backend(store: Mapping[str, Any] | None, kv_transfer_configs: Mapping[str, Any]) -> list[Finding]:
+    """UCM is not a store backend: it comes in through UCMConnector (seed 000, FAQ 6)."""
+    findings = []
+    if store and store.get("backend") == "ucm":
+        findings.append(Finding("kv_cache_store_config.backend", UCM_BACKEND_MESSAGE))
+    for side in SIDES:
+        for suffix, backend in store_connector_backends(kv_transfer_configs.get(side)):
+            if backend == "ucm":
+                findings.append(Finding(_kv_transfer_path(side) + suffix, UCM_BACKEND_MESSAGE))
+    return findings
+
+
+UCM_BACKEND_MESSAGE = (
+    "is 'ucm', but UCM is not a KV store backend: configure UCMConnector as connectors[1] of prefill (its "
+    "store_pipeline and storage_backends say where prefixes go), and keep kv_cache_store_config.backend at "
+    "mooncake for the P/D transfer (seed FAQ 6)."
+)
+
+
+def check_fabric_segment_alignment(store: Mapping[str, Any], engine_envs: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
+    """With ASCEND_ENABLE_USE_FABRIC_MEM=1 (A3), Mooncake segments must be whole GiB (vllm-ascend kv_pool.md)."""
+    if store.get("backend") != "mooncake":
+        return []
+    fabric = any(str((engine_envs.get(side) or {}).get("ASCEND_ENABLE_USE_FABRIC_MEM")) == "1" for side in SIDES)
+    size = store.get("global_segment_size", "1GB")
+    if not fabric or mooncake_size_bytes(size) % 2**30 == 0:
+        return []
+    return [Finding(
+        "kv_cache_store_config.global_segment_size",
+        f"is {size!r}, but ASCEND_ENABLE_USE_FABRIC_MEM=1 maps segments in whole GiB; use a multiple of 1GB.",
+    )]
+
+
+def check_standalone_store_memory(segment_size: str | int, memory_limit: str | None, container: str) -> list[Finding]:
+    """A standalone store holds its whole segment in its own memory: its limit must exceed the segment."""
+    if memory_limit is None:
+        return [Finding(f"{container}.resources.limits.memory",
+                        f"is unset; the store holds {segment_size} in memory, so set a limit above it.")]
+    if k8s_quantity_bytes(memory_limit) <= mooncake_size_bytes(segment_size):
+        return [Finding(f"{container}.resources.limits.memory",
+                        f"is {memory_limit} but the store's segment is {segment_size}; the container would be "
+                        f"OOM-killed when the pool fills. Raise the limit above the segment.")]
+    return []
+
+
+def check_plaintext_secrets(values: Mapping[str, Any], where: str) -> list[Finding]:
+    """Secret-looking names with plain values (ConfigMap data, container env): they belong in Pulumi secrets,
+    delivered as Kubernetes Secrets."""
+    return [
+        Finding(f"{where}.{name}", "looks like a secret but is plain text; keep it as a Pulumi secret "
+                                   "(`pulumi config set --secret`) delivered through a Kubernetes Secret.")
+        for name, value in values.items()
+        if isinstance(value, str) and value and any(hint in name.upper() for hint in SECRET_NAME_HINTS)
+    ]

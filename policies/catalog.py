@@ -1,0 +1,293 @@
+"""The policies of the motor-kvpool pack: each wraps one rule of rules.py (one rule, one place).
+
+Names say kind, verb and property; descriptions start "Checks that" and cite where the rule comes from; the
+message of a violation is the rule's own text, naming the field to edit and what to write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Callable, Iterable
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    Severity,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+import rules
+from service_view import DEPLOYMENT, SERVICE_SET, ServiceView, service_view
+
+MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
+Check = Callable[[ServiceView, dict[str, Any]], list[rules.Finding]]
+
+
+def _stack_policy(
+    name: str, description: str, level: EnforcementLevel, check: Check, remediation: str,
+    severity: Severity = Severity.HIGH, config_schema: PolicyConfigSchema | None = None,
+) -> StackValidationPolicy:
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        view = service_view(args.resources)
+        if view is None:
+            return
+        for finding in check(view, dict(args.get_config() or {})):
+            report(str(finding), view.config_urn)
+
+    return StackValidationPolicy(
+        name=name, description=description, validate=validate, enforcement_level=level,
+        config_schema=config_schema, remediation_steps=remediation, severity=severity,
+    )
+
+
+def _store(view: ServiceView) -> dict[str, Any]:
+    return view.user_config.get("kv_cache_store_config") or {}
+
+
+def _uses_pool(view: ServiceView) -> bool:
+    return any(rules.store_connector_backends(config) for config in view.kv_transfer_configs().values())
+
+
+def _kv_roles(view: ServiceView, _: dict) -> list[rules.Finding]:
+    return [f for side, config in view.kv_transfer_configs().items() for f in rules.check_kv_role_by_side(side, config)]
+
+
+def _lease(view: ServiceView, _: dict) -> list[rules.Finding]:
+    return rules.check_lease_exceeds_timeouts(_store(view), view.engine_envs, _uses_pool(view))
+
+
+def _backend(view: ServiceView, _: dict) -> list[rules.Finding]:
+    store = _store(view)
+    return rules.check_backend_consistency(store["backend"], view.kv_transfer_configs()) if store else []
+
+
+def _eviction_headroom(view: ServiceView, config: dict) -> list[rules.Finding]:
+    # A master that only serves the P/D transfer (the UCM example) holds no pool objects to evict.
+    if not _uses_pool(view):
+        return []
+    return rules.check_mooncake_eviction_headroom(_store(view), config["maxHighWatermark"], config["minEvictionRatio"])
+
+
+def _standalone_memory(view: ServiceView, resources: Iterable[Any]) -> list[rules.Finding]:
+    store_file = view.client_files.get("mooncake-store.json")
+    if not store_file:
+        return []
+    segment = json.loads(store_file)["global_segment_size"]
+    findings = []
+    for resource in resources:
+        if resource.resource_type != DEPLOYMENT:
+            continue
+        for container in resource.props["spec"]["template"]["spec"].get("containers") or []:
+            if container.get("name") == "mooncake-store":
+                limit = ((container.get("resources") or {}).get("limits") or {}).get("memory")
+                findings += rules.check_standalone_store_memory(segment, limit, f"{resource.name}/mooncake-store")
+    return findings
+
+
+def _duplicate_names(args: StackValidationArgs, report: ReportViolation) -> None:
+    seen: dict[tuple[str, str, str], str] = {}
+    for resource in args.resources:
+        if not resource.resource_type.startswith("kubernetes:") or resource.resource_type.startswith("kubernetes:pulumi"):
+            continue
+        metadata = resource.props.get("metadata") or {}
+        key = (resource.resource_type, metadata.get("namespace", ""), metadata.get("name", resource.name))
+        if key in seen:
+            report(f"{key[0]} {key[1]}/{key[2]} is declared twice; the second would overwrite the first in the "
+                   f"cluster. Give one of them another name.", resource.urn)
+        seen.setdefault(key, resource.urn)
+
+
+def _standalone_memory_policy(args: StackValidationArgs, report: ReportViolation) -> None:
+    view = service_view(args.resources)
+    if view is None:
+        return
+    for finding in _standalone_memory(view, args.resources):
+        report(str(finding), view.config_urn)
+
+
+def _env_values(containers: Iterable[dict]) -> Iterable[tuple[str, dict[str, Any]]]:
+    for container in containers:
+        yield container.get("name", "?"), {e["name"]: e.get("value") for e in container.get("env") or []}
+
+
+def _pod_templates(args: ResourceValidationArgs) -> Iterable[dict]:
+    if args.resource_type == SERVICE_SET:
+        for role in ((args.props.get("spec") or {}).get("template") or {}).get("roles") or []:
+            yield (role.get("spec") or {}).get("template") or {}
+    elif "template" in (args.props.get("spec") or {}):
+        yield args.props["spec"]["template"]
+
+
+def _plaintext_secrets(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type == "kubernetes:core/v1:ConfigMap":
+        for finding in rules.check_plaintext_secrets(args.props.get("data") or {}, "data"):
+            report(f"ConfigMap {args.name}: {finding}")
+    for template in _pod_templates(args):
+        for container, env in _env_values((template.get("spec") or {}).get("containers") or []):
+            for finding in rules.check_plaintext_secrets(env, f"containers[{container}].env"):
+                report(f"{args.resource_type.split(':')[-1]} {args.name}: {finding}")
+
+
+def _store_protection(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    labels = (args.props.get("metadata") or {}).get("labels") or {}
+    if labels.get("app.kubernetes.io/component") != "kv-store":
+        return
+    stack = os.environ.get("PULUMI_STACK", "")
+    if re.fullmatch(args.get_config()["productionStacks"], stack) and not args.opts.protect:
+        report(f"{args.name} belongs to the KV store of production stack {stack!r} but is not protected: a "
+               f"`pulumi destroy` or a rename would delete the pool every service reads. Set "
+               f"kv_cache_store_config.protect: true.")
+
+
+POLICIES = [
+    _stack_policy(
+        "kvpool-configure-kv-role-by-side",
+        "Checks that prefill connectors are kv_producer, decode connectors kv_consumer and UCMConnector kv_both "
+        "(seed 000, FAQ 1: a wrong kv_role stops KV transfer between P and D).",
+        MANDATORY, _kv_roles, "Write the side's role, or leave kv_role out so that it is filled in.",
+    ),
+    _stack_policy(
+        "kvpool-configure-lease-above-ascend-timeouts",
+        "Checks that Mooncake's default_kv_lease_ttl exceeds ASCEND_CONNECT_TIMEOUT and ASCEND_TRANSFER_TIMEOUT of "
+        "every engine, an unset timeout counting as vllm-ascend's effective default (seed 000, FAQ 3).",
+        MANDATORY, _lease, "Lower the engines' ASCEND timeouts below the lease, or raise default_kv_lease_ttl.",
+    ),
+    _stack_policy(
+        "kvpool-configure-consistent-store-backend",
+        "Checks that every AscendStoreConnector backend equals kv_cache_store_config.backend (seed 000, FAQ 5).",
+        MANDATORY, _backend, "Set the same backend in both places.",
+    ),
+    _stack_policy(
+        "kvpool-disallow-ucm-as-store-backend",
+        "Checks that UCM is configured as UCMConnector, never as a store backend (seed 000, FAQ 6).",
+        MANDATORY, lambda view, _: rules.check_not_ucm_store_backend(_store(view), view.kv_transfer_configs()),
+        "Use UCMConnector as connectors[1] of prefill; keep backend mooncake for the P/D transfer.",
+    ),
+    _stack_policy(
+        "kvpool-configure-hybrid-attention-connector",
+        "Checks that a hybrid-attention model transfers KV with MooncakeHybridConnector (seed 000, FAQ 7: decode "
+        "crashes and restarts otherwise).",
+        MANDATORY, lambda view, _: rules.check_hybrid_attention_connector(view.kv_transfer_configs(), view.hybrid_attention),
+        "Set connectors[0] (or the single connector) to MooncakeHybridConnector on both sides.",
+    ),
+    _stack_policy(
+        "kvpool-configure-mooncake-eviction-ratios",
+        "Checks that a Mooncake store sets eviction_high_watermark_ratio and eviction_ratio within range "
+        "(seed 000: deploy.py refuses Mooncake without them; mooncake_master exits on a ratio outside [0, 1]).",
+        MANDATORY, lambda view, _: rules.check_mooncake_eviction(_store(view)), "Set both ratios, e.g. 0.7 and 0.2.",
+    ),
+    _stack_policy(
+        "kvpool-configure-sustainable-mooncake-eviction",
+        "Checks that Mooncake's eviction leaves a sustained writer room (measured on the real master: 53-59% put "
+        "success at the seed's 0.9/0.1, 93-100% at 0.7/0.2; llm-d users report the same).",
+        ADVISORY, _eviction_headroom, "Lower the watermark and raise the eviction ratio, or pace the writers.",
+        severity=Severity.MEDIUM,
+        config_schema=PolicyConfigSchema(
+            properties={
+                "maxHighWatermark": {"type": "number", "minimum": 0, "maximum": 1, "default": rules.SUSTAINABLE_HIGH_WATERMARK},
+                "minEvictionRatio": {"type": "number", "minimum": 0, "maximum": 1, "default": rules.SUSTAINABLE_EVICTION_RATIO},
+            }
+        ),
+    ),
+    _stack_policy(
+        "kvpool-configure-ucm-placement",
+        "Checks that UCMConnector sits only on prefill and only as connectors[1] of a MultiConnector (seed 000: "
+        "decode never loads UCM; Motor refuses UCM at connectors[0]).",
+        MANDATORY, lambda view, _: rules.check_ucm_placement(view.kv_transfer_configs()),
+        "Move UCMConnector to prefill connectors[1]; give decode only the transfer connector.",
+    ),
+    _stack_policy(
+        "kvpool-configure-ucm-storage",
+        "Checks that UCM's storage_backends is a mounted storage[] volume, that /dev/shm is larger than its cache "
+        "buffer and that its Posix budget fits the volume (Motor's UCM deployment guide).",
+        MANDATORY,
+        lambda view, _: rules.check_ucm_storage(
+            view.kv_transfer_configs()["prefill"],
+            (view.user_config.get("motor_deploy_config") or {}).get("storage") or [],
+            (view.user_config.get("motor_deploy_config") or {}).get("dshm_size", "4Gi"),
+        ),
+        "Mount a storage entry at storage_backends; size dshm_size and the volume above UCM's capacities.",
+    ),
+    _stack_policy(
+        "kvpool-configure-dispatch-connector",
+        "Checks that connectors[0] is a connector Motor can dispatch P/D with (MooncakeConnectorV1, "
+        "MooncakeHybridConnector, MooncakeLayerwiseConnector, NixlConnector) unless dispatch_profile is set the "
+        "same on both sides (Motor's PD disaggregation design: unknown connectors fail closed).",
+        MANDATORY, lambda view, _: rules.check_dispatch_connector(view.kv_transfer_configs()),
+        "Use a whitelisted transfer connector, or set dispatch_profile on both sides.",
+    ),
+    _stack_policy(
+        "kvpool-configure-layerwise-pool-patch",
+        "Checks that layerwise transfer with a KV pool does not run on vllm-ascend before v0.17.0rc2 without Motor's "
+        "vllm_multi_connector.patch (seed 001).",
+        ADVISORY,
+        lambda view, _: rules.check_layerwise_pool_patch(view.vllm_ascend_version, view.kv_transfer_configs()),
+        "Apply vllm_multi_connector.patch in the image, or use vllm-ascend v0.17.0rc2 or later.",
+        severity=Severity.MEDIUM,
+    ),
+    _stack_policy(
+        "kvpool-configure-consistent-hash-seed",
+        "Checks that PYTHONHASHSEED is set and equal on every engine that uses the pool (vllm-ascend kv_pool: "
+        "different seeds hash blocks differently and every lookup misses).",
+        MANDATORY, lambda view, _: rules.check_hash_seed(view.env_sections) if _uses_pool(view) else [],
+        "Set one fixed PYTHONHASHSEED (e.g. \"0\") for every engine.",
+    ),
+    _stack_policy(
+        "kvpool-configure-layerwise-pool-backend",
+        "Checks that use_layerwise on AscendStoreConnector is combined only with the memcache backend "
+        "(vllm-ascend layerwise_kv_pool).",
+        MANDATORY,
+        lambda view, _: rules.check_layerwise_pool_backend(view.kv_transfer_configs(), _store(view).get("backend", "memcache")),
+        "Remove use_layerwise from the store connector, or switch the store to memcache.",
+    ),
+    _stack_policy(
+        "kvpool-configure-instance-counts",
+        "Checks that prefill and decode instance counts are within Motor's 1..16 (deploy.py INSTANCE_NUM_MAX).",
+        MANDATORY,
+        lambda view, _: rules.check_instance_counts(view.user_config.get("motor_deploy_config") or {}),
+        "Use 1 to 16 instances per role.",
+    ),
+    _stack_policy(
+        "kvpool-configure-fabric-segment-alignment",
+        "Checks that Mooncake's global_segment_size is a whole number of GiB when ASCEND_ENABLE_USE_FABRIC_MEM=1 "
+        "(vllm-ascend kv_pool, A3 fabric memory).",
+        MANDATORY, lambda view, _: rules.check_fabric_segment_alignment(_store(view), view.engine_envs),
+        "Use a segment size that is a multiple of 1GB.",
+    ),
+    StackValidationPolicy(
+        name="kvpool-configure-standalone-store-memory",
+        description="Checks that each standalone Mooncake store container's memory limit exceeds the segment it "
+        "holds (seed 000 store_mode standalone: the store owns the pool's memory).",
+        validate=_standalone_memory_policy, enforcement_level=MANDATORY, severity=Severity.HIGH,
+        remediation_steps="Raise the store container's memory limit above global_segment_size.",
+    ),
+    StackValidationPolicy(
+        name="kvpool-disallow-duplicate-names",
+        description="Checks that no two Kubernetes objects of one kind share a namespace and name.",
+        validate=_duplicate_names, enforcement_level=MANDATORY, severity=Severity.HIGH,
+        remediation_steps="Rename one of the objects.",
+    ),
+    ResourceValidationPolicy(
+        name="kvpool-disallow-plaintext-secrets",
+        description="Checks that no ConfigMap entry or container env value with a secret-looking name holds plain "
+        "text (secrets only as Pulumi secrets).",
+        validate=_plaintext_secrets, enforcement_level=MANDATORY, severity=Severity.CRITICAL,
+        remediation_steps="Store the value with `pulumi config set --secret` and deliver it through a Secret.",
+    ),
+    ResourceValidationPolicy(
+        name="kvpool-enable-store-protection",
+        description="Checks that the KV store objects of a production stack are protected from deletion (one pool "
+        "serves every consumer; deleting it empties all their caches).",
+        validate=_store_protection, enforcement_level=MANDATORY, severity=Severity.HIGH,
+        remediation_steps="Set kv_cache_store_config.protect: true.",
+        config_schema=PolicyConfigSchema(
+            properties={"productionStacks": {"type": "string", "default": r"(prod|production)([-_].*)?|.*[-_]prod"}}
+        ),
+    ),
+]

@@ -1,0 +1,93 @@
+"""One service's configuration as the rules want it, read from what the program registered.
+
+The effective user_config.json comes from ConfigMap motor-config, the engines' environment from their pods (the
+real values, motor-kvpool's defaults included), and the flags Motor does not carry (hybrid attention, the
+vllm-ascend version) from the stack's configuration, which the CLI hands the pack in PULUMI_CONFIG.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+import pulumi
+
+PROJECT = "motor-kvpool"
+CONFIGMAP = "kubernetes:core/v1:ConfigMap"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+SERVICE_SET = "kubernetes:mindcluster.huawei.com/v1:InferServiceSet"
+ENGINE_CONTAINER = "vllm"
+SIDES = ("prefill", "decode")
+
+
+@dataclass
+class ServiceView:
+    user_config: dict[str, Any]
+    engine_envs: dict[str, dict[str, str]]  # side -> the engine container's env
+    config_urn: str  # where a finding about the configuration is reported
+    client_files: dict[str, str] = field(default_factory=dict)
+    hybrid_attention: dict[str, bool] = field(default_factory=dict)
+    vllm_ascend_version: str | None = None
+
+    @property
+    def env_sections(self) -> dict[str, dict[str, str]]:
+        """env.json-shaped, as the rules take it."""
+        return {f"motor_engine_{side}_env": env for side, env in self.engine_envs.items()}
+
+    def kv_transfer_configs(self) -> dict[str, Mapping[str, Any] | None]:
+        return {
+            side: ((self.user_config.get(f"motor_engine_{side}_config") or {}).get("engine_config") or {}).get(
+                "kv_transfer_config"
+            )
+            for side in SIDES
+        }
+
+
+def _name(resource: Any) -> str:
+    return str((resource.props.get("metadata") or {}).get("name", resource.name))
+
+
+def _container_env(pod_template: Mapping[str, Any]) -> dict[str, str]:
+    containers = (pod_template.get("spec") or {}).get("containers") or []
+    engine = next((c for c in containers if c.get("name") == ENGINE_CONTAINER), None)
+    return {e["name"]: e["value"] for e in (engine or {}).get("env") or [] if "value" in e}
+
+
+def _engine_envs(resources: Iterable[Any]) -> dict[str, dict[str, str]]:
+    envs: dict[str, dict[str, str]] = {}
+    for resource in resources:
+        if resource.resource_type == DEPLOYMENT:
+            side = ((resource.props.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/component")
+            if side in SIDES and side not in envs:
+                envs[side] = _container_env((resource.props.get("spec") or {}).get("template") or {})
+        elif resource.resource_type == SERVICE_SET:
+            for role in ((resource.props.get("spec") or {}).get("template") or {}).get("roles") or []:
+                if role.get("name") in SIDES:
+                    envs[role["name"]] = _container_env((role.get("spec") or {}).get("template") or {})
+    return envs
+
+
+def _stack_flags() -> tuple[dict[str, bool], str | None]:
+    config = pulumi.Config(PROJECT)
+    hybrid = {side: bool((config.get_object(f"motor_engine_{side}_config") or {}).get("hybrid_attention")) for side in SIDES}
+    return hybrid, config.get("vllm_ascend_version") or None
+
+
+def service_view(resources: Iterable[Any]) -> ServiceView | None:
+    """None when the stack holds no motor-config: not a motor-kvpool service, nothing to check."""
+    resources = list(resources)
+    config_map = next((r for r in resources if r.resource_type == CONFIGMAP and _name(r) == "motor-config"), None)
+    if config_map is None:
+        return None
+    user_config = json.loads((config_map.props.get("data") or {}).get("user_config.json", "{}"))
+    client = next((r for r in resources if r.resource_type == CONFIGMAP and _name(r) == "mindie-motor-kv-client"), None)
+    hybrid, version = _stack_flags()
+    return ServiceView(
+        user_config=user_config,
+        engine_envs=_engine_envs(resources),
+        config_urn=config_map.urn,
+        client_files=dict((client.props.get("data") or {}) if client else {}),
+        hybrid_attention=hybrid,
+        vllm_ascend_version=version,
+    )

@@ -1,0 +1,175 @@
+"""The rules the policy pack adds, called directly: one passing and one failing case each."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies import rules
+
+
+def kv(first: str, store_extra: dict | None = None, profile: str | None = None) -> dict:
+    config = {
+        "kv_connector": "MultiConnector",
+        "kv_connector_extra_config": {"connectors": [
+            {"kv_connector": first},
+            {"kv_connector": "AscendStoreConnector", "kv_connector_extra_config": store_extra or {}},
+        ]},
+    }
+    if profile:
+        config["dispatch_profile"] = profile
+    return config
+
+
+def test_ucm_placement():
+    ucm_second = {"kv_connector": "MultiConnector", "kv_connector_extra_config": {"connectors": [
+        {"kv_connector": "MooncakeConnectorV1"}, {"kv_connector": "UCMConnector"}]}}
+    assert rules.check_ucm_placement({"prefill": ucm_second, "decode": {"kv_connector": "MooncakeConnectorV1"}}) == []
+    ucm_first = {"kv_connector": "MultiConnector", "kv_connector_extra_config": {"connectors": [
+        {"kv_connector": "UCMConnector"}, {"kv_connector": "MooncakeConnectorV1"}]}}
+    findings = rules.check_ucm_placement({"prefill": ucm_first, "decode": ucm_second})
+    assert [str(f) for f in findings] == [
+        "motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[0]."
+        "kv_connector: UCMConnector must be connectors[1] of a MultiConnector whose connectors[0] is the Mooncake "
+        "transfer connector (seed 000).",
+        "motor_engine_decode_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[1]."
+        "kv_connector: UCMConnector on decode: in Motor's P/D scheme decode never loads UCM (seed 000); remove it "
+        "and keep only the transfer connector.",
+    ]
+
+
+def ucm_prefill(storage_backends: str, cache_gb: int = 64, posix_gb: int = 400) -> dict:
+    return {"kv_connector": "MultiConnector", "kv_connector_extra_config": {"connectors": [
+        {"kv_connector": "MooncakeConnectorV1"},
+        {"kv_connector": "UCMConnector", "kv_connector_extra_config": {"ucm_connectors": [{
+            "ucm_connector_name": "UcmPipelineStore",
+            "ucm_connector_config": {"storage_backends": storage_backends, "cache_buffer_capacity_gb": cache_gb,
+                                     "posix_capacity_gb": posix_gb}}]}},
+    ]}}
+
+
+STORAGE = [{"type": "pvc", "mount_path": "/mnt/ucm", "size": "512Gi", "enable": True}]
+
+
+def test_ucm_storage_holds():
+    assert rules.check_ucm_storage(ucm_prefill("/mnt/ucm"), STORAGE, "128Gi") == []
+
+
+def test_ucm_storage_on_an_unmounted_path():
+    [finding] = rules.check_ucm_storage(ucm_prefill("/data/ucm"), STORAGE, "128Gi")
+    assert finding.message.startswith("'/data/ucm' is not the mount_path of a motor_deploy_config.storage entry "
+                                      "(mounted: /mnt/ucm)")
+
+
+def test_ucm_cache_buffer_above_shm():
+    [finding] = rules.check_ucm_storage(ucm_prefill("/mnt/ucm", cache_gb=64), STORAGE, "64Gi")
+    assert str(finding) == (
+        "motor_deploy_config.dshm_size: is 64Gi but UCM's cache_buffer_capacity_gb is 64 GiB and lives in /dev/shm; "
+        "set dshm_size above it, e.g. 80Gi."
+    )
+
+
+def test_ucm_posix_budget_above_the_volume():
+    [finding] = rules.check_ucm_storage(ucm_prefill("/mnt/ucm", posix_gb=1024), STORAGE, "128Gi")
+    assert finding.path.endswith("ucm_connectors[0].ucm_connector_config.posix_capacity_gb")
+
+
+def test_hybrid_attention_connector():
+    hybrid = {"prefill": True, "decode": True}
+    assert rules.check_hybrid_attention_connector({"prefill": kv("MooncakeHybridConnector"), "decode": kv("MooncakeHybridConnector")}, hybrid) == []
+    [finding] = rules.check_hybrid_attention_connector({"prefill": kv("MooncakeHybridConnector"), "decode": kv("MooncakeConnectorV1")}, hybrid)
+    assert str(finding) == (
+        "motor_engine_decode_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[0]."
+        "kv_connector: is 'MooncakeConnectorV1' but the model uses hybrid attention; write 'MooncakeHybridConnector' "
+        "(seed FAQ 7: decode crashes and restarts otherwise)."
+    )
+
+
+def test_dispatch_connector_whitelist_and_profile():
+    assert rules.check_dispatch_connector({"prefill": kv("NixlConnector"), "decode": kv("NixlConnector")}) == []
+    assert rules.check_dispatch_connector({"prefill": kv("P2pNcclConnector", profile="handoff"),
+                                           "decode": kv("P2pNcclConnector", profile="handoff")}) == []
+    findings = rules.check_dispatch_connector({"prefill": kv("P2pNcclConnector", profile="handoff"),
+                                               "decode": kv("P2pNcclConnector")})
+    assert [f.path.rsplit(".", 1)[-1] for f in findings] == ["dispatch_profile", "kv_connector"]
+
+
+def test_layerwise_pool_backend():
+    configs = {"prefill": kv("MooncakeConnectorV1", {"use_layerwise": True}), "decode": None}
+    assert rules.check_layerwise_pool_backend(configs, "memcache") == []
+    [finding] = rules.check_layerwise_pool_backend(configs, "mooncake")
+    assert finding.path.endswith("connectors[1].kv_connector_extra_config.use_layerwise")
+
+
+def test_hash_seed():
+    same = {"motor_common_env": {"PYTHONHASHSEED": "0"}}
+    assert rules.check_hash_seed(same) == []
+    differs = {"motor_engine_prefill_env": {"PYTHONHASHSEED": "0"}, "motor_engine_decode_env": {"PYTHONHASHSEED": "1"}}
+    assert [str(f) for f in rules.check_hash_seed(differs)] == [
+        "env.motor_engine_decode_env.PYTHONHASHSEED: is '1' but prefill uses '0'; pool lookups only hit with one seed "
+        "on every engine."
+    ]
+    assert [f.path for f in rules.check_hash_seed({"motor_engine_prefill_env": {"PYTHONHASHSEED": "random"}})] == [
+        "env.motor_engine_prefill_env.PYTHONHASHSEED", "env.motor_engine_decode_env.PYTHONHASHSEED"
+    ]
+
+
+def test_instance_counts():
+    assert rules.check_instance_counts({"p_instances_num": 16, "d_instances_num": 1}) == []
+    assert [str(f) for f in rules.check_instance_counts({"p_instances_num": 17})] == [
+        "motor_deploy_config.p_instances_num: is 17; Motor supports 1 to 16 instances per role."
+    ]
+
+
+def test_eviction_headroom_thresholds():
+    store = {"backend": "mooncake", "eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1}
+    [finding] = rules.check_mooncake_eviction_headroom(store)
+    assert "53-59% of its puts through at 0.9/0.1 and 93-100% at 0.7/0.2" in finding.message
+    assert rules.check_mooncake_eviction_headroom(store, max_high_watermark=0.95, min_eviction_ratio=0.05) == []
+    assert rules.check_mooncake_eviction_headroom({**store, "eviction_high_watermark_ratio": 0.7, "eviction_ratio": 0.2}) == []
+
+
+@pytest.mark.parametrize(("version", "flagged"), [("v0.17.0rc1", True), ("v0.16.0", True), ("v0.17.0rc2", False), ("0.17.0", False)])
+def test_layerwise_pool_patch_by_version(version, flagged):
+    layerwise = {"prefill": kv("MooncakeLayerwiseConnector"), "decode": kv("MooncakeLayerwiseConnector")}
+    assert bool(rules.check_layerwise_pool_patch(version, layerwise)) is flagged
+    assert rules.check_layerwise_pool_patch(version, {"prefill": kv("MooncakeConnectorV1"), "decode": None}) == []
+
+
+def test_layerwise_pool_patch_refuses_an_unreadable_version():
+    assert [str(f) for f in rules.check_layerwise_pool_patch("latest", {})] == [
+        "vllm_ascend_version: 'latest' is not a version such as v0.17.0rc2."
+    ]
+
+
+def test_not_ucm_store_backend():
+    assert rules.check_not_ucm_store_backend({"backend": "mooncake"}, {"prefill": kv("MooncakeConnectorV1")}) == []
+    findings = rules.check_not_ucm_store_backend({"backend": "ucm"}, {"prefill": kv("MooncakeConnectorV1", {"backend": "ucm"})})
+    assert [f.path for f in findings] == [
+        "kv_cache_store_config.backend",
+        "motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[1]"
+        ".kv_connector_extra_config.backend",
+    ]
+
+
+def test_fabric_segment_alignment():
+    fabric = {"prefill": {"ASCEND_ENABLE_USE_FABRIC_MEM": "1"}}
+    assert rules.check_fabric_segment_alignment({"backend": "mooncake", "global_segment_size": "2GB"}, fabric) == []
+    assert rules.check_fabric_segment_alignment({"backend": "mooncake", "global_segment_size": "1536MB"}, {}) == []
+    [finding] = rules.check_fabric_segment_alignment({"backend": "mooncake", "global_segment_size": "1536MB"}, fabric)
+    assert finding.message.startswith("is '1536MB', but ASCEND_ENABLE_USE_FABRIC_MEM=1")
+
+
+def test_standalone_store_memory():
+    assert rules.check_standalone_store_memory("8GB", "8704Mi", "vllm-p0/mooncake-store") == []
+    [finding] = rules.check_standalone_store_memory("8GB", "8Gi", "vllm-p0/mooncake-store")
+    assert str(finding) == (
+        "vllm-p0/mooncake-store.resources.limits.memory: is 8Gi but the store's segment is 8GB; the container would "
+        "be OOM-killed when the pool fills. Raise the limit above the segment."
+    )
+
+
+def test_plaintext_secrets():
+    assert rules.check_plaintext_secrets({"HCCL_BUFFSIZE": "200", "TOKEN_LIMIT_FILE": ""}, "env") == []
+    assert [f.path for f in rules.check_plaintext_secrets({"HF_TOKEN": "hf_abc", "DB_PASSWORD": "x"}, "env")] == [
+        "env.HF_TOKEN", "env.DB_PASSWORD"
+    ]
