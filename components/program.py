@@ -1,5 +1,5 @@
-"""The stack: settings -> namespace -> KVStore -> UCMStorage -> ControlPlane -> EnginePools -> outputs.
-`__main__.py` only calls `run()`."""
+"""The stack: settings -> namespace -> KV store (own, or another stack's) -> UCMStorage -> ControlPlane ->
+EnginePools -> outputs. `__main__.py` only calls `run()`."""
 
 from __future__ import annotations
 
@@ -11,17 +11,22 @@ import pulumi_kubernetes as k8s
 from components.control_plane import ControlPlane
 from components.engine_pool import EnginePool, instance_name
 from components.errors import KvpoolError
-from components.kv_store import KVStore
+from components.kv_store import KVStore, KVStoreEndpoint
 from components.kv_store.client import kv_client_config_map
+from components.kv_store.shared import shared_store
 from components.motor_config import MOTOR_CONFIG_NAME
 from components.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
 from components.pulumi_settings import read_stack_settings
-from components.settings import ServiceSettings
+from components.settings import PROJECT, ServiceSettings
 from components.ucm_storage import UCMStorage
 from components.workloads import Workloads
 
 # What the coordinator needs of the store (deploy.py gives it these two, not the client files).
 COORDINATOR_STORE_ENV = ("KVS_MASTER_SERVICE", "KV_STORE_BACKEND")
+
+
+def stack_name() -> str:
+    return f"{pulumi.get_organization()}/{PROJECT}/{pulumi.get_stack()}"
 
 
 def build(settings: ServiceSettings, project_dir: Path) -> None:
@@ -33,18 +38,20 @@ def build(settings: ServiceSettings, project_dir: Path) -> None:
         opts = pulumi.ResourceOptions(depends_on=[namespace])
     deploy = settings.motor_deploy_config
     workloads = Workloads(settings.namespace, deploy.deploy_mode)
-    endpoint = None
-    if settings.kv_store_wanted:
+    store = settings.kv_cache_store_config
+    if store is not None and store.target_stack:
+        # Another stack owns the store: nothing of it is created here; the engines are built once its
+        # contract has been read and checked.
+        shared_store(settings, stack_name()).apply(
+            lambda endpoint: build_service(settings, project_dir, workloads, endpoint, opts)
+        )
+        pulumi.export("kv_store_source", store.target_stack)
+    elif settings.kv_store_wanted:
         endpoint = KVStore("kv-store", settings, workloads, project_dir, opts).endpoint
-        kv_client_config_map(endpoint, settings.namespace, opts)
-        pulumi.export("kv_store", endpoint.as_output())
-    storage = UCMStorage("ucm-storage", settings, opts) if deploy.storage else None
-    store_env = {key: value for key, value in (endpoint.engine_env if endpoint else {}).items() if key in COORDINATOR_STORE_ENV}
-    control_plane = ControlPlane("control-plane", settings, project_dir, store_env, workloads, opts)
-    prefill_storage = (storage.volumes, storage.mounts) if storage else ([], [])
-    EnginePool("prefill", settings, "prefill", endpoint, workloads, prefill_storage, opts)
-    EnginePool("decode", settings, "decode", endpoint, workloads, opts=opts)
-    workloads.finish(pulumi.ResourceOptions(depends_on=[control_plane.motor_config]))
+        pulumi.export("kv_store", endpoint.as_output(stack_name()))
+        build_service(settings, project_dir, workloads, endpoint, opts)
+    else:
+        build_service(settings, project_dir, workloads, None, opts)
     pulumi.export("namespace", settings.namespace)
     pulumi.export("deploy_mode", deploy.deploy_mode)
     pulumi.export("motor_config", f"{settings.namespace}/{MOTOR_CONFIG_NAME}")
@@ -62,6 +69,25 @@ def build(settings: ServiceSettings, project_dir: Path) -> None:
             for side, count in (("prefill", deploy.p_instances_num), ("decode", deploy.d_instances_num))
         },
     )
+
+
+def build_service(
+    settings: ServiceSettings,
+    project_dir: Path,
+    workloads: Workloads,
+    endpoint: KVStoreEndpoint | None,
+    opts: pulumi.ResourceOptions | None,
+) -> None:
+    """Everything that uses the store: its client files, the control plane and the engines."""
+    if endpoint is not None:
+        kv_client_config_map(endpoint, settings.namespace, opts)
+    storage = UCMStorage("ucm-storage", settings, opts) if settings.motor_deploy_config.storage else None
+    store_env = {key: value for key, value in (endpoint.engine_env if endpoint else {}).items() if key in COORDINATOR_STORE_ENV}
+    control_plane = ControlPlane("control-plane", settings, project_dir, store_env, workloads, opts)
+    prefill_storage = (storage.volumes, storage.mounts) if storage else ([], [])
+    EnginePool("prefill", settings, "prefill", endpoint, workloads, prefill_storage, opts)
+    EnginePool("decode", settings, "decode", endpoint, workloads, opts=opts)
+    workloads.finish(pulumi.ResourceOptions(depends_on=[control_plane.motor_config]))
 
 
 def run() -> None:

@@ -326,6 +326,11 @@ class StoreCommon(Closed):
         False, description="Leave the store running in the cluster when Pulumi deletes it from the stack."
     )
     service_monitor: bool = Field(False, description="Create a Prometheus-operator ServiceMonitor for the metrics port.")
+    allowed_consumers: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] = Field(
+        default_factory=list,
+        description="Namespaces of other services whose engines may use this store (their target_stack names "
+        "this stack); the store's NetworkPolicy admits their engine pods and nobody else's.",
+    )
 
 
 class EtcdConfig(Closed):
@@ -447,7 +452,7 @@ ENGINE_ENV_DEFAULTS = {"PYTHONHASHSEED": "0", "ASCEND_CONNECT_TIMEOUT": "10000",
 # the section into mooncake.json) never reads them, so they stay out of the effective user_config.json.
 DEPLOYMENT_ONLY_STORE_KEYS = {
     "target_stack", "image", "resources", "protect", "retain_on_delete", "service_monitor", "ha", "etcd",
-    "local_service_conf", "client_ttl",
+    "local_service_conf", "client_ttl", "allowed_consumers",
 }
 
 

@@ -60,6 +60,7 @@ def test_memcache_defaults():
         "protect": False,
         "retain_on_delete": False,
         "service_monitor": False,
+        "allowed_consumers": [],
         "local_service_mode": "inprocess",
         "local_service_conf": None,
     }

@@ -41,6 +41,7 @@ class StoreContext:
     parent: pulumi.Resource
     protect: bool
     retain_on_delete: bool
+    allowed_consumers: tuple[str, ...]
 
     def opts(self, depends_on: Sequence[pulumi.Resource] = ()) -> pulumi.ResourceOptions:
         """Children get parent=self and the store's protection explicitly (never the component's own opts)."""
@@ -106,9 +107,15 @@ def headless_service(ctx: StoreContext, name: str, app: str, ports: Sequence[Sto
 def network_policy(
     ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort], peers: Sequence[str] = ()
 ) -> k8s.networking.v1.NetworkPolicy:
-    """Client ports: engine pods of this namespace (labelled KV_CLIENT_LABEL) and the pods named in `peers`
-    (store members talking to each other); other ports (metrics): anyone, so Prometheus can scrape."""
-    clients = [{"podSelector": {"matchLabels": {KV_CLIENT_LABEL: "true"}}}]
+    """Client ports: engine pods (labelled KV_CLIENT_LABEL) of this namespace and of the allowed consumers'
+    namespaces, and the pods named in `peers` (store members talking to each other); other ports (metrics):
+    anyone, so Prometheus can scrape."""
+    engines = {"matchLabels": {KV_CLIENT_LABEL: "true"}}
+    clients: list[dict[str, Any]] = [{"podSelector": engines}]
+    clients += [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}, "podSelector": engines}
+        for namespace in ctx.allowed_consumers
+    ]
     clients += [{"podSelector": {"matchLabels": selector(peer)}} for peer in peers]
     client_ports = [{"port": p.port, "protocol": "TCP"} for p in ports if p.client]
     open_ports = [{"port": p.port, "protocol": "TCP"} for p in ports if not p.client]

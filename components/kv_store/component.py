@@ -3,12 +3,14 @@ dispatches to the backend's module; `endpoint` is what engines need to connect."
 
 from __future__ import annotations
 
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pulumi
 
 from components.kv_store import memcache, mooncake, yuanrong
 from components.kv_store.common import StoreContext
+from components.kv_store.compatibility import compatibility
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.workloads import Workloads
 from components.settings import MemcacheStoreConfig, MooncakeStoreConfig, ServiceSettings, YuanrongStoreConfig
@@ -44,6 +46,7 @@ class KVStore(pulumi.ComponentResource):
             parent=self,
             protect=store.protect,
             retain_on_delete=store.retain_on_delete,
+            allowed_consumers=tuple(store.allowed_consumers),
         )
         if isinstance(store, MooncakeStoreConfig):
             self.endpoint = mooncake.build(ctx, store)
@@ -52,4 +55,7 @@ class KVStore(pulumi.ComponentResource):
         else:
             assert isinstance(store, YuanrongStoreConfig)
             self.endpoint = yuanrong.build(ctx, store)
-        self.register_outputs({"endpoint": self.endpoint.as_output()})
+        self.endpoint = replace(
+            self.endpoint, allowed_consumers=list(store.allowed_consumers), compatibility=compatibility(settings)
+        )
+        self.register_outputs({"endpoint": asdict(self.endpoint)})

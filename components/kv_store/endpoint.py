@@ -7,12 +7,14 @@ into a ConfigMap of its own namespace.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 # Where engine containers mount the store's client files (mooncake.json, mmc-local.conf). Each file is mounted
 # on its own (subPath): MemCache refuses a conf that is a symlink, which every file of a ConfigMap volume is.
 CLIENT_CONFIG_DIR = "/etc/motor-kvpool/kv-client"
+# Version of the `kv_store` stack output. Raise it when a field changes meaning or a consumer needs a new one.
+SCHEMA = 1
 
 
 @dataclass(frozen=True)
@@ -31,10 +33,30 @@ class KVStoreEndpoint:
     sidecars: list[dict[str, Any]] = field(default_factory=list)
     # hostPath directories engine pods mount (name -> {"path", "mount_path"}): Yuanrong's worker sockets.
     host_paths: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Filled by the owning stack: who may use the store, and what a consumer must agree on (compatibility.py).
+    allowed_consumers: list[str] = field(default_factory=list)
+    compatibility: dict[str, Any] = field(default_factory=dict)
 
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
-    def as_output(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_output(self, stack: str) -> dict[str, Any]:
+        """The `kv_store` stack output: the contract another stack's StackReference reads."""
+        return {"schema": SCHEMA, "stack": stack, **asdict(self)}
+
+    @classmethod
+    def from_output(cls, output: dict[str, Any]) -> KVStoreEndpoint:
+        """From a StackReference's `kv_store`; numbers crossed the engine as floats, so whole ones become ints."""
+        return cls(**{f.name: whole_numbers(output[f.name]) for f in fields(cls) if f.name in output})
+
+
+def whole_numbers(value: Any) -> Any:
+    """Stack outputs cross the engine as protobuf numbers (floats): 50088.0 back to 50088."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(item) for item in value]
+    return value

@@ -1,0 +1,82 @@
+"""Use another stack's KV store through a StackReference (what deploy.py's target_job_id did by namespace name,
+silently creating a new store when the name was wrong). Every mismatch fails loudly, naming both stacks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from components.kv_store.compatibility import compatibility
+from components.kv_store.endpoint import SCHEMA, KVStoreEndpoint, whole_numbers
+from components.settings import ServiceSettings
+from policies import rules
+
+OUTPUT = "kv_store"
+
+
+def contract_problems(settings: ServiceSettings, own: str, target: str, output: Any) -> list[str]:
+    """Everything that stops this service from using the store `target` exports as `output`."""
+    field = "kv_cache_store_config.target_stack"
+    output = whole_numbers(output)
+    if not isinstance(output, dict):
+        return [
+            f"{field}: stack {target} has no `{OUTPUT}` output, so {own} has no store to use. {target} owns no KV "
+            f"store (it sets target_stack itself or has no pool), or was last deployed before motor-kvpool exported "
+            f"one: point target_stack at the stack that owns the store, or run `pulumi up` on {target}."
+        ]
+    schema = output.get("schema")
+    if schema != SCHEMA:
+        older = schema is None or isinstance(schema, int) and schema < SCHEMA
+        fix = f"run `pulumi up` on {target} with this motor-kvpool" if older else f"upgrade motor-kvpool in {own}"
+        return [f"{field}: {target} exports {OUTPUT} schema {schema}, but {own} reads schema {SCHEMA}; {fix}."]
+    store = settings.kv_cache_store_config
+    deploy = settings.motor_deploy_config
+    problems = []
+    if store.backend != output["backend"]:
+        problems.append(
+            f"kv_cache_store_config.backend: {own} uses {store.backend!r} but {target}'s store is "
+            f"{output['backend']!r} ({OUTPUT}.backend); write backend: {output['backend']}."
+        )
+    kv_configs = {
+        side: getattr(settings, rules.engine_section(side)).engine_config.kv_transfer_config for side in rules.SIDES
+    }
+    plain = {side: config.model_dump(exclude_none=True) if config else None for side, config in kv_configs.items()}
+    problems += [
+        f"{finding.path}: {own}'s connector names a backend {target}'s store ({output['backend']!r}) does not run"
+        for finding in rules.check_backend_consistency(output["backend"], plain)
+    ]
+    if deploy.deploy_mode != output["deploy_mode"]:
+        problems.append(
+            f"motor_deploy_config.deploy_mode: {own} is {deploy.deploy_mode} but {target} is "
+            f"{output['deploy_mode']} ({OUTPUT}.deploy_mode); shared services use one mode, as Motor requires."
+        )
+    if settings.namespace not in output.get("allowed_consumers", []):
+        problems.append(
+            f"{field}: {target} does not allow namespace {settings.namespace!r} ({OUTPUT}.allowed_consumers: "
+            f"{output.get('allowed_consumers', [])}); add it to {target}'s kv_cache_store_config.allowed_consumers "
+            f"and run `pulumi up` there, so that its NetworkPolicy admits {own}'s engines."
+        )
+    ours, theirs = compatibility(settings), output.get("compatibility", {})
+    for name, value in ours.items():
+        if name != "key" and theirs.get(name) != value:
+            problems.append(
+                f"{OUTPUT}.compatibility.{name}: {own} has {value!r} but {target} has {theirs.get(name)!r}; "
+                f"cached blocks are only shared between services that agree on it."
+            )
+    return problems
+
+
+def check_contract(settings: ServiceSettings, own: str, target: str, output: Any) -> KVStoreEndpoint:
+    problems = contract_problems(settings, own, target, output)
+    if problems:
+        message = f"{own} cannot use the KV store of {target}:\n" + "\n".join(f"  - {p}" for p in problems)
+        # Raised inside an apply, after run()'s handler: RunError keeps the traceback out of `pulumi up`.
+        raise pulumi.RunError(message)
+    return KVStoreEndpoint.from_output(output)
+
+
+def shared_store(settings: ServiceSettings, own: str) -> pulumi.Output[KVStoreEndpoint]:
+    target = str(settings.kv_cache_store_config.target_stack)
+    reference = pulumi.StackReference(target)
+    return reference.get_output(OUTPUT).apply(lambda output: check_contract(settings, own, target, output))

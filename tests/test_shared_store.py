@@ -1,0 +1,140 @@
+"""Sharing a KV store through a StackReference: the contract, the consumer's checks, and the provider's policy."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from kvpool.mock_engine import ProgramError, StackReferenceError
+from tests.program_runs import env_of, render, stack_values
+
+A = "organization/motor-kvpool/service-a"
+B = "organization/motor-kvpool/service-b"
+
+
+@pytest.fixture(scope="module")
+def provider_outputs() -> dict:
+    return render(stack_values("service-a"), stack="service-a").run.outputs
+
+
+def consume(outputs: dict | None, **changes) -> object:
+    values = stack_values("service-b")
+    for section, update in changes.items():
+        values[section].update(update)
+    references = {} if outputs is None else {A: outputs}
+    return render(values, stack="service-b", stack_references=references)
+
+
+def failure(outputs: dict | None, **changes) -> str:
+    with pytest.raises(ProgramError) as caught:
+        consume(outputs, **changes)
+    return str(caught.value)
+
+
+def test_contract_fields(provider_outputs):
+    contract = provider_outputs["kv_store"]
+    assert {key: contract[key] for key in ("schema", "stack", "backend", "host", "port", "metrics_port", "namespace",
+                                           "deploy_mode", "allowed_consumers")} == {
+        "schema": 1, "stack": A, "backend": "memcache",
+        "host": "mindie-motor-kvs-master.service-a.svc.cluster.local", "port": 50088, "metrics_port": 50090,
+        "namespace": "service-a", "deploy_mode": "multi_deployment", "allowed_consumers": ["service-b"],
+    }
+    assert {k: v for k, v in contract["compatibility"].items() if k != "key"} == {
+        "model": "/mnt/weight/qwen3_8B", "served_model_name": "qwen3-8B", "quantization": None, "dtype": None,
+        "kv_cache_dtype": None, "block_size": 128, "tensor_parallel_size": 2, "pipeline_parallel_size": 1,
+        "python_hash_seed": "0",
+    }
+    assert len(contract["compatibility"]["key"]) == 16
+
+
+def test_consumer_creates_no_store_and_points_at_the_providers(provider_outputs):
+    rendered = consume(provider_outputs)
+    assert [key for key in rendered.objects if "kv-store" in key[1] or "kvs" in key[1]] == []
+    assert rendered.names("NetworkPolicy") == []
+    env = env_of(rendered.container("Deployment", "vllm-p0", "vllm"))
+    assert env["KVS_MASTER_SERVICE"] == "mindie-motor-kvs-master.service-a.svc.cluster.local"
+    conf = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]["mmc-local.conf"]
+    assert conf.startswith("ock.mmc.meta_service_url = tcp://mindie-motor-kvs-master.service-a.svc.cluster.local:50088\n")
+    assert rendered.get("ConfigMap", "mindie-motor-kv-client")["metadata"]["namespace"] == "service-b"
+    assert rendered.run.outputs["kv_store_source"] == A and "kv_store" not in rendered.run.outputs
+
+
+def test_provider_policy_admits_exactly_the_listed_consumers(provider_outputs):
+    policy = render(stack_values("service-a"), stack="service-a").get("NetworkPolicy", "mindie-motor-kv-store")
+    assert policy["spec"]["ingress"][0]["from"] == [
+        {"podSelector": {"matchLabels": {"motor-kvpool.io/kv-client": "true"}}},
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "service-b"}},
+         "podSelector": {"matchLabels": {"motor-kvpool.io/kv-client": "true"}}},
+    ]
+
+
+def test_provider_parameter_change_shows_up_in_the_consumer(provider_outputs):
+    values = stack_values("service-a")
+    values["kv_cache_store_config"].update(port=51000, config_store_port=51001)
+    moved = render(values, stack="service-a").run.outputs
+    conf = consume(moved).get("ConfigMap", "mindie-motor-kv-client")["data"]["mmc-local.conf"]
+    assert "service-a.svc.cluster.local:51000\n" in conf and "service-a.svc.cluster.local:51001\n" in conf
+
+
+def test_missing_stack():
+    with pytest.raises(StackReferenceError) as caught:
+        consume(None)
+    assert str(caught.value) == (
+        f"the program references stack '{A}', but this preview has no outputs for it (known stacks: none)"
+    )
+
+
+def test_missing_kv_store_output(provider_outputs):
+    outputs = {k: v for k, v in provider_outputs.items() if k != "kv_store"}
+    assert failure(outputs) == (
+        f"{B} cannot use the KV store of {A}:\n  - kv_cache_store_config.target_stack: stack {A} has no `kv_store` "
+        f"output, so {B} has no store to use. {A} owns no KV store (it sets target_stack itself or has no pool), "
+        f"or was last deployed before motor-kvpool exported one: point target_stack at the stack that owns the "
+        f"store, or run `pulumi up` on {A}."
+    )
+
+
+def test_older_schema(provider_outputs):
+    outputs = copy.deepcopy(provider_outputs)
+    outputs["kv_store"]["schema"] = 0
+    assert failure(outputs).endswith(
+        f"kv_cache_store_config.target_stack: {A} exports kv_store schema 0, but {B} reads schema 1; run `pulumi up` "
+        f"on {A} with this motor-kvpool."
+    )
+
+
+def test_backend_differs(provider_outputs):
+    message = failure(provider_outputs, kv_cache_store_config={"backend": "mooncake", "eviction_high_watermark_ratio": 0.7,
+                                                                 "eviction_ratio": 0.2})
+    assert f"  - kv_cache_store_config.backend: {B} uses 'mooncake' but {A}'s store is 'memcache' (kv_store.backend); " \
+           f"write backend: memcache." in message.splitlines()
+
+
+def test_deploy_mode_differs(provider_outputs):
+    message = failure(provider_outputs, motor_deploy_config={"deploy_mode": "infer_service_set"})
+    assert message.splitlines()[1] == (
+        f"  - motor_deploy_config.deploy_mode: {B} is infer_service_set but {A} is multi_deployment "
+        f"(kv_store.deploy_mode); shared services use one mode, as Motor requires."
+    )
+
+
+def test_namespace_not_allowed(provider_outputs):
+    message = failure(provider_outputs, motor_deploy_config={"job_id": "service-c"})
+    assert message.splitlines()[1] == (
+        f"  - kv_cache_store_config.target_stack: {A} does not allow namespace 'service-c' "
+        f"(kv_store.allowed_consumers: ['service-b']); add it to {A}'s kv_cache_store_config.allowed_consumers and "
+        f"run `pulumi up` there, so that its NetworkPolicy admits {B}'s engines."
+    )
+
+
+def test_compatibility_key_differs(provider_outputs):
+    values_change = {"engine_config": {"served_model_name": "qwen3-8B", "model": "/mnt/weight/qwen3_32B",
+                                       "tensor_parallel_size": 2, "block-size": 128,
+                                       "kv_transfer_config": stack_values("service-b")["motor_engine_prefill_config"][
+                                           "engine_config"]["kv_transfer_config"]}}
+    message = failure(provider_outputs, motor_engine_prefill_config=values_change)
+    assert message.splitlines()[1:] == [
+        f"  - kv_store.compatibility.model: {B} has '/mnt/weight/qwen3_32B' but {A} has '/mnt/weight/qwen3_8B'; "
+        f"cached blocks are only shared between services that agree on it."
+    ]
