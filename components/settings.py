@@ -491,6 +491,12 @@ class ServiceSettings(Closed):
                 )
             deploy.job_id = stack
         store = self.kv_cache_store_config
+        stack = (info.context or {}).get("stack")
+        if store is not None and store.target_stack and store.target_stack.split("/")[1:] == [PROJECT, stack]:
+            raise ValueError(
+                f"kv_cache_store_config.target_stack {store.target_stack!r} is this stack itself; remove target_stack "
+                "to own the store here, or name the stack that owns it"
+            )
         if store is None and self.kv_store_wanted:
             store = self.kv_cache_store_config = MemcacheStoreConfig(backend="memcache")
         if isinstance(store, MemcacheStoreConfig) and store.local_service_mode is None:

@@ -221,3 +221,21 @@ def test_error_text_names_the_source_and_count():
     assert str(caught.value) == (
         "stack 'svc': 1 problem\n  - motor_deploy_config.p_pod_npu_num: Input should be less than or equal to 16"
     )
+
+
+def test_target_stack_that_is_this_stack_is_refused():
+    service = memcache_pool()
+    service["kv_cache_store_config"]["target_stack"] = "organization/motor-kvpool/svc"
+    assert problems_of(service) == [
+        "kv_cache_store_config.target_stack 'organization/motor-kvpool/svc' is this stack itself; remove "
+        "target_stack to own the store here, or name the stack that owns it"
+    ]
+
+
+def test_target_stack_must_be_a_full_stack_reference():
+    service = memcache_pool()
+    service["kv_cache_store_config"]["target_stack"] = "service-a"
+    assert problems_of(service) == [
+        "kv_cache_store_config.target_stack: 'service-a' is not a stack reference; write "
+        "<organization>/<project>/<stack>"
+    ]
