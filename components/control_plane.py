@@ -63,12 +63,14 @@ class ControlPlane(pulumi.ComponentResource):
         project_dir: Path,
         store_env: dict[str, str],
         workloads: Workloads,
+        env_from: list[dict[str, Any]],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         self._settings = settings
         self._namespace = settings.namespace
         self._workloads = workloads
+        self._env_from = env_from
         data = motor_config_data(settings, project_dir)
         if "boot.sh" not in data:
             if not pulumi.runtime.is_dry_run():
@@ -178,6 +180,7 @@ class ControlPlane(pulumi.ComponentResource):
             "image": settings.motor_deploy_config.image_name,
             "command": BOOT_COMMAND,
             "env": env_list(env),
+            **({"envFrom": self._env_from} if self._env_from else {}),
             "resources": MOTOR_RESOURCES,
             **PROBES,
             "lifecycle": LIFECYCLE,

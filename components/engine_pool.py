@@ -57,10 +57,12 @@ class EnginePool(pulumi.ComponentResource):
         endpoint: KVStoreEndpoint | None,
         workloads: Workloads,
         storage: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], []),
+        env_from: list[dict[str, Any]] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         self._settings, self._side, self._endpoint, self._workloads = settings, side, endpoint, workloads
+        self._env_from = list(env_from)
         self._storage_volumes, self._storage_mounts = storage
         deploy = settings.motor_deploy_config
         count = deploy.p_instances_num if side == "prefill" else deploy.d_instances_num
@@ -149,6 +151,7 @@ class EnginePool(pulumi.ComponentResource):
             "image": deploy.image_name,
             "command": BOOT_COMMAND,
             "env": self._env(job_name),
+            **({"envFrom": self._env_from} if self._env_from else {}),
             "resources": {"requests": {npu: npus, "cpu": "16", "memory": "64Gi"}, "limits": {npu: npus}},
             **PROBES,
             "lifecycle": LIFECYCLE,

@@ -17,6 +17,7 @@ from components.kv_store.shared import shared_store
 from components.motor_config import MOTOR_CONFIG_NAME
 from components.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
 from components.pulumi_settings import read_stack_settings
+from components.secret_env import ENV_FROM, secret_env
 from components.settings import PROJECT, ServiceSettings
 from components.ucm_storage import UCMStorage
 from components.workloads import Workloads
@@ -81,12 +82,13 @@ def build_service(
     """Everything that uses the store: its client files, the control plane and the engines."""
     if endpoint is not None:
         kv_client_config_map(endpoint, settings.namespace, opts)
+    env_from = ENV_FROM if secret_env(settings.namespace, opts) else []
     storage = UCMStorage("ucm-storage", settings, opts) if settings.motor_deploy_config.storage else None
     store_env = {key: value for key, value in (endpoint.engine_env if endpoint else {}).items() if key in COORDINATOR_STORE_ENV}
-    control_plane = ControlPlane("control-plane", settings, project_dir, store_env, workloads, opts)
+    control_plane = ControlPlane("control-plane", settings, project_dir, store_env, workloads, env_from, opts)
     prefill_storage = (storage.volumes, storage.mounts) if storage else ([], [])
-    EnginePool("prefill", settings, "prefill", endpoint, workloads, prefill_storage, opts)
-    EnginePool("decode", settings, "decode", endpoint, workloads, opts=opts)
+    EnginePool("prefill", settings, "prefill", endpoint, workloads, prefill_storage, env_from, opts)
+    EnginePool("decode", settings, "decode", endpoint, workloads, env_from=env_from, opts=opts)
     workloads.finish(pulumi.ResourceOptions(depends_on=[control_plane.motor_config]))
 
 

@@ -13,6 +13,8 @@ from components.settings import PROJECT, ServiceSettings, load_from_pulumi_confi
 
 _PREFIX = f"{PROJECT}:"
 STRING_KEYS = ("motor_scripts_dir", "vllm_ascend_version")
+# Read as a Pulumi secret by the program (components/secret_env.py), never into the settings model.
+SECRET_ENV_KEY = "secret_env"
 
 
 def _project_keys() -> list[str]:
@@ -39,6 +41,8 @@ def read_stack_settings() -> ServiceSettings:
     values: dict[str, Any] = {}
     problems = []
     for key in _project_keys():
+        if key == SECRET_ENV_KEY:
+            continue
         value, problem = _parse(key, config.get(key) or "")
         if problem:
             problems.append(problem)

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from kvpool.manifests import kubernetes_objects
 from kvpool.mock_engine import ProgramError, run_program
-from kvpool.stack_config import load_stack_config
+from kvpool.stack_config import StackConfig, load_stack_config
 from tests.program_runs import PROJECT_DIR, env_of, render, render_stack, stack_values
 
 
@@ -98,3 +99,26 @@ def test_infer_service_set_holds_every_role_with_crd_prefixed_service_names():
     assert rendered.run.outputs["kv_store"]["host"] == (
         "mindie-motor-kvs-master-vllm-0-kv-store.service-set.svc.cluster.local"
     )
+
+
+def test_secret_env_reaches_pods_only_through_a_secret():
+    values = stack_values("dev")
+    values["secret_env"] = {"HF_TOKEN": "hf_abc123"}
+    config = StackConfig("motor-kvpool", "dev", {f"motor-kvpool:{k}": json.dumps(v) for k, v in values.items()},
+                         secret_keys=["motor-kvpool:secret_env"])
+    run = run_program(PROJECT_DIR, config)
+    secret = run.resource("kubernetes:core/v1:Secret", "motor-kvpool-secret-env")
+    assert secret.inputs["stringData"] == {"HF_TOKEN": "hf_abc123"}
+    assert ("stringData",) in secret.secret_paths
+    objects = {(o.kind, o.name): o for o in kubernetes_objects(run.resources)}
+    for name in ("vllm-p0", "vllm-d0", "mindie-motor-controller", "mindie-motor-coordinator"):
+        container = objects[("Deployment", name)].body["spec"]["template"]["spec"]["containers"][0]
+        assert container["envFrom"] == [{"secretRef": {"name": "motor-kvpool-secret-env"}}]
+        assert "hf_abc123" not in json.dumps(container)
+    assert "hf_abc123" not in json.dumps(objects[("ConfigMap", "motor-config")].body)
+
+
+def test_no_secret_without_secret_env():
+    rendered = render_stack("dev")
+    assert rendered.names("Secret") == []
+    assert "envFrom" not in rendered.container("Deployment", "vllm-p0", "vllm")

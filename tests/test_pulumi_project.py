@@ -6,6 +6,7 @@ import re
 
 import yaml
 
+from components.pulumi_settings import SECRET_ENV_KEY
 from components.settings import ALIASES, PULUMI_CONFIG_KEYS
 from tests.program_runs import PROJECT_DIR
 
@@ -28,7 +29,7 @@ def test_project_runtime_and_stack_folder():
 
 def test_every_top_level_key_is_declared_with_a_description_in_the_cli_format():
     config = project()["config"]
-    assert set(config) == {*PULUMI_CONFIG_KEYS, *(key for key in ALIASES if "." not in key)}
+    assert set(config) == {*PULUMI_CONFIG_KEYS, SECRET_ENV_KEY, *(key for key in ALIASES if "." not in key)}
     for key, declaration in config.items():
         assert set(declaration) <= DECLARATION_FIELDS, key
         assert declaration["description"], key

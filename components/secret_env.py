@@ -1,0 +1,33 @@
+"""Secret environment for Motor's pods: the stack's `secret_env` (set with `pulumi config set --secret --path
+secret_env.NAME VALUE`) becomes one Kubernetes Secret that every Motor container loads with envFrom. The values
+stay Pulumi secrets end to end: they never enter the settings model, a ConfigMap or a plain env entry."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi.runtime import config as runtime_config
+
+from components.labels import common_labels
+from components.pulumi_settings import SECRET_ENV_KEY
+from components.settings import PROJECT
+
+SECRET_NAME = "motor-kvpool-secret-env"
+
+
+def secret_env(namespace: str, opts: pulumi.ResourceOptions | None) -> k8s.core.v1.Secret | None:
+    """The Secret, or None when the stack sets no secret_env (Pulumi.yaml's default is {})."""
+    # Emptiness from the raw text: reading the value itself outside a secret would log it as plain.
+    if runtime_config.get_config(f"{PROJECT}:{SECRET_ENV_KEY}") in (None, "", "{}"):
+        return None
+    values = pulumi.Config(PROJECT).require_secret_object(SECRET_ENV_KEY)
+    return k8s.core.v1.Secret(
+        SECRET_NAME,
+        metadata={"name": SECRET_NAME, "namespace": namespace, "labels": common_labels(namespace, "secret-env", SECRET_NAME)},
+        type="Opaque",
+        string_data=values.apply(lambda data: {str(k): str(v) for k, v in (data or {}).items()}),
+        opts=opts,
+    )
+
+
+ENV_FROM = [{"secretRef": {"name": SECRET_NAME}}]
