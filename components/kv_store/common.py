@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.kv_store.endpoint import KVStoreEndpoint
 from components.labels import KV_CLIENT_LABEL, common_labels
 from components.settings import StoreResources
 from components.workloads import Workloads
@@ -172,4 +173,44 @@ def deployment(
             },
         },
         opts=ctx.opts(depends_on),
+    )
+
+
+def store_server(
+    ctx: StoreContext,
+    container: dict[str, Any],
+    ports: Sequence[StorePort],
+    monitored: bool,
+    volumes: Sequence[dict[str, Any]] = (),
+    replicas: int = 1,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> None:
+    """The store server every Service-fronted backend runs: its Deployment, the Service engines dial (deploy.py's
+    names), the NetworkPolicy in front of it, and the optional ServiceMonitor."""
+    deployment(ctx, STORE_NAME, [container], volumes, replicas=replicas, depends_on=depends_on)
+    service(ctx, STORE_SERVICE, STORE_NAME, ports)
+    network_policy(ctx, STORE_NAME, STORE_NAME, ports)
+    if monitored:
+        service_monitor(ctx, STORE_NAME, STORE_NAME, "metrics")
+
+
+def store_host(ctx: StoreContext) -> str:
+    """What engines dial: the Service's FQDN, CRD-prefixed in a service set."""
+    return ctx.workloads.service_host(STORE_SERVICE, COMPONENT)
+
+
+def service_endpoint(
+    ctx: StoreContext, backend: str, port: int, metrics_port: int, engine_env: dict[str, str], **parts: Any
+) -> KVStoreEndpoint:
+    """The endpoint of a Service-fronted store: KVS_MASTER_SERVICE and KV_STORE_BACKEND first, as deploy.py sets."""
+    host = store_host(ctx)
+    return KVStoreEndpoint(
+        backend=backend,
+        host=host,
+        port=port,
+        metrics_port=metrics_port,
+        namespace=ctx.namespace,
+        deploy_mode=ctx.workloads.deploy_mode,
+        engine_env={"KVS_MASTER_SERVICE": host, "KV_STORE_BACKEND": backend, **engine_env},
+        **parts,
     )

@@ -15,19 +15,16 @@ import pulumi_kubernetes as k8s
 from components.errors import KvpoolError
 from components.hardware import HARDWARE
 from components.kv_store.common import (
-    COMPONENT,
     POD_IP_ENV,
     RESTRICTED_CONTAINER,
     STORE_NAME,
-    STORE_SERVICE,
     StoreContext,
     StorePort,
     container_ports,
     container_resources,
-    deployment,
-    network_policy,
-    service,
-    service_monitor,
+    service_endpoint,
+    store_host,
+    store_server,
 )
 from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
 from components.labels import k8s_name
@@ -113,7 +110,7 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
 
 
 def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> KVStoreEndpoint:
-    host = ctx.workloads.service_host(STORE_SERVICE, COMPONENT)
+    host = store_host(ctx)
     ports = [
         StorePort("meta", store.port, client=True),
         StorePort("config-store", store.config_store_port, client=True),
@@ -139,23 +136,10 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
         "volumeMounts": [{"name": "meta-conf", "mountPath": META_CONF_DIR, "readOnly": True}],
     }
     volumes = [{"name": "meta-conf", "configMap": {"name": conf_name}}]
-    deployment(ctx, STORE_NAME, [meta], volumes, depends_on=[conf])
-    service(ctx, STORE_SERVICE, STORE_NAME, ports)
-    network_policy(ctx, STORE_NAME, STORE_NAME, ports)
-    if store.service_monitor:
-        service_monitor(ctx, STORE_NAME, STORE_NAME, "metrics")
-    return KVStoreEndpoint(
-        backend="memcache",
-        host=host,
-        port=store.port,
-        metrics_port=store.metrics_port,
-        namespace=ctx.namespace,
-        deploy_mode=ctx.workloads.deploy_mode,
-        engine_env={
-            "KVS_MASTER_SERVICE": host,
-            "KV_STORE_BACKEND": "memcache",
-            "MMC_LOCAL_CONFIG_PATH": f"{CLIENT_CONFIG_DIR}/{LOCAL_FILE}",
-            "MMC_LOCAL_SERVICE_MODE": str(store.local_service_mode),
-        },
+    store_server(ctx, meta, ports, store.service_monitor, volumes, depends_on=[conf])
+    return service_endpoint(
+        ctx, "memcache", store.port, store.metrics_port,
+        {"MMC_LOCAL_CONFIG_PATH": f"{CLIENT_CONFIG_DIR}/{LOCAL_FILE}",
+         "MMC_LOCAL_SERVICE_MODE": str(store.local_service_mode)},
         client_files={LOCAL_FILE: render_conf(local_conf(store, host, ctx.hardware_type, project_dir))},
     )

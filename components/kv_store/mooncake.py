@@ -10,19 +10,16 @@ import json
 from typing import Any
 
 from components.kv_store.common import (
-    COMPONENT,
     POD_IP_ENV,
     RESTRICTED_CONTAINER,
     STORE_NAME,
-    STORE_SERVICE,
     StoreContext,
     StorePort,
     container_ports,
     container_resources,
-    deployment,
-    network_policy,
-    service,
-    service_monitor,
+    service_endpoint,
+    store_host,
+    store_server,
 )
 from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
 from components.kv_store.etcd import build_etcd, client_endpoints
@@ -114,7 +111,7 @@ def _json(data: dict[str, Any]) -> str:
 
 
 def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
-    host = ctx.workloads.service_host(STORE_SERVICE, COMPONENT)
+    host = store_host(ctx)
     ports = [StorePort("rpc", store.port, client=True), StorePort("metrics", store.metrics_port, client=False)]
     etcd_endpoints: list[str] = []
     depends_on = []
@@ -135,29 +132,15 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
         "securityContext": RESTRICTED_CONTAINER,
     }
     replicas = store.ha.master_replicas if store.ha else 1
-    deployment(ctx, STORE_NAME, [master], replicas=replicas, depends_on=depends_on)
-    service(ctx, STORE_SERVICE, STORE_NAME, ports)
-    network_policy(ctx, STORE_NAME, STORE_NAME, ports)
-    if store.service_monitor:
-        service_monitor(ctx, STORE_NAME, STORE_NAME, "metrics")
+    store_server(ctx, master, ports, store.service_monitor, replicas=replicas, depends_on=depends_on)
     address = master_server_address(store, host, etcd_endpoints)
     files = {CLIENT_FILE: _json(client_config(store, address))}
     sidecars = []
     if store.store_mode == "standalone":
         files[STANDALONE_FILE] = _json(standalone_config(store, address))
         sidecars.append(standalone_sidecar(store, ctx.image))
-    return KVStoreEndpoint(
-        backend="mooncake",
-        host=host,
-        port=store.port,
-        metrics_port=store.metrics_port,
-        namespace=ctx.namespace,
-        deploy_mode=ctx.workloads.deploy_mode,
-        engine_env={
-            "KVS_MASTER_SERVICE": host,
-            "KV_STORE_BACKEND": "mooncake",
-            "MOONCAKE_CONFIG_PATH": f"{CLIENT_CONFIG_DIR}/{CLIENT_FILE}",
-        },
-        client_files=files,
-        sidecars=sidecars,
+    return service_endpoint(
+        ctx, "mooncake", store.port, store.metrics_port,
+        {"MOONCAKE_CONFIG_PATH": f"{CLIENT_CONFIG_DIR}/{CLIENT_FILE}"},
+        client_files=files, sidecars=sidecars,
     )
