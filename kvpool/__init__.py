@@ -4,19 +4,29 @@ Command line (from the repository root)::
 
     python -m kvpool preview --stack dev
         # run __main__.py under the SDK's mocks with the merged config of stacks/Pulumi.dev.yaml,
-        # print the resource tree, validate every manifest (Kubernetes 1.30, strict), write out/dev/
+        # print the resource tree, run the policy pack in policies/ (as `pulumi preview --policy-pack`),
+        # validate every manifest (Kubernetes 1.30, strict), write out/dev/
+    python -m kvpool preview --stack dev --policy-config policy-config.json   # pulumi's --policy-pack-config
+    python -m kvpool preview --stack dev --no-policy
     python -m kvpool preview --stack dev --out build/preview --k8s-version 1.31
     python -m kvpool preview --stack dev --project-dir tests/fixtures/programs/kv-demo
     python -m kvpool --debug preview --stack dev   # show the traceback of an internal error
 
-Exit codes: 0 clean, 1 invalid input or program error (message on stderr), 2 internal error.
+Exit codes: 0 clean (advisory policy violations included), 1 invalid input, program error or a mandatory policy
+violation (message on stderr), 2 internal error.
 
 From Python::
 
     from kvpool.preview import preview
     result = preview(Path("."), "dev", Path("out"))   # -> PreviewResult(run, validation, manifest_files, ...)
     result.run.resource("kubernetes:core/v1:Namespace", "demo").inputs
+    from kvpool.policy_runner import run_policy_pack
+    from kvpool.stack_config import load_stack_config
+    report = run_policy_pack(Path("policies"), result.run, load_stack_config(Path("."), "dev"))
+    report.violations, report.mandatory, report.policies   # -> Violation(policy_name, enforcement_level, ...)
 
 Modules: stack_config (Pulumi.yaml + stack file -> config strings), mock_engine (run a program, record
-resources and outputs), manifests (build, validate, write), preview (the command), cli (argument parsing).
+resources and outputs), manifests (build, validate, write), policy_runner (run a policy pack over a run, as the
+CLI does, over its gRPC protocol), policy_config (the CLI's policy config reconciliation), preview (the
+command), cli (argument parsing).
 """

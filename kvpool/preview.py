@@ -1,8 +1,13 @@
 """`python -m kvpool preview`: what `pulumi preview` would show, computed offline, plus the rendered manifests.
 
-Steps: merge the stack's config -> run the program under mocks -> run the checks (the policy pack plugs in
-there) -> build and strictly validate the Kubernetes manifests -> write `<out>/<stack>/manifests/` and
-`<out>/<stack>/outputs.json`. Nothing is written unless every step passed.
+Steps: merge the stack's config -> run the program under mocks -> run the policy pack over the run (as
+`pulumi preview --policy-pack` would; a mandatory violation stops here) -> build and strictly validate the
+Kubernetes manifests -> write `<out>/<stack>/manifests/` and `<out>/<stack>/outputs.json`. Nothing is written
+unless every step passed.
+
+The policy pack is `<project-dir>/policies` when it has a PulumiPolicy.yaml, else none; --policy-pack DIR names
+another, --no-policy runs none. --policy-config FILE is the CLI's `--policy-pack-config` file:
+`{"all": "mandatory", "<policy>": "disabled", "<policy>": {"enforcementLevel": "advisory", "<property>": 3}}`.
 """
 
 from __future__ import annotations
@@ -11,9 +16,10 @@ import argparse
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from components.errors import KvpoolError
 from kvpool.manifests import (
@@ -24,20 +30,33 @@ from kvpool.manifests import (
     write_manifests,
 )
 from kvpool.mock_engine import ProgramRun, RecordedResource, run_program
+from kvpool.policy_config import load_policy_config_file
+from kvpool.policy_runner import PolicyReport, run_policy_pack
 from kvpool.property_values import integral_floats_to_ints, mask_paths
 from kvpool.stack_config import load_stack_config
+from kvpool.stack_references import read_outputs_file
+from kvpool.stack_references import resolve as resolve_references
 
-Check = Callable[[ProgramRun], list[str]]
-"""Looks at a finished run and returns one message per violation; any message fails the preview."""
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+DEFAULT_POLICY_PACK_DIR = "policies"
+"""Below the project directory; the preview runs the pack there when it has a PulumiPolicy.yaml."""
 
 
-class PreviewCheckError(KvpoolError):
-    """A check (for example the policy pack) reported violations."""
+class PolicyViolationError(KvpoolError):
+    """The policy pack reported mandatory violations; the message lists every violation, as the preview would."""
 
-    def __init__(self, messages: list[str]) -> None:
-        self.messages = messages
-        header = f"preview checks: {len(messages)} violation{'s' if len(messages) != 1 else ''}"
-        super().__init__("\n".join([header, *(f"  - {message}" for message in messages)]))
+    def __init__(self, report: PolicyReport) -> None:
+        self.report = report
+        count = len(report.mandatory)
+        header = (
+            f"policy pack {report.pack_name} {report.pack_version}: "
+            f"{count} mandatory violation{'s' if count != 1 else ''}, nothing written"
+        )
+        super().__init__("\n".join([header, *policy_lines(report)]))
+
+
+class PolicyOptionsError(KvpoolError):
+    """The command line's policy options contradict each other."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +65,8 @@ class PreviewResult:
     validation: ValidationReport
     manifest_files: list[Path]
     outputs_file: Path
+    policy_report: PolicyReport | None = None
+    """None when no policy pack ran."""
 
 
 def preview(
@@ -54,24 +75,36 @@ def preview(
     out_dir: Path,
     k8s_version: str = DEFAULT_KUBERNETES_VERSION,
     stack_references: Mapping[str, dict] | None = None,
-    checks: Sequence[Check] = (),
+    policy_pack: Path | None = None,
+    policy_config: Mapping[str, Any] | None = None,
 ) -> PreviewResult:
-    """Preview `stack` of the program in `project_dir` and write `<out_dir>/<stack>/`."""
+    """Preview `stack` of the program in `project_dir` and write `<out_dir>/<stack>/`. `stack_references`: outputs
+    of referenced stacks that are not previewed here (--stack-outputs). With `policy_pack`, the
+    pack analyzes the run first (`policy_config`: a `--policy-pack-config` file's content); mandatory
+    violations raise PolicyViolationError, advisory ones come back in the result."""
+    if policy_config is not None and policy_pack is None:
+        raise ValueError("policy_config configures a policy pack, but no policy_pack was given")
     project_dir, out_dir = Path(project_dir).resolve(), Path(out_dir).resolve()
     config = load_stack_config(project_dir, stack)
-    run = run_program(project_dir, config, stack_references=stack_references)
-    # Extension point between "program ran" and "files written": the policy pack (driven over its analyzer
-    # gRPC protocol) comes in as one of these checks.
-    violations = [message for check in checks for message in check(run)]
-    if violations:
-        raise PreviewCheckError(violations)
+    # Referenced stacks of this project are previewed first, so a consumer sees its provider's real outputs.
+    references = resolve_references(project_dir, config, stack_references)
+    run = run_program(project_dir, config, stack_references=references)
+    policy_report = run_policy_pack(policy_pack, run, config, policy_config) if policy_pack is not None else None
+    if policy_report is not None and policy_report.mandatory:
+        raise PolicyViolationError(policy_report)
     objects = kubernetes_objects(run.resources)
     validation = validate_objects(objects, k8s_version)
     stack_dir = out_dir / stack
     manifest_files = write_manifests(objects, stack_dir / "manifests")
     outputs_file = stack_dir / "outputs.json"
     outputs_file.write_text(_outputs_json(run), encoding="utf-8")
-    return PreviewResult(run, validation, manifest_files, outputs_file)
+    return PreviewResult(run, validation, manifest_files, outputs_file, policy_report)
+
+
+def default_policy_pack(project_dir: Path) -> Path | None:
+    """`<project_dir>/policies` when it is a policy pack (has a PulumiPolicy.yaml), else None."""
+    pack_dir = Path(project_dir) / DEFAULT_POLICY_PACK_DIR
+    return pack_dir if (pack_dir / "PulumiPolicy.yaml").is_file() else None
 
 
 def _outputs_json(run: ProgramRun) -> str:
@@ -107,6 +140,8 @@ def summary(result: PreviewResult) -> list[str]:
         f"(strict), {len(validation.not_schema_checked)} not schema-checked"
     )
     lines += [f"    {line}" for line in validation.not_schema_checked]
+    for reference in sorted(resource.resource_id for resource in run.resources if resource.type == STACK_REFERENCE):
+        lines.append(f"Stack reference: {reference} (its outputs read from its own preview or --stack-outputs)")
     secret_count = len({path[0] for path in run.secret_output_paths})
     lines.append(f"Outputs: {len(run.outputs)} ({secret_count} secret, written as \"[secret]\")")
     if run.log_messages:
@@ -114,6 +149,27 @@ def summary(result: PreviewResult) -> list[str]:
         lines += [f"    {message}" for message in run.log_messages]
     manifest_dir = _display(result.outputs_file.parent / "manifests")
     lines.append(f"Wrote {manifest_dir}/ ({len(result.manifest_files)} files) and {_display(result.outputs_file)}")
+    return lines
+
+
+def policy_lines(report: PolicyReport) -> list[str]:
+    """Each violation as `[level] policy  resource` over its indented detail, remediations likewise, then a
+    count line. Ordered as report.violations is, so the text is the same on every run."""
+    lines: list[str] = []
+    for violation in report.violations:
+        lines.append(f"[{violation.enforcement_level}] {violation.policy_name}  {violation.resource_label}")
+        lines += [f"    {line}" for line in (violation.detail or violation.description).splitlines()]
+    for remediation in sorted(report.remediations, key=lambda r: (r.policy_name, r.resource_label, r.resource)):
+        lines.append(f"[remediate] {remediation.policy_name}  {remediation.resource_label}")
+        lines.append("    remediated the inputs the pack analyzed; the manifests written are the program's own")
+    advisory = len(report.violations) - len(report.mandatory)
+    violations = "violation" if len(report.violations) == 1 else "violations"
+    policies = f"{len(report.policies)} polic{'y' if len(report.policies) == 1 else 'ies'}"
+    remediated = f", {len(report.remediations)} remediated" if report.remediations else ""
+    lines.append(
+        f"Policies: {report.pack_name} {report.pack_version}: {len(report.mandatory)} mandatory, {advisory} advisory "
+        f"{violations}{remediated} ({policies})"
+    )
     return lines
 
 
@@ -137,10 +193,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"Kubernetes version whose schema the manifests must match (default: {DEFAULT_KUBERNETES_VERSION})",
     )
     parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
+    parser.add_argument(
+        "--stack-outputs",
+        type=Path,
+        metavar="FILE",
+        help='outputs of referenced stacks not in this project: {"<org>/<project>/<stack>": {<outputs>}}',
+    )
+    policy = parser.add_mutually_exclusive_group()
+    policy.add_argument(
+        "--policy-pack",
+        type=Path,
+        metavar="DIR",
+        help=f"policy pack to run (default: <project-dir>/{DEFAULT_POLICY_PACK_DIR} when it has a PulumiPolicy.yaml)",
+    )
+    policy.add_argument("--no-policy", action="store_true", help="run no policy pack")
+    parser.add_argument(
+        "--policy-config", type=Path, metavar="FILE", help="policy pack config file (pulumi's --policy-pack-config)"
+    )
     parser.set_defaults(handler=_command)
 
 
 def _command(args: argparse.Namespace) -> int:
-    result = preview(args.project_dir, args.stack, args.out, args.k8s_version)
-    print("\n".join([*resource_tree(result.run.resources), "", *summary(result)]))
+    policy_pack = None if args.no_policy else args.policy_pack or default_policy_pack(args.project_dir)
+    if args.policy_config is not None and policy_pack is None:
+        if args.no_policy:
+            raise PolicyOptionsError("--policy-config configures a policy pack, but --no-policy turns the pack off")
+        expected = Path(args.project_dir) / DEFAULT_POLICY_PACK_DIR / "PulumiPolicy.yaml"
+        raise PolicyOptionsError(
+            f"--policy-config configures a policy pack, but there is no policy pack (no {expected}; "
+            "name one with --policy-pack DIR)"
+        )
+    policy_config = load_policy_config_file(args.policy_config) if args.policy_config is not None else None
+    result = preview(
+        args.project_dir,
+        args.stack,
+        args.out,
+        args.k8s_version,
+        stack_references=read_outputs_file(args.stack_outputs) if args.stack_outputs else None,
+        policy_pack=policy_pack,
+        policy_config=policy_config,
+    )
+    lines = [*resource_tree(result.run.resources), "", *summary(result)]
+    if result.policy_report is not None:
+        lines += ["", *policy_lines(result.policy_report)]
+    print("\n".join(lines))
     return 0

@@ -58,6 +58,34 @@ def _decode(value: Any, path: PropertyPath, secrets: list[PropertyPath], unknown
     return value
 
 
+def encode_properties(
+    values: dict[str, Any],
+    secret_paths: tuple[PropertyPath, ...] = (),
+    unknown_paths: tuple[PropertyPath, ...] = (),
+) -> struct_pb2.Struct:
+    """The inverse of decode_properties, as the engine sends properties to a plugin: each secret path wrapped
+    in the secret envelope, each unknown path as the unknown sentinel."""
+    struct = struct_pb2.Struct()
+    struct.update(
+        {key: _encode(item, _below(secret_paths, key), _below(unknown_paths, key)) for key, item in values.items()}
+    )
+    return struct
+
+
+def _encode(
+    value: Any, secrets: tuple[PropertyPath, ...], unknowns: tuple[PropertyPath, ...], inside_secret: bool = False
+) -> Any:
+    if () in secrets and not inside_secret:
+        return {SIGNATURE_KEY: SECRET_SIGNATURE, "value": _encode(value, secrets, unknowns, inside_secret=True)}
+    if () in unknowns:
+        return UNKNOWN_VALUE
+    if isinstance(value, dict):
+        return {key: _encode(item, _below(secrets, key), _below(unknowns, key)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_encode(item, _below(secrets, index), _below(unknowns, index)) for index, item in enumerate(value)]
+    return value
+
+
 def mask_paths(document: Any, paths: tuple[PropertyPath, ...], mask: str = SECRET_MASK) -> Any:
     """A copy with the whole value at each path replaced by `mask` (paths that no longer exist are ignored)."""
     if () in paths:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kvpool.mock_engine import ProgramRun
-from kvpool.preview import PreviewCheckError, preview
+from kvpool.preview import preview
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 PROGRAMS = REPOSITORY / "tests" / "fixtures" / "programs"
@@ -165,25 +164,11 @@ def test_a_usage_error_exits_1() -> None:
     )
 
 
-def test_checks_see_the_run_and_their_messages_fail_the_preview_before_anything_is_written(tmp_path: Path) -> None:
-    seen: list[ProgramRun] = []
-
-    def no_custom_resources(run: ProgramRun) -> list[str]:
-        seen.append(run)
-        return [f"{r.name}: custom resources are not allowed" for r in run.resources if "mindcluster" in r.type]
-
-    with pytest.raises(PreviewCheckError) as raised:
-        preview(PROGRAMS / "kv-demo", "dev", tmp_path, checks=[no_custom_resources, lambda run: []])
-
-    assert str(raised.value) == "preview checks: 1 violation\n  - decode-set: custom resources are not allowed"
-    assert [run.project for run in seen] == ["kv-demo"]
-    assert not (tmp_path / "dev").exists()
-
-
 def test_preview_function_returns_what_it_wrote(tmp_path: Path) -> None:
-    result = preview(PROGRAMS / "kv-demo", "dev", tmp_path, "1.31", checks=[lambda run: []])
+    result = preview(PROGRAMS / "kv-demo", "dev", tmp_path, "1.31")
 
     assert result.validation.kubernetes_version == "1.31"
     assert result.outputs_file == tmp_path / "dev" / "outputs.json"
     assert sorted(path.name for path in result.manifest_files)[0] == "configmap-demo-engine-settings.yaml"
     assert all(path.parent == tmp_path / "dev" / "manifests" for path in result.manifest_files)
+    assert result.policy_report is None  # kv-demo has no policies/ folder and none was named
