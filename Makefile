@@ -1,6 +1,6 @@
 # Two commands on a fresh machine:
 #   make preview   offline preview of the dev stack (creates ./venv and installs on first use)
-#   make test      the whole test suite
+#   make test      the whole test suite (live backend tests included: needs root for apt-get and unshare)
 # `venv` is the virtualenv Pulumi.yaml names, so `pulumi up` and these commands share it.
 
 VENV ?= venv
@@ -19,4 +19,5 @@ preview: $(VENV)/.installed
 	$(PYTHON) -m kvpool preview --stack $(STACK) --out $(OUT)
 
 test: $(VENV)/.installed
+	bash tests/live/install_backends.sh
 	$(PYTHON) -m pytest

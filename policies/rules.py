@@ -144,8 +144,8 @@ def check_mooncake_eviction(store: Mapping[str, Any]) -> list[Finding]:
             Finding(
                 "kv_cache_store_config.eviction_high_watermark_ratio",
                 "is required for backend 'mooncake' (the pool usage at which mooncake_master starts evicting); "
-                "set a value in (0, 1], e.g. 0.7 (the seed suggests 0.9, which measured 53-59% put success "
-                "under a sustained writer).",
+                "set a value in (0, 1], e.g. 0.7 (the seed suggests 0.9, which let only 35-59% of a sustained "
+                "writer's puts through on the real master).",
             )
         )
     elif not 0 < high <= 1:
@@ -461,8 +461,9 @@ def check_service(
 
 MOTOR_MAX_INSTANCES = 16
 LAYERWISE_PATCH_FIXED_IN = (0, 17, 0, "rc", 2)
-# backends.md, measured on the real mooncake_master: a back-to-back writer filling 3x the pool got 53-59% of its
-# puts through at 0.9/0.1 and 93-100% at 0.7/0.2. The policy's thresholds default to the second.
+# Measured on the real mooncake_master, writers filling 3x a 64 MB pool back to back: 53-59% of puts through at
+# 0.9/0.1 and 93-100% at 0.7/0.2 (reference/research/backends.md); with a faster writer 35-47% and 50-88%
+# (tests/live, bench/mooncake_capacity.py). The policy's thresholds default to the second setting.
 SUSTAINABLE_HIGH_WATERMARK = 0.7
 SUSTAINABLE_EVICTION_RATIO = 0.2
 SECRET_NAME_HINTS = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL")
@@ -495,10 +496,10 @@ def check_mooncake_eviction_headroom(
         return []
     return [Finding(
         "kv_cache_store_config.eviction_high_watermark_ratio",
-        f"{high}/{ratio} (watermark/eviction ratio) leaves little headroom: on the real mooncake_master a "
-        f"back-to-back writer filling 3x the pool got 53-59% of its puts through at 0.9/0.1 and 93-100% at "
-        f"0.7/0.2 (reference/research/backends.md; llm-d users report the same). Use at most "
-        f"{max_high_watermark} and at least {min_eviction_ratio}, or pace the writers.",
+        f"{high}/{ratio} (watermark/eviction ratio) leaves little headroom: on the real mooncake_master, writers "
+        f"filling 3x the pool back to back got 35-59% of their puts through at 0.9/0.1 against 50-100% at 0.7/0.2 "
+        f"(the faster the writer, the lower; reference/research/backends.md, tests/live; llm-d users report the "
+        f"same). Use at most {max_high_watermark} and at least {min_eviction_ratio}, or pace the writers.",
     )]
 
 

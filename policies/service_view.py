@@ -26,7 +26,6 @@ class ServiceView:
     user_config: dict[str, Any]
     engine_envs: dict[str, dict[str, str]]  # side -> the engine container's env
     config_urn: str  # where a finding about the configuration is reported
-    client_files: dict[str, str] = field(default_factory=dict)
     hybrid_attention: dict[str, bool] = field(default_factory=dict)
     vllm_ascend_version: str | None = None
 
@@ -81,13 +80,11 @@ def service_view(resources: Iterable[Any]) -> ServiceView | None:
     if config_map is None:
         return None
     user_config = json.loads((config_map.props.get("data") or {}).get("user_config.json", "{}"))
-    client = next((r for r in resources if r.resource_type == CONFIGMAP and _name(r) == "mindie-motor-kv-client"), None)
     hybrid, version = _stack_flags()
     return ServiceView(
         user_config=user_config,
         engine_envs=_engine_envs(resources),
         config_urn=config_map.urn,
-        client_files=dict((client.props.get("data") or {}) if client else {}),
         hybrid_attention=hybrid,
         vllm_ascend_version=version,
     )

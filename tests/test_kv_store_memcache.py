@@ -40,8 +40,8 @@ def test_meta_service_binds_pod_ip_on_the_configured_ports():
     assert [(p["name"], p["containerPort"]) for p in meta["ports"]] == [
         ("meta", 51000), ("config-store", 51001), ("metrics", 51002)
     ]
-    assert meta["readinessProbe"]["httpGet"] == {"path": "/health", "port": "metrics"}
-    assert meta["livenessProbe"]["httpGet"] == {"path": "/livez", "port": "metrics"}
+    assert meta["readinessProbe"] == {"tcpSocket": {"port": "meta"}, "periodSeconds": 5}
+    assert meta["livenessProbe"] == {"tcpSocket": {"port": "metrics"}, "periodSeconds": 10, "failureThreshold": 3}
     service_ports = rendered.get("Service", "mindie-motor-kvs-master")["spec"]["ports"]
     assert [(p["name"], p["port"]) for p in service_ports] == [("meta", 51000), ("config-store", 51001), ("metrics", 51002)]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.program_runs import render, stack_values
+from tests.program_runs import env_of, render, stack_values
 
 FQDN = "mindie-motor-kvs-master.svc.svc.cluster.local"
 
@@ -82,14 +82,20 @@ def test_engine_client_config_points_at_the_service():
 def test_standalone_mode_moves_the_segment_into_a_store_sidecar():
     rendered = render(mooncake(store_mode="standalone", global_segment_size="8GB", store_http_port=0))
     files = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]
+    assert list(files) == ["mooncake.json"]
     assert json.loads(files["mooncake.json"])["global_segment_size"] == 0
-    store = json.loads(files["mooncake-store.json"])
-    assert (store["global_segment_size"], store["local_buffer_size"]) == ("8GB", 0)
     sidecar = rendered.container("Deployment", "vllm-p0", "mooncake-store")
-    assert sidecar["command"] == [
-        "python3", "-m", "mooncake.mooncake_store_service",
-        "--config=/etc/motor-kvpool/kv-client/mooncake-store.json", "--port=0",
-    ]
+    assert sidecar["command"] == ["python3", "-m", "mooncake.mooncake_store_service", "--port=0"]
+    assert env_of(sidecar) == {
+        "POD_IP": {"fieldRef": {"fieldPath": "status.podIP"}},
+        "MOONCAKE_LOCAL_HOSTNAME": "$(POD_IP)",
+        "MOONCAKE_MASTER": f"{FQDN}:50088",
+        "MOONCAKE_TE_META_DATA_SERVER": "P2PHANDSHAKE",
+        "MOONCAKE_PROTOCOL": "ascend",
+        "MOONCAKE_DEVICE": "",
+        "MOONCAKE_GLOBAL_SEGMENT_SIZE": "8GB",
+        "MOONCAKE_LOCAL_BUFFER_SIZE": "0",
+    }
     # 8 GiB segment + 512 MiB for the process
     assert sidecar["resources"] == {"requests": {"memory": "8704Mi"}, "limits": {"memory": "8704Mi"}}
 

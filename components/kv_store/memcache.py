@@ -129,8 +129,10 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
         "command": ["/bin/sh", "-c", META_COMMAND],
         "env": [POD_IP_ENV, {"name": "MMC_META_CONFIG_PATH", "value": META_CONF}],
         "ports": container_ports(ports),
-        "readinessProbe": {"httpGet": {"path": "/health", "port": "metrics"}, "periodSeconds": 5},
-        "livenessProbe": {"httpGet": {"path": "/livez", "port": "metrics"}, "periodSeconds": 10, "failureThreshold": 3},
+        # TCP probes: MemCache 1.3.0's HTTP server never sends the body to a `Connection: close` request, which is
+        # what the kubelet's HTTP probe sends, so an httpGet probe would time out (verified on the wheel).
+        "readinessProbe": {"tcpSocket": {"port": "meta"}, "periodSeconds": 5},
+        "livenessProbe": {"tcpSocket": {"port": "metrics"}, "periodSeconds": 10, "failureThreshold": 3},
         "resources": container_resources(ctx.resources),
         "securityContext": RESTRICTED_CONTAINER,
         "volumeMounts": [{"name": "meta-conf", "mountPath": META_CONF_DIR, "readOnly": True}],

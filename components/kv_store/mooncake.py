@@ -27,7 +27,6 @@ from components.settings import MooncakeStoreConfig
 from components.units import mooncake_size_bytes
 
 CLIENT_FILE = "mooncake.json"
-STANDALONE_FILE = "mooncake-store.json"
 STANDALONE_CONTAINER = "mooncake-store"
 
 
@@ -76,31 +75,27 @@ def client_config(store: MooncakeStoreConfig, master_address: str) -> dict[str, 
     return config
 
 
-def standalone_config(store: MooncakeStoreConfig, master_address: str) -> dict[str, Any]:
-    """The standalone store service's config: it contributes global_segment_size and transfers nothing itself."""
-    return {
-        "metadata_server": store.metadata_server,
-        "protocol": store.protocol,
-        "device_name": store.device_name,
-        "master_server_address": master_address,
-        "global_segment_size": store.global_segment_size,
-        "local_buffer_size": 0,
-    }
-
-
-def standalone_sidecar(store: MooncakeStoreConfig, image: str) -> dict[str, Any]:
+def standalone_sidecar(store: MooncakeStoreConfig, image: str, master_address: str) -> dict[str, Any]:
+    """The standalone store service beside each engine: it contributes global_segment_size and transfers nothing
+    itself. Configured by environment only: with --config, mooncake_store_service requires local_hostname in
+    the file and ignores MOONCAKE_LOCAL_HOSTNAME, and a file cannot hold the pod's IP (verified on the wheel)."""
     segment = mooncake_size_bytes(store.global_segment_size)
     # The segment lives in this container's memory: request it, and leave 512 MiB for the process itself.
     memory = f"{(segment + 512 * 2**20) // 2**20}Mi"
+    env = {
+        "MOONCAKE_LOCAL_HOSTNAME": "$(POD_IP)",
+        "MOONCAKE_MASTER": master_address,
+        "MOONCAKE_TE_META_DATA_SERVER": store.metadata_server,
+        "MOONCAKE_PROTOCOL": store.protocol,
+        "MOONCAKE_DEVICE": store.device_name,
+        "MOONCAKE_GLOBAL_SEGMENT_SIZE": str(store.global_segment_size),
+        "MOONCAKE_LOCAL_BUFFER_SIZE": "0",
+    }
     return {
         "name": STANDALONE_CONTAINER,
         "image": image,
-        "command": [
-            "python3", "-m", "mooncake.mooncake_store_service",
-            f"--config={CLIENT_CONFIG_DIR}/{STANDALONE_FILE}",
-            f"--port={store.store_http_port}",
-        ],
-        "env": [POD_IP_ENV, {"name": "MOONCAKE_LOCAL_HOSTNAME", "value": "$(POD_IP)"}],
+        "command": ["python3", "-m", "mooncake.mooncake_store_service", f"--port={store.store_http_port}"],
+        "env": [POD_IP_ENV, *({"name": name, "value": value} for name, value in env.items())],
         "resources": {"requests": {"memory": memory}, "limits": {"memory": memory}},
         "securityContext": RESTRICTED_CONTAINER,
     }
@@ -135,10 +130,7 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
     store_server(ctx, master, ports, store.service_monitor, replicas=replicas, depends_on=depends_on)
     address = master_server_address(store, host, etcd_endpoints)
     files = {CLIENT_FILE: _json(client_config(store, address))}
-    sidecars = []
-    if store.store_mode == "standalone":
-        files[STANDALONE_FILE] = _json(standalone_config(store, address))
-        sidecars.append(standalone_sidecar(store, ctx.image))
+    sidecars = [standalone_sidecar(store, ctx.image, address)] if store.store_mode == "standalone" else []
     return service_endpoint(
         ctx, "mooncake", store.port, store.metrics_port,
         {"MOONCAKE_CONFIG_PATH": f"{CLIENT_CONFIG_DIR}/{CLIENT_FILE}"},

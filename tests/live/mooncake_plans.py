@@ -1,0 +1,132 @@
+"""Plans of the Mooncake scenarios, from the mooncake-layerwise and mooncake-ha renderings (tests and bench).
+
+Changes beyond tests/live/rendered.py's loopback list, each needed here and applied only where named:
+  * protocol ascend -> tcp in mooncake.json / mooncake-store.json (the ascend transport needs an NPU);
+  * capacity only: mooncake.json's global_segment_size 1GB -> 64MB and local_buffer_size 1GB -> 16MB, so
+    that 3x the pool is 192 puts of 1 MiB (the setup reference/research/backends.md measured);
+  * mooncake-ha's store sidecar: global_segment_size 8GB -> 256MB (its memory request is 8.5 GiB, this
+    machine has 24 GiB for everything and CI runs other things), wherever the rendering puts the size (the
+    mooncake-store.json key, or MOONCAKE_GLOBAL_SEGMENT_SIZE if the sidecar is configured by env).
+The capacity comparison's 0.9/0.1 master is the mooncake-layerwise stack rendered with the seed's eviction
+ratios (render_variant): the same component renders it, only the two stack values differ.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.live.plans import (
+    STORE,
+    add_etcd,
+    configmaps,
+    container_ports,
+    engine_process,
+    engine_sidecar,
+    etcd_processes,
+    named_port,
+    probe_plan,
+)
+from tests.live.rendered import Loopback, Rendered, as_tcp, render, render_variant, with_sizes
+
+CLIENT_FILE, STORE_FILE = "mooncake.json", "mooncake-store.json"
+SIDECAR = "mooncake-store"
+SIDECAR_SEGMENT = "256MB"
+HA_KEYS = 32  # x 1 MiB, well inside the sidecar's 256 MB segment
+
+
+def master_flag(container: dict, flag: str) -> str:
+    values = [arg.split("=", 1)[1] for arg in container["args"] if arg.startswith(f"--{flag}=")]
+    assert len(values) == 1, f"--{flag} rendered {len(values)} times: {container['args']}"
+    return values[0]
+
+
+def tcp_client_files(key: str, content: str) -> str:
+    return as_tcp(content) if key in (CLIENT_FILE, STORE_FILE) else content
+
+
+def basic_plan(rendered: Rendered, work: Path, client_change=tcp_client_files) -> tuple[Loopback, dict]:
+    """Master pod + engine pod of a non-HA stack."""
+    lb = Loopback(work / rendered.stack, rendered.namespace)
+    master = rendered.container("Deployment", STORE)
+    lb.add_pod("master-0", container_ports(master), [rendered.kv_store["host"]])
+    lb.add_pod("engine-0", [])
+    maps = configmaps(rendered, client_change)
+    process = lb.process(master, "master-0", "mooncake")
+    plan = {
+        "master": process,
+        "probes": probe_plan(lb, "master-0", master, process),
+        "metrics_port": lb.pods["master-0"].port(int(master_flag(master, "metrics_port"))),
+        "engine": engine_process(rendered, lb, "engine-0", "mooncake", "mooncake_engine.py", maps),
+    }
+    return lb, plan
+
+
+CAPACITY_PUTS = 192  # 3 x the 64 MB pool, 1 MiB each
+SEED_EVICTION = {"eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1}
+
+
+def capacity_plan(work: Path, reps: int, fills: tuple[str, ...] = ("same", "distinct")) -> dict:
+    """The example stack's master (0.7/0.2) and the same stack rendered with the seed's 0.9/0.1, interleaved."""
+    stack = render("mooncake-layerwise", work / "out")
+    seed = render_variant("mooncake-layerwise", "mooncake-seed-eviction", SEED_EVICTION, work)
+
+    def small_pool(key: str, content: str) -> str:
+        if key != CLIENT_FILE:
+            return content
+        return with_sizes(as_tcp(content), global_segment_size="64MB", local_buffer_size="16MB")
+
+    lb, plan = basic_plan(stack, work / "capacity", small_pool)
+    settings = []
+    for rendered in (stack, seed):
+        master = rendered.container("Deployment", STORE)
+        label = f"{master_flag(master, 'eviction_high_watermark_ratio')}/{master_flag(master, 'eviction_ratio')}"
+        settings.append({"label": label, "master": lb.process(master, "master-0", "mooncake")})
+    assert [s["label"] for s in settings] == ["0.7/0.2", "0.9/0.1"]
+    return {"settings": settings, "engine": plan["engine"], "metrics_port": plan["metrics_port"],
+            "n": CAPACITY_PUTS, "reps": reps, "fills": list(fills)}
+
+
+def sidecar_changes(container: dict) -> dict:
+    """The sidecar's protocol and segment, if the rendering sets them in its env (MooncakeConfig.load_from_env)."""
+    env = []
+    for item in container.get("env", []):
+        if item.get("name") == "MOONCAKE_PROTOCOL" and item.get("value") == "ascend":
+            item = {**item, "value": "tcp"}
+        if item.get("name") == "MOONCAKE_GLOBAL_SEGMENT_SIZE":
+            item = {**item, "value": SIDECAR_SEGMENT}
+        env.append(item)
+    return {**container, "env": env}
+
+
+def ha_plan(rendered: Rendered, work: Path) -> dict:
+    lb = Loopback(work / rendered.stack, rendered.namespace)
+    etcd_pods = add_etcd(rendered, lb)
+    master = rendered.container("Deployment", STORE)
+    masters = [f"master-{i}" for i in range(rendered.replicas("Deployment", STORE))]
+    assert len(masters) == 2
+    for pod in masters:
+        lb.add_pod(pod, container_ports(master), [rendered.kv_store["host"]] if pod == "master-0" else [])
+    lb.add_pod("engine-0", [])
+
+    def change(key: str, content: str) -> str:
+        if key == STORE_FILE:
+            return with_sizes(as_tcp(content), global_segment_size=SIDECAR_SEGMENT)
+        return tcp_client_files(key, content)
+
+    maps = configmaps(rendered, change)
+    engine = engine_process(rendered, lb, "engine-0", "mooncake", "mooncake_engine.py", maps)
+    store = engine_sidecar(rendered, lb, "engine-0", "mooncake", SIDECAR, maps, sidecar_changes)
+    metrics_port = int(master_flag(master, "metrics_port"))
+    etcd_port = named_port(rendered.container("StatefulSet", f"{STORE}-etcd"), "client")
+    processes = [lb.process(master, pod, "mooncake") for pod in masters]
+    return {
+        "etcd": etcd_processes(rendered, lb, etcd_pods),
+        "etcd_client_ports": [lb.pods[pod].port(etcd_port) for pod in etcd_pods],
+        "masters": processes,
+        "probes": [probe_plan(lb, pod, master, process) for pod, process in zip(masters, processes)],
+        "master_metrics_ports": [lb.pods[pod].port(metrics_port) for pod in masters],
+        "store": store,
+        "engine": engine,
+        "n": HA_KEYS,
+        "client_ttl_s": int(master_flag(master, "client_ttl")),
+    }
