@@ -135,8 +135,9 @@ def run_program(
     except (pulumi.RunError, KvpoolError) as error:
         failure = ProgramError(str(error))
     finally:
-        _reset_sdk_state()  # first: the root stack holds the run's outputs, which the loop's closing collects
-        _close_event_loop(loop)
+        with _unawaited_outputs_ignored():
+            _reset_sdk_state()  # first: the root stack holds the run's outputs, which the loop's closing collects
+            _close_event_loop(loop)
     if failure is not None:
         raise failure from None
     outputs = decode_properties(exported)
@@ -324,6 +325,16 @@ def _ignore_unretrieved_failures(loop: asyncio.AbstractEventLoop, context: dict[
     loop.default_exception_handler(context)
 
 
+@contextlib.contextmanager
+def _unawaited_outputs_ignored() -> Iterator[None]:
+    """Outputs created but never awaited by a failed program warn when collected, which can happen as soon as the
+    SDK's state lets go of them: from then on until the loop is closed and collected, quietly."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"coroutine .* was never awaited", category=RuntimeWarning)
+        yield
+        gc.collect()
+
+
 def _close_event_loop(loop: asyncio.AbstractEventLoop) -> None:
     """Cancel what a failed run left behind, so it cannot fail the next run, then close the loop."""
     pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
@@ -335,10 +346,6 @@ def _close_event_loop(loop: asyncio.AbstractEventLoop) -> None:
     loop.run_until_complete(loop.shutdown_default_executor())
     loop.close()
     asyncio.set_event_loop(None)
-    with warnings.catch_warnings():
-        # Outputs created but never awaited by a failed program warn when collected; collect them now, quietly.
-        warnings.filterwarnings("ignore", message=r"coroutine .* was never awaited", category=RuntimeWarning)
-        gc.collect()
 
 
 def _collecting_logger(messages: list[str]) -> logging.Logger:
