@@ -737,6 +737,8 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSetting
         raise SettingsError(problems, source)
     hybrid = {side: getattr(settings, rules.engine_section(side)).hybrid_attention for side in rules.SIDES}
     findings = rules.check_service(settings.user_config(), settings.env_sections(), hybrid)
+    for section, values in settings.env_sections().items():
+        findings += rules.check_plaintext_secrets(values, f"env.{section}")
     if findings:
         raise SettingsError([str(finding) for finding in findings], source)
     return settings

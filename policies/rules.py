@@ -587,8 +587,9 @@ def check_plaintext_secrets(values: Mapping[str, Any], where: str) -> list[Findi
     """Secret-looking names with plain values (ConfigMap data, container env): they belong in Pulumi secrets,
     delivered as Kubernetes Secrets."""
     return [
-        Finding(f"{where}.{name}", "looks like a secret but is plain text; keep it as a Pulumi secret "
-                                   "(`pulumi config set --secret`) delivered through a Kubernetes Secret.")
+        Finding(f"{where}.{name}", "looks like a secret but is plain text; keep it as a Pulumi secret delivered "
+                                   "through a Kubernetes Secret: `pulumi config set --secret --path "
+                                   f"secret_env.{name} VALUE`.")
         for name, value in values.items()
         if isinstance(value, str) and value and any(hint in name.upper() for hint in SECRET_NAME_HINTS)
     ]

@@ -296,7 +296,7 @@ def test_plaintext_secrets(dev):
     changed = edit(run, DEPLOYMENT, "vllm-p0", engine_env("vllm-p0", "HF_TOKEN", "hf_abc123"))
     assert only(violations(changed, config), "kvpool-disallow-plaintext-secrets") == [
         "Deployment vllm-p0: containers[vllm].env.HF_TOKEN: looks like a secret but is plain text; keep it as a Pulumi "
-        "secret (`pulumi config set --secret`) delivered through a Kubernetes Secret."
+        "secret delivered through a Kubernetes Secret: `pulumi config set --secret --path secret_env.HF_TOKEN VALUE`."
     ]
 
 

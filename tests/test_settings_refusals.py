@@ -239,3 +239,12 @@ def test_target_stack_must_be_a_full_stack_reference():
         "kv_cache_store_config.target_stack: 'service-a' is not a stack reference; write "
         "<organization>/<project>/<stack>"
     ]
+
+
+def test_plaintext_secret_in_env_json_is_refused():
+    service = plain_pd()
+    service["env"] = {"motor_engine_prefill_env": {"HF_TOKEN": "hf_abc123"}}
+    assert problems_of(service) == [
+        "env.motor_engine_prefill_env.HF_TOKEN: looks like a secret but is plain text; keep it as a Pulumi secret "
+        "delivered through a Kubernetes Secret: `pulumi config set --secret --path secret_env.HF_TOKEN VALUE`."
+    ]
