@@ -5,10 +5,13 @@ Size parsing lives in policies/rules.py, which the policy pack ships on its own;
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from policies.rules import K8S_QUANTITY, MOONCAKE_SIZE, k8s_quantity_bytes, mooncake_size_bytes
 
-__all__ = ["K8S_QUANTITY", "MOONCAKE_SIZE", "k8s_quantity_bytes", "mooncake_size_bytes", "is_dns_label"]
+__all__ = [
+    "K8S_QUANTITY", "MOONCAKE_SIZE", "integral_floats_to_ints", "is_dns_label", "k8s_quantity_bytes", "mooncake_size_bytes",
+]
 
 # RFC 1123 label: what a namespace (job_id) must be.
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -17,3 +20,14 @@ MAX_NAME_LENGTH = 63
 
 def is_dns_label(name: str) -> bool:
     return len(name) <= MAX_NAME_LENGTH and bool(DNS_LABEL.match(name))
+
+
+def integral_floats_to_ints(document: Any) -> Any:
+    """Protobuf carries every number as a float (stack outputs, resource inputs): 2.0 becomes 2 again, 1.5 stays."""
+    if isinstance(document, float) and document.is_integer():
+        return int(document)
+    if isinstance(document, dict):
+        return {key: integral_floats_to_ints(item) for key, item in document.items()}
+    if isinstance(document, list):
+        return [integral_floats_to_ints(item) for item in document]
+    return document

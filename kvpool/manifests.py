@@ -17,12 +17,12 @@ import yaml
 from kubernetes_validate import utils as kubernetes_validate_utils
 
 from components.errors import KvpoolError
+from components.units import integral_floats_to_ints
 from kvpool.mock_engine import RecordedResource
 from kvpool.property_values import (
     SECRET_MASK,
     PropertyPath,
     format_path,
-    integral_floats_to_ints,
     mask_leaves,
 )
 

@@ -23,7 +23,8 @@ from typing import Any
 import jsonschema
 
 from components.errors import KvpoolError
-from kvpool.property_values import format_path, integral_floats_to_ints
+from components.units import integral_floats_to_ints
+from kvpool.property_values import format_path
 
 ENFORCEMENT_LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 ALL_POLICIES = "all"

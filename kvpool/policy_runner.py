@@ -33,9 +33,10 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from components.errors import KvpoolError
+from components.units import integral_floats_to_ints
 from kvpool.mock_engine import ORGANIZATION, STACK_REFERENCE_TYPE, ProgramRun, RecordedResource
 from kvpool.policy_config import PolicyConfig, PolicyInfo, reconcile_policy_config
-from kvpool.property_values import PropertyPath, decode_properties, encode_properties, integral_floats_to_ints
+from kvpool.property_values import PropertyPath, decode_properties, encode_properties
 from kvpool.stack_config import StackConfig
 
 START_TIMEOUT_SECONDS = 30.0

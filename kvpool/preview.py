@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from components.errors import KvpoolError
+from components.units import integral_floats_to_ints
 from kvpool.manifests import (
     DEFAULT_KUBERNETES_VERSION,
     ValidationReport,
@@ -32,7 +33,7 @@ from kvpool.manifests import (
 from kvpool.mock_engine import ProgramRun, RecordedResource, run_program
 from kvpool.policy_config import load_policy_config_file
 from kvpool.policy_runner import PolicyReport, run_policy_pack
-from kvpool.property_values import integral_floats_to_ints, mask_paths
+from kvpool.property_values import mask_paths
 from kvpool.stack_config import load_stack_config
 from kvpool.stack_references import read_outputs_file
 from kvpool.stack_references import resolve as resolve_references

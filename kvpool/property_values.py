@@ -121,17 +121,6 @@ def _below(paths: tuple[PropertyPath, ...], step: str | int) -> tuple[PropertyPa
     return tuple(path[1:] for path in paths if path and path[0] == step)
 
 
-def integral_floats_to_ints(document: Any) -> Any:
-    """Protobuf carries every number as a float; 2.0 becomes 2 again (1.5 stays)."""
-    if isinstance(document, float) and document.is_integer():
-        return int(document)
-    if isinstance(document, dict):
-        return {key: integral_floats_to_ints(item) for key, item in document.items()}
-    if isinstance(document, list):
-        return [integral_floats_to_ints(item) for item in document]
-    return document
-
-
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

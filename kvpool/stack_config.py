@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from components.errors import KvpoolError
-from kvpool.property_values import integral_floats_to_ints
+from components.units import integral_floats_to_ints
 
 SECRET_PLACEHOLDER = "[secret]"
 """What a `secure:` value becomes: ciphertext cannot be decrypted offline."""

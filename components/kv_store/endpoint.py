@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from components.units import integral_floats_to_ints
+
 # Where engine containers mount the store's client files (mooncake.json, mmc-local.conf). Each file is mounted
 # on its own (subPath): MemCache refuses a conf that is a symlink, which every file of a ConfigMap volume is.
 CLIENT_CONFIG_DIR = "/etc/motor-kvpool/kv-client"
@@ -48,15 +50,5 @@ class KVStoreEndpoint:
     @classmethod
     def from_output(cls, output: dict[str, Any]) -> KVStoreEndpoint:
         """From a StackReference's `kv_store`; numbers crossed the engine as floats, so whole ones become ints."""
-        return cls(**{f.name: whole_numbers(output[f.name]) for f in fields(cls) if f.name in output})
+        return cls(**{f.name: integral_floats_to_ints(output[f.name]) for f in fields(cls) if f.name in output})
 
-
-def whole_numbers(value: Any) -> Any:
-    """Stack outputs cross the engine as protobuf numbers (floats): 50088.0 back to 50088."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {key: whole_numbers(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [whole_numbers(item) for item in value]
-    return value

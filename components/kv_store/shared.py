@@ -8,7 +8,8 @@ from typing import Any
 import pulumi
 
 from components.kv_store.compatibility import compatibility
-from components.kv_store.endpoint import SCHEMA, KVStoreEndpoint, whole_numbers
+from components.kv_store.endpoint import SCHEMA, KVStoreEndpoint
+from components.units import integral_floats_to_ints
 from components.settings import ServiceSettings
 from policies import rules
 
@@ -18,7 +19,7 @@ OUTPUT = "kv_store"
 def contract_problems(settings: ServiceSettings, own: str, target: str, output: Any) -> list[str]:
     """Everything that stops this service from using the store `target` exports as `output`."""
     field = "kv_cache_store_config.target_stack"
-    output = whole_numbers(output)
+    output = integral_floats_to_ints(output)  # stack outputs cross the engine as floats
     if not isinstance(output, dict):
         return [
             f"{field}: stack {target} has no `{OUTPUT}` output, so {own} has no store to use. {target} owns no KV "
