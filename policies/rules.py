@@ -144,8 +144,8 @@ def check_mooncake_eviction(store: Mapping[str, Any]) -> list[Finding]:
             Finding(
                 "kv_cache_store_config.eviction_high_watermark_ratio",
                 "is required for backend 'mooncake' (the pool usage at which mooncake_master starts evicting); "
-                "set a value in (0, 1], e.g. 0.7 (the seed suggests 0.9, which let only 35-59% of a sustained "
-                "writer's puts through on the real master).",
+                "set a value in (0, 1], e.g. 0.7 (the seed suggests 0.9, which let only 33-59% of a fast writer's "
+                "puts through on the real master).",
             )
         )
     elif not 0 < high <= 1:
@@ -461,9 +461,9 @@ def check_service(
 
 MOTOR_MAX_INSTANCES = 16
 LAYERWISE_PATCH_FIXED_IN = (0, 17, 0, "rc", 2)
-# Measured on the real mooncake_master, writers filling 3x a 64 MB pool back to back: 53-59% of puts through at
-# 0.9/0.1 and 93-100% at 0.7/0.2 (reference/research/backends.md); with a faster writer 35-47% and 50-88%
-# (tests/live, bench/mooncake_capacity.py). The policy's thresholds default to the second setting.
+# Measured on the real mooncake_master, writers filling 3x a 64 MB pool back to back, 0.9/0.1 against 0.7/0.2:
+# 53-59% vs 93-100% of puts through (reference/research/backends.md); a faster writer 33-47% vs 47-88%, a paced
+# one 85-100% vs 100% (tests/live, bench/mooncake_capacity.py). The thresholds default to the second setting.
 SUSTAINABLE_HIGH_WATERMARK = 0.7
 SUSTAINABLE_EVICTION_RATIO = 0.2
 SECRET_NAME_HINTS = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL")
@@ -497,7 +497,7 @@ def check_mooncake_eviction_headroom(
     return [Finding(
         "kv_cache_store_config.eviction_high_watermark_ratio",
         f"{high}/{ratio} (watermark/eviction ratio) leaves little headroom: on the real mooncake_master, writers "
-        f"filling 3x the pool back to back got 35-59% of their puts through at 0.9/0.1 against 50-100% at 0.7/0.2 "
+        f"filling 3x the pool back to back got 33-59% of their puts through at 0.9/0.1 against 47-100% at 0.7/0.2 "
         f"(the faster the writer, the lower; reference/research/backends.md, tests/live; llm-d users report the "
         f"same). Use at most {max_high_watermark} and at least {min_eviction_ratio}, or pace the writers.",
     )]

@@ -181,7 +181,7 @@ def test_sustainable_eviction_is_advisory_and_its_thresholds_are_configuration(m
         run, lambda uc: uc["kv_cache_store_config"].update(eviction_high_watermark_ratio=0.9, eviction_ratio=0.1)
     )
     [detail] = only(violations(seeds_values, config), "kvpool-configure-sustainable-mooncake-eviction", "advisory")
-    assert "got 35-59% of their puts through at 0.9/0.1 against 50-100% at 0.7/0.2" in detail
+    assert "got 33-59% of their puts through at 0.9/0.1 against 47-100% at 0.7/0.2" in detail
     relaxed = {"kvpool-configure-sustainable-mooncake-eviction": {"maxHighWatermark": 0.95, "minEvictionRatio": 0.05}}
     assert violations(seeds_values, config, relaxed) == []
     strict = {"kvpool-configure-sustainable-mooncake-eviction": {"enforcementLevel": "mandatory"}}
