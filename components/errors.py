@@ -1,8 +1,15 @@
 """The one exception family of motor-kvpool.
 
-Library code raises these and never prints or exits; the CLI (`kvpool`) alone maps them to exit codes
-and `__main__.py` turns them into `pulumi.RunError` so `pulumi up` shows the message without a traceback.
+Library code raises these and never prints or exits; the CLI (`kvpool`) alone maps them to exit codes, and
+the program turns them into `pulumi.RunError` (`user_errors_as_run_errors`) so that `pulumi up` shows the
+message without a traceback.
 """
+
+from typing import Any, Callable, TypeVar
+
+import pulumi
+
+T = TypeVar("T")
 
 
 class KvpoolError(Exception):
@@ -24,3 +31,12 @@ class SettingsError(KvpoolError):
         self.source = source
         header = f"{source}: {len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
         super().__init__("\n".join([header, *(f"  - {p}" for p in self.problems)]))
+
+
+def user_errors_as_run_errors(build_step: Callable[..., T], *args: Any) -> T:
+    """Run a build step; a user error becomes pulumi.RunError, which the CLI prints without a traceback. Needed
+    around the program's entry, and again inside any apply, which runs after the entry has returned."""
+    try:
+        return build_step(*args)
+    except KvpoolError as error:
+        raise pulumi.RunError(str(error)) from None

@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 
 from components.control_plane import ControlPlane
 from components.engine_pool import EnginePool, instance_name
-from components.errors import KvpoolError
+from components.errors import user_errors_as_run_errors
 from components.kv_store import KVStore, KVStoreEndpoint
 from components.kv_store.client import kv_client_config_map
 from components.kv_store.shared import shared_store
@@ -44,7 +44,7 @@ def build(settings: ServiceSettings, project_dir: Path) -> None:
         # Another stack owns the store: nothing of it is created here; the engines are built once its
         # contract has been read and checked.
         shared_store(settings, stack_name()).apply(
-            lambda endpoint: build_service(settings, project_dir, workloads, endpoint, opts)
+            lambda endpoint: user_errors_as_run_errors(build_service, settings, project_dir, workloads, endpoint, opts)
         )
         pulumi.export("kv_store_source", store.target_stack)
     elif settings.kv_store_wanted:
@@ -93,9 +93,4 @@ def build_service(
 
 
 def run() -> None:
-    try:
-        settings = read_stack_settings()
-        build(settings, Path.cwd())
-    except KvpoolError as error:
-        # RunError: the CLI prints the message without a Python traceback.
-        raise pulumi.RunError(str(error)) from None
+    user_errors_as_run_errors(lambda: build(read_stack_settings(), Path.cwd()))

@@ -39,7 +39,7 @@ PROJECT = "motor-kvpool"
 USER_CONFIG_VERSION = "v2.0"
 
 # Motor's instance limits (deploy.py INSTANCE_NUM_MAX) and NPUs per pod.
-MAX_INSTANCES = 16
+MAX_INSTANCES = rules.MOTOR_MAX_INSTANCES
 MAX_NPUS_PER_POD = 16
 
 HardwareType = Literal[
@@ -157,7 +157,7 @@ class DeployConfig(Closed):
     hardware_type: HardwareType = Field(description="Motor's hardware type; selects NPU resources and defaults.")
     weight_mount_path: AbsolutePath = Field("/mnt/weight", description="Host path of the model weights.")
     storage: list[StorageEntry] = Field(default_factory=list, description="Volumes for UCM (prefill only).")
-    dshm_size: K8sQuantity = Field("4Gi", description="Size of /dev/shm in engine pods; UCM's cache lives there.")
+    dshm_size: K8sQuantity = Field(rules.DEFAULT_DSHM_SIZE, description="Size of /dev/shm in engine pods; UCM's cache lives there.")
     prefill_node_selector: dict[str, str] = Field(default_factory=dict)
     decode_node_selector: dict[str, str] = Field(default_factory=dict)
     controller_node_selector: dict[str, str] = Field(default_factory=dict)
@@ -415,7 +415,7 @@ class YuanrongStoreConfig(StoreCommon):
 def _default_backend(store: Any) -> Any:
     """seed 000: an absent backend means memcache. Written explicitly so the effective config says it."""
     if isinstance(store, Mapping) and "backend" not in store:
-        return {"backend": "memcache", **store}
+        return {"backend": rules.DEFAULT_BACKEND, **store}
     return store
 
 
@@ -540,11 +540,14 @@ class ServiceSettings(Closed):
         return effective
 
     def env_sections(self) -> dict[str, dict[str, Any]]:
-        """env.json as the engines get it: each engine section with ENGINE_ENV_DEFAULTS under the user's values."""
+        """env.json as the engines get it: ENGINE_ENV_DEFAULTS fill an engine section where neither it nor
+        motor_common_env sets the variable."""
         sections = self.env.model_dump(mode="json")
+        common = sections["motor_common_env"]
         for side in rules.SIDES:
             key = rules.engine_env_section(side)
-            sections[key] = {**ENGINE_ENV_DEFAULTS, **sections[key]}
+            defaults = {name: value for name, value in ENGINE_ENV_DEFAULTS.items() if name not in common}
+            sections[key] = {**defaults, **sections[key]}
         return sections
 
 
@@ -736,7 +739,8 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSetting
     if problems:
         raise SettingsError(problems, source)
     hybrid = {side: getattr(settings, rules.engine_section(side)).hybrid_attention for side in rules.SIDES}
-    findings = rules.check_service(settings.user_config(), settings.env_sections(), hybrid)
+    owns_store = settings.kv_cache_store_config is None or settings.kv_cache_store_config.target_stack is None
+    findings = rules.check_service(settings.user_config(), settings.env_sections(), hybrid, owns_store)
     for section, values in settings.env_sections().items():
         findings += rules.check_plaintext_secrets(values, f"env.{section}")
     if findings:

@@ -49,28 +49,30 @@ def _store(view: ServiceView) -> dict[str, Any]:
     return view.user_config.get("kv_cache_store_config") or {}
 
 
-def _uses_pool(view: ServiceView) -> bool:
-    return any(rules.store_connector_backends(config) for config in view.kv_transfer_configs().values())
-
-
 def _kv_roles(view: ServiceView, _: dict) -> list[rules.Finding]:
     return [f for side, config in view.kv_transfer_configs().items() for f in rules.check_kv_role_by_side(side, config)]
 
 
 def _lease(view: ServiceView, _: dict) -> list[rules.Finding]:
-    return rules.check_lease_exceeds_timeouts(_store(view), view.engine_envs, _uses_pool(view))
+    if not view.owns_store:
+        return []  # the owner's lease; the consumer checks its timeouts against it when it reads the contract
+    return rules.check_lease_exceeds_timeouts(_store(view), view.engine_envs, view.kv_transfer_configs())
 
 
 def _backend(view: ServiceView, _: dict) -> list[rules.Finding]:
     store = _store(view)
-    return rules.check_backend_consistency(store["backend"], view.kv_transfer_configs()) if store else []
+    return rules.check_backend_consistency(store.get("backend", rules.DEFAULT_BACKEND), view.kv_transfer_configs()) if store else []
+
+
+def _owned_store(view: ServiceView) -> dict[str, Any]:
+    """The store section when this stack runs the store; a consumer's server-side settings are not its own."""
+    return _store(view) if view.owns_store else {}
 
 
 def _eviction_headroom(view: ServiceView, config: dict) -> list[rules.Finding]:
-    # A master that only serves the P/D transfer (the UCM example) holds no pool objects to evict.
-    if not _uses_pool(view):
-        return []
-    return rules.check_mooncake_eviction_headroom(_store(view), config["maxHighWatermark"], config["minEvictionRatio"])
+    return rules.check_mooncake_eviction_headroom(
+        _owned_store(view), view.kv_transfer_configs(), config["maxHighWatermark"], config["minEvictionRatio"]
+    )
 
 
 def _duplicate_names(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -167,13 +169,12 @@ POLICIES = [
         "kvpool-configure-mooncake-eviction-ratios",
         "Checks that a Mooncake store sets eviction_high_watermark_ratio and eviction_ratio within range "
         "(seed 000: deploy.py refuses Mooncake without them; mooncake_master exits on a ratio outside [0, 1]).",
-        MANDATORY, lambda view, _: rules.check_mooncake_eviction(_store(view)), "Set both ratios, e.g. 0.7 and 0.2.",
+        MANDATORY, lambda view, _: rules.check_mooncake_eviction(_owned_store(view)), "Set both ratios, e.g. 0.7 and 0.2.",
     ),
     _stack_policy(
         "kvpool-configure-sustainable-mooncake-eviction",
-        "Checks that Mooncake's eviction leaves a sustained writer room (measured on the real master: 33-59% put "
-        "success at the seed's 0.9/0.1, 47-100% at 0.7/0.2, depending on the writer's speed; llm-d users report "
-        "the same).",
+        "Checks that Mooncake's eviction leaves a sustained writer room (measured on the real master, see the "
+        "violation for the numbers; llm-d users report the same).",
         ADVISORY, _eviction_headroom, "Lower the watermark and raise the eviction ratio, or pace the writers.",
         severity=Severity.MEDIUM,
         config_schema=PolicyConfigSchema(
@@ -198,7 +199,7 @@ POLICIES = [
         lambda view, _: rules.check_ucm_storage(
             view.kv_transfer_configs()["prefill"],
             (view.user_config.get("motor_deploy_config") or {}).get("storage") or [],
-            (view.user_config.get("motor_deploy_config") or {}).get("dshm_size", "4Gi"),
+            (view.user_config.get("motor_deploy_config") or {}).get("dshm_size", rules.DEFAULT_DSHM_SIZE),
         ),
         "Mount a storage entry at storage_backends; size dshm_size and the volume above UCM's capacities.",
     ),
@@ -223,7 +224,7 @@ POLICIES = [
         "kvpool-configure-consistent-hash-seed",
         "Checks that PYTHONHASHSEED is set and equal on every engine that uses the pool (vllm-ascend kv_pool: "
         "different seeds hash blocks differently and every lookup misses).",
-        MANDATORY, lambda view, _: rules.check_hash_seed(view.env_sections) if _uses_pool(view) else [],
+        MANDATORY, lambda view, _: rules.check_hash_seed(view.engine_envs, view.kv_transfer_configs()),
         "Set one fixed PYTHONHASHSEED (e.g. \"0\") for every engine.",
     ),
     _stack_policy(
@@ -231,7 +232,9 @@ POLICIES = [
         "Checks that use_layerwise on AscendStoreConnector is combined only with the memcache backend "
         "(vllm-ascend layerwise_kv_pool).",
         MANDATORY,
-        lambda view, _: rules.check_layerwise_pool_backend(view.kv_transfer_configs(), _store(view).get("backend", "memcache")),
+        lambda view, _: rules.check_layerwise_pool_backend(
+            view.kv_transfer_configs(), _store(view).get("backend", rules.DEFAULT_BACKEND)
+        ),
         "Remove use_layerwise from the store connector, or switch the store to memcache.",
     ),
     _stack_policy(
@@ -245,7 +248,7 @@ POLICIES = [
         "kvpool-configure-fabric-segment-alignment",
         "Checks that Mooncake's global_segment_size is a whole number of GiB when ASCEND_ENABLE_USE_FABRIC_MEM=1 "
         "(vllm-ascend kv_pool, A3 fabric memory).",
-        MANDATORY, lambda view, _: rules.check_fabric_segment_alignment(_store(view), view.engine_envs),
+        MANDATORY, lambda view, _: rules.check_fabric_segment_alignment(_owned_store(view), view.engine_envs),
         "Use a segment size that is a multiple of 1GB.",
     ),
     ResourceValidationPolicy(

@@ -11,6 +11,7 @@ returns a list of `Finding`s; an empty list means the rule holds. Sources are ci
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -34,6 +35,9 @@ HCCL_RDMA_RETRY_CNT_DEFAULT = 7
 ASCEND_CONNECT_TIMEOUT_DEFAULT_MS = 3000
 # mooncake_master's default lease when the seed's config omits default_kv_lease_ttl (seed 000 table).
 MOONCAKE_LEASE_TTL_DEFAULT_MS = 11000
+DEFAULT_BACKEND = "memcache"  # seed 000: kv_cache_store_config without backend
+DEFAULT_DSHM_SIZE = "4Gi"  # deploy.py's /dev/shm for engines
+MOTOR_MAX_INSTANCES = 16  # deploy.py INSTANCE_NUM_MAX
 
 
 # Kubernetes resource quantities as deploy.py accepts them for storage sizes and /dev/shm: a number with a
@@ -56,8 +60,8 @@ def k8s_quantity_bytes(quantity: str) -> int:
 
 
 def mooncake_size_bytes(size: str | int) -> int:
-    if isinstance(size, int):
-        return size
+    if isinstance(size, int) or size.isdigit():  # a number of bytes, also as env text
+        return int(size)
     match = MOONCAKE_SIZE.match(size)
     if not match:
         raise ValueError(f"{size!r} is not a size such as 1GB, 512MB or a number of bytes")
@@ -111,6 +115,25 @@ def store_connector_backends(kv_transfer_config: Mapping[str, Any] | None) -> li
             extra = connector.get("kv_connector_extra_config") or {}
             found.append((f"{suffix}.kv_connector_extra_config.backend", extra.get("backend")))
     return found
+
+
+def kv_transfer_configs(user_config: Mapping[str, Any]) -> dict[str, Mapping[str, Any] | None]:
+    """Each side's kv_transfer_config from a user_config.json."""
+    return {
+        side: ((user_config.get(engine_section(side)) or {}).get("engine_config") or {}).get("kv_transfer_config")
+        for side in SIDES
+    }
+
+
+def uses_pool(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]) -> bool:
+    """Whether any engine reads and writes the shared pool (an AscendStoreConnector), not just the P/D transfer."""
+    return any(store_connector_backends(kv_transfer_configs.get(side)) for side in SIDES)
+
+
+def engine_envs(env: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """What each side's engines run with: motor_common_env under the side's own section (env.json's layering)."""
+    common = env.get("motor_common_env") or {}
+    return {side: {**common, **(env.get(engine_env_section(side)) or {})} for side in SIDES}
 
 
 def check_backend_consistency(
@@ -199,19 +222,21 @@ def effective_connect_timeout_ms(env: Mapping[str, Any]) -> int:
 
 
 def check_lease_exceeds_timeouts(
-    store: Mapping[str, Any], engine_envs: Mapping[str, Mapping[str, Any]], uses_pool: bool
+    store: Mapping[str, Any],
+    engines: Mapping[str, Mapping[str, Any]],
+    kv_transfer_configs: Mapping[str, Mapping[str, Any] | None],
 ) -> list[Finding]:
     """default_kv_lease_ttl must exceed ASCEND_CONNECT_TIMEOUT and ASCEND_TRANSFER_TIMEOUT of both sides
     (seed 000 table and FAQ 3: otherwise decode reads objects whose lease has already expired).
     Applies when engines use the Mooncake pool (an AscendStoreConnector); a master that only serves
     the P/D transfer (the UCM example) holds no leased objects."""
-    if store.get("backend") != "mooncake" or not uses_pool:
+    if store.get("backend") != "mooncake" or not uses_pool(kv_transfer_configs):
         return []
     lease = store.get("default_kv_lease_ttl")
     lease = MOONCAKE_LEASE_TTL_DEFAULT_MS if lease is None else lease
     findings = []
     for side in SIDES:
-        env = engine_envs.get(side) or {}
+        env = engines.get(side) or {}
         for name, effective in (
             ("ASCEND_CONNECT_TIMEOUT", effective_connect_timeout_ms(env)),
             ("ASCEND_TRANSFER_TIMEOUT", effective_transfer_timeout_ms(env)),
@@ -327,7 +352,7 @@ def check_ucm_storage(
             findings.append(Finding(
                 "motor_deploy_config.dshm_size",
                 f"is {dshm_size} but UCM's cache_buffer_capacity_gb is {cache_gb} GiB and lives in /dev/shm; "
-                f"set dshm_size above it, e.g. {int(cache_gb * 1.25)}Gi.",
+                f"set dshm_size above it, e.g. {math.ceil(cache_gb * 1.25) + 1}Gi.",
             ))
         posix_gb = config.get("posix_capacity_gb")
         sizes = [mounts[b].get("size") for b in backends if b in mounts and mounts[b].get("size")]
@@ -402,13 +427,14 @@ def check_layerwise_pool_backend(kv_transfer_configs: Mapping[str, Mapping[str, 
     return findings
 
 
-def check_hash_seed(env: Mapping[str, Any]) -> list[Finding]:
-    """PYTHONHASHSEED set and equal on every engine: block hashes differ otherwise and every pool lookup misses
-    (vllm-ascend kv_pool.md; the silent failure users report most)."""
-    seeds = {}
-    for side in SIDES:
-        section = {**(env.get("motor_common_env") or {}), **(env.get(engine_env_section(side)) or {})}
-        seeds[side] = section.get("PYTHONHASHSEED")
+def check_hash_seed(
+    engines: Mapping[str, Mapping[str, Any]], kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]
+) -> list[Finding]:
+    """PYTHONHASHSEED set and equal on every engine that uses the pool: block hashes differ otherwise and every
+    pool lookup misses (vllm-ascend kv_pool.md; the silent failure users report most)."""
+    if not uses_pool(kv_transfer_configs):
+        return []
+    seeds = {side: (engines.get(side) or {}).get("PYTHONHASHSEED") for side in SIDES}
     findings = []
     for side, seed in seeds.items():
         if seed is None or str(seed) == "random":
@@ -427,39 +453,40 @@ def check_hash_seed(env: Mapping[str, Any]) -> list[Finding]:
 
 
 def check_service(
-    user_config: Mapping[str, Any], env: Mapping[str, Any], hybrid_attention: Mapping[str, bool] | None = None
+    user_config: Mapping[str, Any],
+    env: Mapping[str, Any],
+    hybrid_attention: Mapping[str, bool] | None = None,
+    owns_store: bool = True,
 ) -> list[Finding]:
-    """Every rule above over one service's effective user_config.json and env.json."""
-    kv_configs = {
-        side: ((user_config.get(engine_section(side)) or {}).get("engine_config") or {}).get("kv_transfer_config")
-        for side in SIDES
-    }
+    """Every mandatory rule over one service's effective user_config.json and env.json. `owns_store` False: the
+    store is another stack's, so its server-side settings (eviction, lease, segment) are that stack's to check."""
+    kv = kv_transfer_configs(user_config)
+    engines = engine_envs(env)
     deploy = user_config.get("motor_deploy_config") or {}
     findings: list[Finding] = []
     for side in SIDES:
-        findings += check_kv_role_by_side(side, kv_configs[side])
-    findings += check_ucm_placement(kv_configs)
-    findings += check_ucm_storage(kv_configs["prefill"], deploy.get("storage") or [], deploy.get("dshm_size", "4Gi"))
-    findings += check_hybrid_attention_connector(kv_configs, hybrid_attention or {})
-    findings += check_dispatch_connector(kv_configs)
-    if store_connector_backends(kv_configs["prefill"]) or store_connector_backends(kv_configs["decode"]):
-        findings += check_hash_seed(env)
+        findings += check_kv_role_by_side(side, kv[side])
+    findings += check_ucm_placement(kv)
+    findings += check_ucm_storage(kv["prefill"], deploy.get("storage") or [], deploy.get("dshm_size", DEFAULT_DSHM_SIZE))
+    findings += check_hybrid_attention_connector(kv, hybrid_attention or {})
+    findings += check_dispatch_connector(kv)
+    findings += check_hash_seed(engines, kv)
+    findings += check_instance_counts(deploy)
     store = user_config.get("kv_cache_store_config")
     if store:
-        findings += check_backend_consistency(store.get("backend", "memcache"), kv_configs)
-        findings += check_layerwise_pool_backend(kv_configs, store.get("backend", "memcache"))
-        findings += check_mooncake_eviction(store)
-        uses_pool = any(store_connector_backends(kv_configs[side]) for side in SIDES)
-        findings += check_lease_exceeds_timeouts(
-            store, {side: env.get(engine_env_section(side)) or {} for side in SIDES}, uses_pool
-        )
+        backend = store.get("backend", DEFAULT_BACKEND)
+        findings += check_backend_consistency(backend, kv)
+        findings += check_layerwise_pool_backend(kv, backend)
+        findings += check_not_ucm_store_backend(store, kv)
+        if owns_store:
+            findings += check_mooncake_eviction(store)
+            findings += check_lease_exceeds_timeouts(store, engines, kv)
+            findings += check_fabric_segment_alignment(store, engines)
     return findings
-
 
 
 # --- rules the policy pack adds on top of the settings layer's ----------------------------------------------
 
-MOTOR_MAX_INSTANCES = 16
 LAYERWISE_PATCH_FIXED_IN = (0, 17, 0, "rc", 2)
 # Measured on the real mooncake_master, writers filling 3x a 64 MB pool back to back, 0.9/0.1 against 0.7/0.2:
 # 53-59% vs 93-100% of puts through (reference/research/backends.md); a faster writer 33-47% vs 47-88%, a paced
@@ -484,12 +511,14 @@ def check_instance_counts(deploy: Mapping[str, Any]) -> list[Finding]:
 
 def check_mooncake_eviction_headroom(
     store: Mapping[str, Any],
+    kv_transfer_configs: Mapping[str, Mapping[str, Any] | None],
     max_high_watermark: float = SUSTAINABLE_HIGH_WATERMARK,
     min_eviction_ratio: float = SUSTAINABLE_EVICTION_RATIO,
 ) -> list[Finding]:
     """Eviction settings that leave a sustained writer too little room: mooncake_master evicts asynchronously
-    (about every 10 ms), so a fast writer outruns it when the watermark is high and each eviction small."""
-    if store.get("backend") != "mooncake":
+    (about every 10 ms), so a fast writer outruns it when the watermark is high and each eviction small. A master
+    that only serves the P/D transfer (the UCM example) holds no pool objects to evict."""
+    if store.get("backend") != "mooncake" or not uses_pool(kv_transfer_configs):
         return []
     high, ratio = store.get("eviction_high_watermark_ratio"), store.get("eviction_ratio")
     if high is None or ratio is None or (high <= max_high_watermark and ratio >= min_eviction_ratio):
@@ -557,11 +586,11 @@ UCM_BACKEND_MESSAGE = (
 )
 
 
-def check_fabric_segment_alignment(store: Mapping[str, Any], engine_envs: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
+def check_fabric_segment_alignment(store: Mapping[str, Any], engines: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
     """With ASCEND_ENABLE_USE_FABRIC_MEM=1 (A3), Mooncake segments must be whole GiB (vllm-ascend kv_pool.md)."""
     if store.get("backend") != "mooncake":
         return []
-    fabric = any(str((engine_envs.get(side) or {}).get("ASCEND_ENABLE_USE_FABRIC_MEM")) == "1" for side in SIDES)
+    fabric = any(str((engines.get(side) or {}).get("ASCEND_ENABLE_USE_FABRIC_MEM")) == "1" for side in SIDES)
     size = store.get("global_segment_size", "1GB")
     if not fabric or mooncake_size_bytes(size) % 2**30 == 0:
         return []

@@ -13,34 +13,27 @@ from typing import Any, Iterable, Mapping
 
 import pulumi
 
+from rules import SIDES, engine_section, kv_transfer_configs
+
 PROJECT = "motor-kvpool"
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 SERVICE_SET = "kubernetes:mindcluster.huawei.com/v1:InferServiceSet"
 ENGINE_CONTAINER = "vllm"
-SIDES = ("prefill", "decode")
+STORE_COMPONENT = "kv-store"  # app.kubernetes.io/component of the store's objects, and its service-set role
 
 
 @dataclass
 class ServiceView:
     user_config: dict[str, Any]
-    engine_envs: dict[str, dict[str, str]]  # side -> the engine container's env
+    engine_envs: dict[str, dict[str, str]]  # side -> the engine container's env, as the engines run
     config_urn: str  # where a finding about the configuration is reported
+    owns_store: bool  # False when the store is another stack's (target_stack): its settings are checked there
     hybrid_attention: dict[str, bool] = field(default_factory=dict)
     vllm_ascend_version: str | None = None
 
-    @property
-    def env_sections(self) -> dict[str, dict[str, str]]:
-        """env.json-shaped, as the rules take it."""
-        return {f"motor_engine_{side}_env": env for side, env in self.engine_envs.items()}
-
     def kv_transfer_configs(self) -> dict[str, Mapping[str, Any] | None]:
-        return {
-            side: ((self.user_config.get(f"motor_engine_{side}_config") or {}).get("engine_config") or {}).get(
-                "kv_transfer_config"
-            )
-            for side in SIDES
-        }
+        return kv_transfer_configs(self.user_config)
 
 
 def _name(resource: Any) -> str:
@@ -67,9 +60,20 @@ def _engine_envs(resources: Iterable[Any]) -> dict[str, dict[str, str]]:
     return envs
 
 
+def _owns_store(resources: Iterable[Any]) -> bool:
+    for resource in resources:
+        labels = (resource.props.get("metadata") or {}).get("labels") or {}
+        roles = ((resource.props.get("spec") or {}).get("template") or {}).get("roles") or []
+        if labels.get("app.kubernetes.io/component") == STORE_COMPONENT or (
+            resource.resource_type == SERVICE_SET and any(role.get("name") == STORE_COMPONENT for role in roles)
+        ):
+            return True
+    return False
+
+
 def _stack_flags() -> tuple[dict[str, bool], str | None]:
     config = pulumi.Config(PROJECT)
-    hybrid = {side: bool((config.get_object(f"motor_engine_{side}_config") or {}).get("hybrid_attention")) for side in SIDES}
+    hybrid = {side: bool((config.get_object(engine_section(side)) or {}).get("hybrid_attention")) for side in SIDES}
     return hybrid, config.get("vllm_ascend_version") or None
 
 
@@ -85,6 +89,7 @@ def service_view(resources: Iterable[Any]) -> ServiceView | None:
         user_config=user_config,
         engine_envs=_engine_envs(resources),
         config_urn=config_map.urn,
+        owns_store=_owns_store(resources),
         hybrid_attention=hybrid,
         vllm_ascend_version=version,
     )

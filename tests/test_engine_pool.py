@@ -170,3 +170,14 @@ def test_scaling_decode_from_2_to_3_adds_one_deployment_and_changes_only_motor_c
     # the pods mount motor-config as a volume and carry no hash of it: the change restarts nothing
     template = after.get("Deployment", "vllm-d0")["spec"]["template"]
     assert "motor-config" not in json.dumps(template["metadata"])
+
+
+def test_motor_common_env_overrides_motor_kvpools_engine_defaults():
+    values = stack_values("dev")
+    values["env"] = {"motor_common_env": {"PYTHONHASHSEED": "42", "ASCEND_TRANSFER_TIMEOUT": "5000"}}
+    rendered = render(values)
+    for name in ("vllm-p0", "vllm-d0"):
+        env = env_of(rendered.container("Deployment", name, "vllm"))
+        assert (env["PYTHONHASHSEED"], env["ASCEND_TRANSFER_TIMEOUT"], env["ASCEND_CONNECT_TIMEOUT"]) == (
+            "42", "5000", "10000"
+        )

@@ -24,6 +24,8 @@ def kv(role: str, backend: str | None) -> dict:
     }
 
 
+POOL = {"prefill": kv("kv_producer", "mooncake"), "decode": kv("kv_consumer", "mooncake")}
+
 STORE_BACKEND_PATH = (
     "motor_engine_{side}_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[1]"
     ".kv_connector_extra_config.backend"
@@ -93,12 +95,12 @@ def test_effective_transfer_timeout_is_vllm_ascends_default_when_unset():
 def test_lease_rule_holds_with_timeouts_below_the_lease():
     env = {"ASCEND_CONNECT_TIMEOUT": "10000", "ASCEND_TRANSFER_TIMEOUT": 10000}
     store = {"backend": "mooncake", "default_kv_lease_ttl": 11000}
-    assert rules.check_lease_exceeds_timeouts(store, {"prefill": env, "decode": env}, uses_pool=True) == []
+    assert rules.check_lease_exceeds_timeouts(store, {"prefill": env, "decode": env}, POOL) == []
 
 
 def test_lease_rule_treats_unset_transfer_timeout_as_33064_ms():
     env = {"ASCEND_CONNECT_TIMEOUT": "10000", "ASCEND_TRANSFER_TIMEOUT": "10000"}
-    findings = rules.check_lease_exceeds_timeouts({"backend": "mooncake"}, {"prefill": env, "decode": {}}, uses_pool=True)
+    findings = rules.check_lease_exceeds_timeouts({"backend": "mooncake"}, {"prefill": env, "decode": {}}, POOL)
     assert [str(finding) for finding in findings] == [
         "kv_cache_store_config.default_kv_lease_ttl: is 11000 ms but env.motor_engine_decode_env.ASCEND_TRANSFER_TIMEOUT "
         "is unset, so vllm-ascend uses 33064 ms; the lease must be longer than the timeout (seed FAQ 3). Set "
@@ -110,12 +112,13 @@ def test_lease_rule_treats_unset_transfer_timeout_as_33064_ms():
 def test_lease_rule_equal_values_break_it():
     env = {"ASCEND_CONNECT_TIMEOUT": "11000", "ASCEND_TRANSFER_TIMEOUT": "100"}
     store = {"backend": "mooncake", "default_kv_lease_ttl": 11000}
-    [finding] = rules.check_lease_exceeds_timeouts(store, {"prefill": env, "decode": env | {"ASCEND_CONNECT_TIMEOUT": "1"}}, True)
+    [finding] = rules.check_lease_exceeds_timeouts(store, {"prefill": env, "decode": env | {"ASCEND_CONNECT_TIMEOUT": "1"}}, POOL)
     assert "env.motor_engine_prefill_env.ASCEND_CONNECT_TIMEOUT is 11000 ms;" in finding.message
 
 
 def test_lease_rule_ignores_a_master_that_serves_no_pool():
-    assert rules.check_lease_exceeds_timeouts({"backend": "mooncake"}, {}, uses_pool=False) == []
+    transfer_only = {"prefill": {"kv_connector": "MooncakeConnectorV1"}, "decode": None}
+    assert rules.check_lease_exceeds_timeouts({"backend": "mooncake"}, {}, transfer_only) == []
 
 
 def test_kv_role_by_side():

@@ -64,7 +64,7 @@ def test_ucm_cache_buffer_above_shm():
     [finding] = rules.check_ucm_storage(ucm_prefill("/mnt/ucm", cache_gb=64), STORAGE, "64Gi")
     assert str(finding) == (
         "motor_deploy_config.dshm_size: is 64Gi but UCM's cache_buffer_capacity_gb is 64 GiB and lives in /dev/shm; "
-        "set dshm_size above it, e.g. 80Gi."
+        "set dshm_size above it, e.g. 81Gi."
     )
 
 
@@ -100,15 +100,19 @@ def test_layerwise_pool_backend():
     assert finding.path.endswith("connectors[1].kv_connector_extra_config.use_layerwise")
 
 
+POOL = {"prefill": kv("MooncakeConnectorV1"), "decode": kv("MooncakeConnectorV1")}
+
+
 def test_hash_seed():
-    same = {"motor_common_env": {"PYTHONHASHSEED": "0"}}
-    assert rules.check_hash_seed(same) == []
-    differs = {"motor_engine_prefill_env": {"PYTHONHASHSEED": "0"}, "motor_engine_decode_env": {"PYTHONHASHSEED": "1"}}
-    assert [str(f) for f in rules.check_hash_seed(differs)] == [
+    same = rules.engine_envs({"motor_common_env": {"PYTHONHASHSEED": "0"}})
+    assert rules.check_hash_seed(same, POOL) == []
+    differs = {"prefill": {"PYTHONHASHSEED": "0"}, "decode": {"PYTHONHASHSEED": "1"}}
+    assert rules.check_hash_seed(differs, {"prefill": {"kv_connector": "MooncakeConnectorV1"}}) == []  # no pool
+    assert [str(f) for f in rules.check_hash_seed(differs, POOL)] == [
         "env.motor_engine_decode_env.PYTHONHASHSEED: is '1' but prefill uses '0'; pool lookups only hit with one seed "
         "on every engine."
     ]
-    assert [f.path for f in rules.check_hash_seed({"motor_engine_prefill_env": {"PYTHONHASHSEED": "random"}})] == [
+    assert [f.path for f in rules.check_hash_seed({"prefill": {"PYTHONHASHSEED": "random"}}, POOL)] == [
         "env.motor_engine_prefill_env.PYTHONHASHSEED", "env.motor_engine_decode_env.PYTHONHASHSEED"
     ]
 
@@ -122,10 +126,12 @@ def test_instance_counts():
 
 def test_eviction_headroom_thresholds():
     store = {"backend": "mooncake", "eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1}
-    [finding] = rules.check_mooncake_eviction_headroom(store)
+    [finding] = rules.check_mooncake_eviction_headroom(store, POOL)
     assert "got 33-59% of their puts through at 0.9/0.1 against 47-100% at 0.7/0.2" in finding.message
-    assert rules.check_mooncake_eviction_headroom(store, max_high_watermark=0.95, min_eviction_ratio=0.05) == []
-    assert rules.check_mooncake_eviction_headroom({**store, "eviction_high_watermark_ratio": 0.7, "eviction_ratio": 0.2}) == []
+    assert rules.check_mooncake_eviction_headroom(store, POOL, max_high_watermark=0.95, min_eviction_ratio=0.05) == []
+    assert rules.check_mooncake_eviction_headroom({**store, "eviction_high_watermark_ratio": 0.7, "eviction_ratio": 0.2}, POOL) == []
+    transfer_only = {"prefill": {"kv_connector": "MooncakeConnectorV1"}, "decode": None}
+    assert rules.check_mooncake_eviction_headroom(store, transfer_only) == []
 
 
 @pytest.mark.parametrize(("version", "flagged"), [("v0.17.0rc1", True), ("v0.16.0", True), ("v0.17.0rc2", False), ("0.17.0", False)])

@@ -135,6 +135,41 @@ def test_compatibility_key_differs(provider_outputs):
                                            "engine_config"]["kv_transfer_config"]}}
     message = failure(provider_outputs, motor_engine_prefill_config=values_change)
     assert message.splitlines()[1:] == [
-        f"  - kv_store.compatibility.model: {B} has '/mnt/weight/qwen3_32B' but {A} has '/mnt/weight/qwen3_8B'; "
-        f"cached blocks are only shared between services that agree on it."
+        f"  - motor_engine_prefill_config.engine_config.model: {B} has '/mnt/weight/qwen3_32B' but {A} has "
+        f"'/mnt/weight/qwen3_8B' (kv_store.compatibility.model); cached blocks are only shared between services that "
+        f"agree on it."
     ]
+
+
+def mooncake_pair(lease: int) -> tuple[dict, dict]:
+    """service-a/service-b on a Mooncake store whose owner sets `lease`."""
+    provider, consumer = stack_values("service-a"), stack_values("service-b")
+    for values in (provider, consumer):
+        for side in ("prefill", "decode"):
+            connectors = values[f"motor_engine_{side}_config"]["engine_config"]["kv_transfer_config"][
+                "kv_connector_extra_config"]["connectors"]
+            connectors[1]["kv_connector_extra_config"] = {"backend": "mooncake"}
+    provider["kv_cache_store_config"] = {"backend": "mooncake", "eviction_high_watermark_ratio": 0.7,
+                                         "eviction_ratio": 0.2, "default_kv_lease_ttl": lease,
+                                         "allowed_consumers": ["service-b"]}
+    consumer["kv_cache_store_config"] = {"backend": "mooncake", "target_stack": A}  # no eviction ratios: not its store
+    return provider, consumer
+
+
+def test_consumer_engines_are_checked_against_the_owners_lease():
+    provider, consumer = mooncake_pair(lease=12000)
+    provider["env"] = {"motor_common_env": {"ASCEND_TRANSFER_TIMEOUT": "5000"}}
+    outputs = render(provider, stack="service-a").run.outputs
+    assert outputs["kv_store"]["lease_ttl_ms"] == 12000
+    consumer["env"] = {"motor_engine_decode_env": {"ASCEND_TRANSFER_TIMEOUT": "15000"}}
+    with pytest.raises(ProgramError) as caught:
+        render(consumer, stack="service-b", stack_references={A: outputs})
+    assert str(caught.value).splitlines()[1] == (
+        f"  - {A}'s kv_cache_store_config.default_kv_lease_ttl (its lease, which {B}'s engines read under): is "
+        f"12000 ms but env.motor_engine_decode_env.ASCEND_TRANSFER_TIMEOUT is 15000 ms; the lease must be longer "
+        f"than the timeout (seed FAQ 3). Set ASCEND_TRANSFER_TIMEOUT below 12000 (e.g. 11000) in "
+        f"env.motor_engine_decode_env, or raise default_kv_lease_ttl above 15000."
+    )
+    del consumer["env"]
+    rendered = render(consumer, stack="service-b", stack_references={A: outputs})
+    assert rendered.names("Deployment") == ["mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"]

@@ -35,13 +35,11 @@ class KVStoreEndpoint:
     sidecars: list[dict[str, Any]] = field(default_factory=list)
     # hostPath directories engine pods mount (name -> {"path", "mount_path"}): Yuanrong's worker sockets.
     host_paths: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Mooncake's default_kv_lease_ttl (ms): every engine's ASCEND timeouts must stay below it, consumers' too.
+    lease_ttl_ms: int | None = None
     # Filled by the owning stack: who may use the store, and what a consumer must agree on (compatibility.py).
     allowed_consumers: list[str] = field(default_factory=list)
     compatibility: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
 
     def as_output(self, stack: str) -> dict[str, Any]:
         """The `kv_store` stack output: the contract another stack's StackReference reads."""

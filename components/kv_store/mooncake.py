@@ -134,5 +134,5 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
     return service_endpoint(
         ctx, "mooncake", store.port, store.metrics_port,
         {"MOONCAKE_CONFIG_PATH": f"{CLIENT_CONFIG_DIR}/{CLIENT_FILE}"},
-        client_files=files, sidecars=sidecars,
+        client_files=files, sidecars=sidecars, lease_ttl_ms=store.default_kv_lease_ttl,
     )

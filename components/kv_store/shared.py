@@ -7,13 +7,19 @@ from typing import Any
 
 import pulumi
 
-from components.kv_store.compatibility import compatibility
+from components.errors import KvpoolError, user_errors_as_run_errors
+
+from components.kv_store.compatibility import COMPATIBILITY_FIELDS, compatibility
 from components.kv_store.endpoint import SCHEMA, KVStoreEndpoint
 from components.units import integral_floats_to_ints
 from components.settings import ServiceSettings
 from policies import rules
 
 OUTPUT = "kv_store"
+
+
+class SharedStoreError(KvpoolError):
+    """The target stack's store cannot be used by this service."""
 
 
 def contract_problems(settings: ServiceSettings, own: str, target: str, output: Any) -> list[str]:
@@ -39,14 +45,17 @@ def contract_problems(settings: ServiceSettings, own: str, target: str, output: 
             f"kv_cache_store_config.backend: {own} uses {store.backend!r} but {target}'s store is "
             f"{output['backend']!r} ({OUTPUT}.backend); write backend: {output['backend']}."
         )
-    kv_configs = {
-        side: getattr(settings, rules.engine_section(side)).engine_config.kv_transfer_config for side in rules.SIDES
-    }
-    plain = {side: config.model_dump(exclude_none=True) if config else None for side, config in kv_configs.items()}
+    kv_configs = rules.kv_transfer_configs(settings.user_config())
     problems += [
         f"{finding.path}: {own}'s connector names a backend {target}'s store ({output['backend']!r}) does not run"
-        for finding in rules.check_backend_consistency(output["backend"], plain)
+        for finding in rules.check_backend_consistency(output["backend"], kv_configs)
     ]
+    if output.get("lease_ttl_ms"):
+        lease = {"backend": "mooncake", "default_kv_lease_ttl": output["lease_ttl_ms"]}
+        problems += [
+            f"{target}'s {finding.path} (its lease, which {own}'s engines read under): {finding.message}"
+            for finding in rules.check_lease_exceeds_timeouts(lease, rules.engine_envs(settings.env_sections()), kv_configs)
+        ]
     if deploy.deploy_mode != output["deploy_mode"]:
         problems.append(
             f"motor_deploy_config.deploy_mode: {own} is {deploy.deploy_mode} but {target} is "
@@ -62,8 +71,8 @@ def contract_problems(settings: ServiceSettings, own: str, target: str, output: 
     for name, value in ours.items():
         if name != "key" and theirs.get(name) != value:
             problems.append(
-                f"{OUTPUT}.compatibility.{name}: {own} has {value!r} but {target} has {theirs.get(name)!r}; "
-                f"cached blocks are only shared between services that agree on it."
+                f"{COMPATIBILITY_FIELDS[name]}: {own} has {value!r} but {target} has {theirs.get(name)!r} "
+                f"({OUTPUT}.compatibility.{name}); cached blocks are only shared between services that agree on it."
             )
     return problems
 
@@ -71,13 +80,16 @@ def contract_problems(settings: ServiceSettings, own: str, target: str, output: 
 def check_contract(settings: ServiceSettings, own: str, target: str, output: Any) -> KVStoreEndpoint:
     problems = contract_problems(settings, own, target, output)
     if problems:
-        message = f"{own} cannot use the KV store of {target}:\n" + "\n".join(f"  - {p}" for p in problems)
-        # Raised inside an apply, after run()'s handler: RunError keeps the traceback out of `pulumi up`.
-        raise pulumi.RunError(message)
+        raise SharedStoreError(
+            f"{own} cannot use the KV store of {target}:\n" + "\n".join(f"  - {p}" for p in problems)
+        )
     return KVStoreEndpoint.from_output(output)
 
 
 def shared_store(settings: ServiceSettings, own: str) -> pulumi.Output[KVStoreEndpoint]:
     target = str(settings.kv_cache_store_config.target_stack)
     reference = pulumi.StackReference(target)
-    return reference.get_output(OUTPUT).apply(lambda output: check_contract(settings, own, target, output))
+    # The check runs inside an apply, after the program's entry has returned: it turns user errors into RunError.
+    return reference.get_output(OUTPUT).apply(
+        lambda output: user_errors_as_run_errors(check_contract, settings, own, target, output)
+    )
