@@ -9,7 +9,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.labels import common_labels
+from components.errors import KvpoolError
+from components.labels import KV_CLIENT_LABEL, common_labels
 from components.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError, motor_config_data
 from components.motor_pod import (
     BOOT_COMMAND,
@@ -47,8 +48,17 @@ FAST_EVICTION = [
 ]
 
 
-def _api_port(section: dict[str, Any], key: str, default: int) -> int:
-    return int((section.get("api_config") or {}).get(key, default))
+class ApiPortError(KvpoolError):
+    """A port in Motor's api_config is not a port number."""
+
+
+def _api_port(section: dict[str, Any], name: str, key: str, default: int) -> int:
+    """A port from Motor's own (pass-through) api_config, else deploy.py's default."""
+    api_config = section.get("api_config") or {}
+    value = api_config.get(key, default) if isinstance(api_config, dict) else None
+    if isinstance(value, bool) or not str(value).isdigit() or not 1 <= int(value) <= 65535:
+        raise ApiPortError(f"{name}.api_config.{key}: {value!r} is not a port number (1-65535)")
+    return int(value)
 
 
 class ControlPlane(pulumi.ComponentResource):
@@ -89,7 +99,7 @@ class ControlPlane(pulumi.ComponentResource):
         deploy = settings.motor_deploy_config
         controller_config = settings.motor_controller_config
         coordinator_config = settings.motor_coordinator_config
-        controller_port = _api_port(controller_config, "controller_api_port", CONTROLLER_API_PORT)
+        controller_port = _api_port(controller_config, "motor_controller_config", "controller_api_port", CONTROLLER_API_PORT)
         self.controller = self._deployment(
             CONTROLLER, CONTROLLER_ROLE, deploy.controller_node_selector, settings.env.motor_controller_env,
             service_account=CONTROLLER,
@@ -101,20 +111,20 @@ class ControlPlane(pulumi.ComponentResource):
         )
         self.coordinator = self._deployment(
             COORDINATOR, COORDINATOR_ROLE, deploy.coordinator_node_selector,
-            {**store_env, **settings.env.motor_coordinator_env},
+            {**store_env, **settings.env.motor_coordinator_env}, kv_client=bool(store_env),
         )
         self._service(
             COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE, COORDINATOR, "infer",
-            _api_port(coordinator_config, "coordinator_api_infer_port", COORDINATOR_INFER_PORT),
+            _api_port(coordinator_config, "motor_coordinator_config", "coordinator_api_infer_port", COORDINATOR_INFER_PORT),
             deploy.coordinator_infer_node_port,
         )
         self._service(
             COORDINATOR_MGMT_SERVICE, COORDINATOR_ROLE, COORDINATOR, "mgmt",
-            _api_port(coordinator_config, "coordinator_api_mgmt_port", COORDINATOR_MGMT_PORT),
+            _api_port(coordinator_config, "motor_coordinator_config", "coordinator_api_mgmt_port", COORDINATOR_MGMT_PORT),
         )
         self._service(
             COORDINATOR_OBS_SERVICE, COORDINATOR_ROLE, COORDINATOR, "obs",
-            _api_port(coordinator_config, "coordinator_obs_port", COORDINATOR_OBS_PORT),
+            _api_port(coordinator_config, "motor_coordinator_config", "coordinator_obs_port", COORDINATOR_OBS_PORT),
             deploy.coordinator_obs_node_port,
         )
         self.register_outputs({"motor_config": MOTOR_CONFIG_NAME, "controller": CONTROLLER, "coordinator": COORDINATOR})
@@ -167,14 +177,17 @@ class ControlPlane(pulumi.ComponentResource):
         node_selector: dict[str, str],
         role_env: dict[str, Any],
         service_account: str | None = None,
+        kv_client: bool = False,
     ) -> k8s.apps.v1.Deployment | None:
+        """`kv_client`: the pod talks to the KV store (the coordinator, for KV-aware routing), so the store's
+        NetworkPolicy must admit it."""
         settings = self._settings
         env = {
             **motor_env(role, self._workloads, f"{self._namespace}-{role}"),
             **settings.env.motor_common_env,
             **role_env,
         }
-        labels = self._metadata(name, name)["labels"]
+        labels = {**self._metadata(name, name)["labels"], **({KV_CLIENT_LABEL: "true"} if kv_client else {})}
         container = {
             "name": role,
             "image": settings.motor_deploy_config.image_name,

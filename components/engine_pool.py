@@ -92,17 +92,20 @@ class EnginePool(pulumi.ComponentResource):
         return deploy.single_d_instance_pod_num, deploy.d_pod_npu_num
 
     def _env(self, job_name: str) -> list[dict[str, Any]]:
-        settings = self._settings
-        user = {
-            **settings.env_sections()["motor_common_env"],
-            **settings.env_sections()[rules.engine_env_section(self._side)],
-        }
+        sections = self._settings.env_sections()
+        side_section = rules.engine_env_section(self._side)
+        # Where each variable comes from, so a conflict names the section to edit.
+        origin = {name: "motor_common_env" for name in sections["motor_common_env"]}
+        origin.update({name: side_section for name in sections[side_section]})
+        user = {**sections["motor_common_env"], **sections[side_section]}
         contract = dict(self._endpoint.engine_env) if self._endpoint else {}
         conflicts = sorted(key for key in contract if key in user and str(user[key]) != contract[key])
         if conflicts:
             raise EngineEnvConflict(
-                f"env.{rules.engine_env_section(self._side)}: "
-                + "; ".join(f"{key} is {user[key]!r} but the KV store needs {contract[key]!r}" for key in conflicts)
+                "; ".join(
+                    f"env.{origin[key]}.{key} is {user[key]!r} but the KV store needs {contract[key]!r}"
+                    for key in conflicts
+                )
                 + ". Remove them from env.json: motor-kvpool sets them from the store."
             )
         return env_list({**motor_env(self._side, self._workloads, job_name), **user, **contract})

@@ -29,7 +29,10 @@ def read_motor_scripts(settings: ServiceSettings, project_dir: Path) -> dict[str
     folder = project_dir / settings.motor_scripts_dir
     if not folder.is_dir():
         raise MotorScriptsError(f"motor_scripts_dir: {folder} is not a folder; point it at Motor's examples/deployer/startup")
-    scripts = {path.name: path.read_text(encoding="utf-8") for path in sorted(folder.iterdir()) if path.is_file()}
+    try:
+        scripts = {path.name: path.read_text(encoding="utf-8") for path in sorted(folder.iterdir()) if path.is_file()}
+    except (OSError, UnicodeDecodeError) as error:
+        raise MotorScriptsError(f"motor_scripts_dir: cannot read {folder} as text files: {error}") from None
     if "boot.sh" not in scripts:
         raise MotorScriptsError(f"motor_scripts_dir: {folder} has no boot.sh; point it at Motor's examples/deployer/startup")
     if USER_CONFIG_KEY in scripts:

@@ -89,7 +89,15 @@ def build_service(
     prefill_storage = (storage.volumes, storage.mounts) if storage else ([], [])
     EnginePool("prefill", settings, "prefill", endpoint, workloads, prefill_storage, env_from, opts)
     EnginePool("decode", settings, "decode", endpoint, workloads, env_from=env_from, opts=opts)
-    workloads.finish(pulumi.ResourceOptions(depends_on=[control_plane.motor_config]))
+    # In a service set the store's Deployment and Service live inside the InferServiceSet: protect it with the store.
+    owned = settings.kv_cache_store_config if endpoint is not None and endpoint.namespace == settings.namespace else None
+    workloads.finish(
+        pulumi.ResourceOptions(
+            depends_on=[control_plane.motor_config],
+            protect=bool(owned and owned.protect),
+            retain_on_delete=bool(owned and owned.retain_on_delete),
+        )
+    )
 
 
 def run() -> None:

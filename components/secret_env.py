@@ -20,7 +20,7 @@ def secret_env(namespace: str, opts: pulumi.ResourceOptions | None) -> k8s.core.
     # Emptiness from the raw text: reading the value itself outside a secret would log it as plain.
     if runtime_config.get_config(f"{PROJECT}:{SECRET_ENV_KEY}") in (None, "", "{}"):
         return None
-    values = pulumi.Config(PROJECT).require_secret_object(SECRET_ENV_KEY)
+    values = pulumi.Config(PROJECT).require_secret_object(SECRET_ENV_KEY)  # read_stack_settings checked it is secret
     return k8s.core.v1.Secret(
         SECRET_NAME,
         metadata={"name": SECRET_NAME, "namespace": namespace, "labels": common_labels(namespace, "secret-env", SECRET_NAME)},

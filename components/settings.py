@@ -17,6 +17,7 @@ import typing
 from typing import Annotated, Any, Literal, Mapping, Union
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -32,7 +33,7 @@ from pydantic import (
 )
 
 from components.errors import SettingsError
-from components.units import K8S_QUANTITY, MOONCAKE_SIZE, is_dns_label
+from components.units import K8S_QUANTITY, is_dns_label
 from policies import rules
 
 PROJECT = "motor-kvpool"
@@ -58,7 +59,13 @@ MEMCACHE_LOCAL_SERVICE_MODE_BY_HARDWARE = {
 Port = Annotated[int, Field(ge=1, le=65535)]
 NodePort = Annotated[int, Field(ge=30000, le=32767)]
 K8sQuantity = Annotated[str, Field(pattern=K8S_QUANTITY.pattern)]
-MooncakeSize = Union[Annotated[int, Field(ge=0)], Annotated[str, Field(pattern=MOONCAKE_SIZE.pattern)]]
+def _mooncake_size(size: int | str) -> int | str:
+    rules.mooncake_size_bytes(size)  # raises ValueError naming the accepted forms
+    return size
+
+
+# One type, so that a bad size is one problem with its path, not one per union member.
+MooncakeSize = Annotated[Union[StrictInt, StrictStr], AfterValidator(_mooncake_size)]
 AbsolutePath = Annotated[str, Field(pattern=r"^/")]
 NonEmpty = Annotated[str, Field(min_length=1)]
 # Docker image reference: [registry[:port]/]path[:tag][@digest]; refuses Motor's "<fill in the image>" placeholder.
@@ -562,11 +569,14 @@ PULUMI_CONFIG_KEYS = ("create_namespace", "motor_scripts_dir", "vllm_ascend_vers
 # Older names accepted in place of the current ones (seed 001 and env.json of the kv_cache_pool generation).
 ALIASES = {"kv_cache_pool_config": "kv_cache_store_config", "env.motor_kv_cache_pool_env": "env.motor_kv_cache_store_env"}
 
+# The organization of Pulumi's local (file) backend: what a stack reference names when no Pulumi Cloud org is used.
+LOCAL_ORGANIZATION = "organization"
+
 # Keys that used to exist, with the text of what to write instead (checked before "did you mean").
 MIGRATIONS = {
     "kv_cache_store_config.target_job_id": lambda value: (
         f"target_job_id is replaced by target_stack, which fails loudly instead of silently creating a new "
-        f"store; write `target_stack: organization/{PROJECT}/{value}` (the stack of the service that owns the "
+        f"store; write `target_stack: {LOCAL_ORGANIZATION}/{PROJECT}/{value}` (the stack of the service that owns the "
         f"store), or run `python -m kvpool import` to convert the file"
     ),
     "motor_deploy_config.env_path": lambda value: (
@@ -706,19 +716,19 @@ def _describe(error: Mapping[str, Any]) -> str:
 
 
 def _pattern_message(path: str, value: Any) -> str:
-    if path.endswith("image_name"):
+    if path.endswith(("image_name", "image")):
         return f"{value!r} is not an image reference; write the Motor image, e.g. registry.local/mindie-motor-vllm:tag"
-    if path.endswith(("size", "dshm_size")):
+    if path.endswith(("size", ".memory")):
         return f"{value!r} needs a unit, e.g. 4Gi or 200Gi"
+    if path.endswith(".cpu"):
+        return f"{value!r} is not a CPU amount; write e.g. 4 or 500m"
     if path.endswith("target_stack"):
         return f"{value!r} is not a stack reference; write <organization>/<project>/<stack>"
-    if path.endswith(("global_segment_size", "local_buffer_size")):
-        return f"{value!r} is not a Mooncake size; write e.g. 1GB, 512MB or a number of bytes"
     if isinstance(value, str) and path.endswith(("_path", ".path")) and not value.startswith("/"):
         return f"{value!r} is not an absolute path; write one starting with /"
     if path.startswith("env."):
         return f"{value!r} is not an environment variable name (letters, digits, _; not starting with a digit)"
-    return f"{value!r} has the wrong form; see the field's description in Pulumi.yaml"
+    return f"{value!r} has the wrong form; see the field's description in components/settings.py"
 
 
 # Sections where an empty mapping means "not set": deploy.py enables a store only for a non-empty

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from policies.rules import K8S_QUANTITY, MOONCAKE_SIZE, k8s_quantity_bytes, mooncake_size_bytes
+from policies.rules import K8S_QUANTITY, k8s_quantity_bytes, mooncake_size_bytes
 
 __all__ = [
-    "K8S_QUANTITY", "MOONCAKE_SIZE", "integral_floats_to_ints", "is_dns_label", "k8s_quantity_bytes", "mooncake_size_bytes",
+    "K8S_QUANTITY", "integral_floats_to_ints", "is_dns_label", "k8s_quantity_bytes", "mooncake_size_bytes",
 ]
 
 # RFC 1123 label: what a namespace (job_id) must be.

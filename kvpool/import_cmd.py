@@ -9,12 +9,11 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import yaml
 
-from kvpool.importer import import_pair
+from kvpool.importer import ConversionError, import_pair
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -41,17 +40,18 @@ def run(args: argparse.Namespace) -> int:
     if args.config_dir is not None:
         user_config, env_config = args.config_dir / "user_config.json", args.config_dir / "env.json"
     elif args.env_config is None:
-        print("error: --user-config needs --env-config", file=sys.stderr)
-        return 2
+        raise ConversionError("--user-config needs --env-config")
     else:
         user_config, env_config = args.user_config, args.env_config
     overrides = {}
     for assignment in args.set:
         path, separator, value = assignment.partition("=")
         if not separator or not path:
-            print(f"error: --set {assignment!r}: write PATH=VALUE", file=sys.stderr)
-            return 2
-        overrides[path] = yaml.safe_load(value)
+            raise ConversionError(f"--set {assignment!r}: write PATH=VALUE")
+        try:
+            overrides[path] = yaml.safe_load(value)
+        except yaml.YAMLError as error:
+            raise ConversionError(f"--set {assignment!r}: VALUE is read as YAML: {error}") from None
     target, conversion = import_pair(user_config, env_config, args.stack, args.stacks_dir, overrides, args.force)
     print(f"wrote {target}")
     for note in conversion.notes:

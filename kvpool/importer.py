@@ -16,6 +16,7 @@ import yaml
 
 from components.errors import KvpoolError, SettingsError
 from components.settings import (
+    LOCAL_ORGANIZATION,
     PROJECT,
     USER_CONFIG_SECTIONS,
     USER_CONFIG_VERSION,
@@ -27,7 +28,6 @@ from components.settings import (
 # deploy.py of the kv_cache_pool generation drove only Mooncake (Ascend/MindIE-PyMotor master).
 _MOONCAKE_ONLY_KEYS = set(MooncakeStoreConfig.model_fields) - {"backend", "port", "target_stack"}
 _ROLES_NOT_DEPLOYED = ("motor_kv_conductor_env", "motor_mf_store_env", "motor_engine_union_env", "motor_engine_encode_env")
-LOCAL_ORGANIZATION = "organization"
 _PLACEHOLDER_FIELDS = ("motor_deploy_config.image_name", "motor_deploy_config.weight_mount_path")
 
 

@@ -29,10 +29,10 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import massage, run_pulumi_func
 
 from components.errors import KvpoolError
+from components.settings import LOCAL_ORGANIZATION
 from kvpool.property_values import PropertyPath, decode_properties
 from kvpool.stack_config import StackConfig
 
-ORGANIZATION = "organization"
 STACK_TYPE = "pulumi:pulumi:Stack"
 STACK_REFERENCE_TYPE = "pulumi:pulumi:StackReference"
 
@@ -127,7 +127,7 @@ def run_program(
                 preview=preview,
                 logger=_collecting_logger(log_messages),
                 monitor=monitor,
-                organization=ORGANIZATION,
+                organization=LOCAL_ORGANIZATION,
             )
             exported = loop.run_until_complete(_run_and_serialize_exports(str(project_dir / "__main__.py")))
     except MockEngineError as error:

@@ -33,8 +33,9 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from components.errors import KvpoolError
+from components.settings import LOCAL_ORGANIZATION
 from components.units import integral_floats_to_ints
-from kvpool.mock_engine import ORGANIZATION, STACK_REFERENCE_TYPE, ProgramRun, RecordedResource
+from kvpool.mock_engine import STACK_REFERENCE_TYPE, ProgramRun, RecordedResource
 from kvpool.policy_config import PolicyConfig, PolicyInfo, reconcile_policy_config
 from kvpool.property_values import PropertyPath, decode_properties, encode_properties
 from kvpool.stack_config import StackConfig
@@ -346,7 +347,7 @@ def _pack_environment(config: StackConfig, python: str) -> dict[str, str]:
         PULUMI_PROJECT=config.project,
         PULUMI_STACK=config.stack,
         PULUMI_DRY_RUN="true",
-        PULUMI_ORGANIZATION=ORGANIZATION,
+        PULUMI_ORGANIZATION=LOCAL_ORGANIZATION,
     )
     return env
 
@@ -466,7 +467,7 @@ def _configure_stack_request(config: StackConfig) -> analyzer_pb2.AnalyzerStackC
     return analyzer_pb2.AnalyzerStackConfigureRequest(
         stack=config.stack,
         project=config.project,
-        organization=ORGANIZATION,
+        organization=LOCAL_ORGANIZATION,
         dry_run=True,
         config=config.values,
         config_secret_keys=config.secret_keys,

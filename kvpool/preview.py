@@ -30,7 +30,7 @@ from kvpool.manifests import (
     validate_objects,
     write_manifests,
 )
-from kvpool.mock_engine import ProgramRun, RecordedResource, run_program
+from kvpool.mock_engine import STACK_REFERENCE_TYPE, ProgramRun, RecordedResource, run_program
 from kvpool.policy_config import load_policy_config_file
 from kvpool.policy_runner import PolicyReport, run_policy_pack
 from kvpool.property_values import mask_paths
@@ -38,7 +38,6 @@ from kvpool.stack_config import load_stack_config
 from kvpool.stack_references import read_outputs_file
 from kvpool.stack_references import resolve as resolve_references
 
-STACK_REFERENCE = "pulumi:pulumi:StackReference"
 DEFAULT_POLICY_PACK_DIR = "policies"
 """Below the project directory; the preview runs the pack there when it has a PulumiPolicy.yaml."""
 
@@ -141,7 +140,7 @@ def summary(result: PreviewResult) -> list[str]:
         f"(strict), {len(validation.not_schema_checked)} not schema-checked"
     )
     lines += [f"    {line}" for line in validation.not_schema_checked]
-    for reference in sorted(resource.resource_id for resource in run.resources if resource.type == STACK_REFERENCE):
+    for reference in sorted(resource.resource_id for resource in run.resources if resource.type == STACK_REFERENCE_TYPE):
         lines.append(f"Stack reference: {reference} (its outputs read from its own preview or --stack-outputs)")
     secret_count = len({path[0] for path in run.secret_output_paths})
     lines.append(f"Outputs: {len(run.outputs)} ({secret_count} secret, written as \"[secret]\")")

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from components.errors import KvpoolError
-from kvpool.mock_engine import ORGANIZATION, run_program
+from components.settings import LOCAL_ORGANIZATION
+from kvpool.mock_engine import run_program
 from kvpool.stack_config import StackConfig, load_stack_config
 
-STORE_SECTION = "kv_cache_store_config"
+# The store section under both names Pulumi.yaml declares (each defaults to "{}", so both are always present).
+STORE_SECTIONS = ("kv_cache_store_config", "kv_cache_pool_config")
 
 
 class StackReferenceResolutionError(KvpoolError):
@@ -25,13 +27,16 @@ class StackReferenceResolutionError(KvpoolError):
 
 def referenced_stacks(config: StackConfig) -> list[str]:
     """The stacks this stack's program will reference: the KV store's target_stack."""
-    raw = config.values.get(f"{config.project}:{STORE_SECTION}") or config.values.get(f"{config.project}:kv_cache_pool_config")
-    try:
-        store = json.loads(raw) if raw else {}
-    except json.JSONDecodeError:
-        return []  # the program reports the malformed section with its own words
-    target = store.get("target_stack") if isinstance(store, dict) else None
-    return [target] if isinstance(target, str) else []
+    targets = []
+    for section in STORE_SECTIONS:
+        try:
+            store = json.loads(config.values.get(f"{config.project}:{section}") or "{}")
+        except json.JSONDecodeError:
+            continue  # the program reports the malformed section with its own words
+        target = store.get("target_stack") if isinstance(store, dict) else None
+        if isinstance(target, str):
+            targets.append(target)
+    return targets
 
 
 def read_outputs_file(path: Path) -> dict[str, dict[str, Any]]:
@@ -52,7 +57,7 @@ def resolve(
     """Outputs of every stack `config`'s program references, previewing local ones recursively."""
     given = dict(given or {})
     resolved: dict[str, dict[str, Any]] = {}
-    own = f"{ORGANIZATION}/{config.project}/{config.stack}"
+    own = f"{LOCAL_ORGANIZATION}/{config.project}/{config.stack}"
     for target in referenced_stacks(config):
         if target in given:
             resolved[target] = given[target]
@@ -62,10 +67,10 @@ def resolve(
             raise StackReferenceResolutionError(
                 f"{own}: target_stack {target} leads back to itself ({' -> '.join([*chain, own, target])})"
             )
-        if organization != ORGANIZATION or project != config.project:
+        if organization != LOCAL_ORGANIZATION or project != config.project:
             raise StackReferenceResolutionError(
                 f"{own}: target_stack {target} is not a stack of this project on the local backend "
-                f"({ORGANIZATION}/{config.project}/<stack>), so it cannot be previewed here; give its outputs "
+                f"({LOCAL_ORGANIZATION}/{config.project}/<stack>), so it cannot be previewed here; give its outputs "
                 f"with --stack-outputs FILE"
             )
         try:

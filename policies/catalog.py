@@ -22,7 +22,7 @@ from pulumi_policy import (
 )
 
 import rules
-from service_view import SERVICE_SET, ServiceView, service_view
+from service_view import SERVICE_SET, STORE_COMPONENT, ServiceView, service_view
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 Check = Callable[[ServiceView, dict[str, Any]], list[rules.Finding]]
@@ -125,7 +125,11 @@ def _plaintext_secrets(args: ResourceValidationArgs, report: ReportViolation) ->
 
 def _store_protection(args: ResourceValidationArgs, report: ReportViolation) -> None:
     labels = (args.props.get("metadata") or {}).get("labels") or {}
-    if labels.get("app.kubernetes.io/component") != "kv-store":
+    roles = ((args.props.get("spec") or {}).get("template") or {}).get("roles") or []
+    holds_store = labels.get("app.kubernetes.io/component") == STORE_COMPONENT or (
+        args.resource_type == SERVICE_SET and any(role.get("name") == STORE_COMPONENT for role in roles)
+    )
+    if not holds_store:
         return
     stack = os.environ.get("PULUMI_STACK", "")
     if re.fullmatch(args.get_config()["productionStacks"], stack) and not args.opts.protect:

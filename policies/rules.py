@@ -60,8 +60,10 @@ def k8s_quantity_bytes(quantity: str) -> int:
 
 
 def mooncake_size_bytes(size: str | int) -> int:
-    if isinstance(size, int) or size.isdigit():  # a number of bytes, also as env text
+    if isinstance(size, int) and size >= 0 or isinstance(size, str) and size.isdigit():  # bytes, also as env text
         return int(size)
+    if not isinstance(size, str):
+        raise ValueError(f"{size!r} is not a size such as 1GB, 512MB or a number of bytes")
     match = MOONCAKE_SIZE.match(size)
     if not match:
         raise ValueError(f"{size!r} is not a size such as 1GB, 512MB or a number of bytes")

@@ -77,9 +77,34 @@ def test_rbac_reads_only_and_cluster_scope_only_for_nodes():
 
 
 def test_coordinator_gets_the_store_host_but_not_the_client_files():
-    env = env_of(render_stack("dev").container("Deployment", "mindie-motor-coordinator", "coordinator"))
+    rendered = render_stack("dev")
+    env = env_of(rendered.container("Deployment", "mindie-motor-coordinator", "coordinator"))
     assert env["KVS_MASTER_SERVICE"] == "mindie-motor-kvs-master.dev.svc.cluster.local"
     assert "MMC_LOCAL_CONFIG_PATH" not in env
+    # it dials the store, so the store's NetworkPolicy must admit it
+    labels = rendered.get("Deployment", "mindie-motor-coordinator")["spec"]["template"]["metadata"]["labels"]
+    assert labels["motor-kvpool.io/kv-client"] == "true"
+    controller = rendered.get("Deployment", "mindie-motor-controller")["spec"]["template"]["metadata"]["labels"]
+    assert "motor-kvpool.io/kv-client" not in controller
+
+
+def test_a_port_in_motors_api_config_that_is_not_a_port_is_refused():
+    values = stack_values("dev")
+    values["motor_coordinator_config"] = {"api_config": {"coordinator_api_infer_port": "abc"}}
+    with pytest.raises(ProgramError) as caught:
+        render(values)
+    assert str(caught.value) == (
+        "motor_coordinator_config.api_config.coordinator_api_infer_port: 'abc' is not a port number (1-65535)"
+    )
+
+
+def test_unreadable_motor_scripts_are_refused(tmp_path):
+    (tmp_path / "boot.sh").write_bytes(b"\xff\xfe binary")
+    values = stack_values("dev")
+    values["motor_scripts_dir"] = str(tmp_path)
+    with pytest.raises(ProgramError) as caught:
+        render(values)
+    assert str(caught.value).startswith(f"motor_scripts_dir: cannot read {tmp_path} as text files: ")
 
 
 def test_infer_service_set_holds_every_role_with_crd_prefixed_service_names():
@@ -122,3 +147,41 @@ def test_no_secret_without_secret_env():
     rendered = render_stack("dev")
     assert rendered.names("Secret") == []
     assert "envFrom" not in rendered.container("Deployment", "vllm-p0", "vllm")
+
+
+def config_with(values: dict, secret_keys: list[str]) -> StackConfig:
+    return StackConfig("motor-kvpool", "dev", {f"motor-kvpool:{k}": json.dumps(v) for k, v in values.items()},
+                       secret_keys=secret_keys)
+
+
+def test_a_secret_outside_secret_env_is_refused():
+    values = stack_values("dev")
+    values["env"]["motor_engine_prefill_env"]["MY_ENDPOINT_CRED_X"] = "s3cr3t"
+    with pytest.raises(ProgramError) as caught:
+        run_program(PROJECT_DIR, config_with(values, ["motor-kvpool:env"]))
+    assert str(caught.value) == (
+        "stack 'dev': 1 problem\n  - motor-kvpool:env: is a secret, but settings are rendered into ConfigMaps and "
+        "plain env; keep secrets under secret_env (`pulumi config set --secret --path secret_env.NAME VALUE`)"
+    )
+
+
+def test_a_plain_text_secret_env_is_refused():
+    values = stack_values("dev")
+    values["secret_env"] = {"HF_TOKEN": "hf_abc123"}
+    with pytest.raises(ProgramError) as caught:
+        run_program(PROJECT_DIR, config_with(values, []))
+    assert str(caught.value) == (
+        "stack 'dev': 1 problem\n  - motor-kvpool:secret_env: is stored in plain text; set each value with "
+        "`pulumi config set --secret --path secret_env.NAME VALUE` so that it stays encrypted"
+    )
+
+
+def test_a_misspelt_string_key_is_named_as_unknown():
+    values = stack_values("dev")
+    values["motor_scripts_dirr"] = "../startup"
+    with pytest.raises(ProgramError) as caught:
+        run_program(PROJECT_DIR, config_with(values, []))
+    assert str(caught.value) == (
+        "stack 'dev': 1 problem\n  - motor-kvpool:motor_scripts_dirr: unknown configuration key; did you mean "
+        "motor-kvpool:motor_scripts_dir?"
+    )

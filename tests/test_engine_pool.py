@@ -121,9 +121,17 @@ def test_env_json_may_not_contradict_the_store_contract():
     with pytest.raises(ProgramError) as caught:
         render(values)
     assert str(caught.value) == (
-        "env.motor_engine_decode_env: KV_STORE_BACKEND is 'mooncake' but the KV store needs 'memcache'. Remove them "
+        "env.motor_engine_decode_env.KV_STORE_BACKEND is 'mooncake' but the KV store needs 'memcache'. Remove them "
         "from env.json: motor-kvpool sets them from the store."
     )
+
+
+def test_a_conflict_in_motor_common_env_names_that_section():
+    values = stack_values("dev")
+    values["env"]["motor_common_env"]["KVS_MASTER_SERVICE"] = "elsewhere"
+    with pytest.raises(ProgramError) as caught:
+        render(values)
+    assert str(caught.value).startswith("env.motor_common_env.KVS_MASTER_SERVICE is 'elsewhere' but the KV store needs ")
 
 
 @pytest.mark.parametrize(

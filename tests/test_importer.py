@@ -154,3 +154,25 @@ def test_stack_file_keeps_quoted_strings_and_writes_notes_as_comments():
         "# - motor_deploy_config.deploy_mode was absent: written as infer_service_set, deploy.py's default",
     ]
     assert "kv_port: '30001'" in text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--set", "x=[oops"], "error: --set 'x=[oops': VALUE is read as YAML: "),
+        (["--set", "novalue"], "error: --set 'novalue': write PATH=VALUE"),
+    ],
+)
+def test_cli_usage_errors_exit_1_with_the_reason(tmp_path, arguments, message):
+    import subprocess
+    import sys
+
+    user_path, env_path = write_pair(tmp_path, plain_pd())
+    done = subprocess.run(
+        [sys.executable, "-m", "kvpool", "import", "--user-config", str(user_path), "--env-config", str(env_path),
+         "--stack", "svc", "--stacks-dir", str(tmp_path / "stacks"), *arguments],
+        capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(message)
+    assert "Traceback" not in done.stderr

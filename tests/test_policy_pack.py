@@ -316,3 +316,27 @@ def test_readme_policy_table_matches_the_pack():
     readme = (PROJECT_DIR / "README.md").read_text()
     table = re.findall(r"^\| `(kvpool-[a-z-]+)` \| (mandatory|advisory) \|", readme, flags=re.MULTILINE)
     assert sorted(table) == sorted((p.name, p.enforcement_level) for p in report.policies)
+
+
+def test_production_store_inside_a_service_set_must_be_protected():
+    config = dataclasses.replace(load_stack_config(PROJECT_DIR, "service-set"), stack="prod-eu")
+    run = run_program(PROJECT_DIR, config)
+    found = violations(run, config)
+    assert sorted((name, detail.split(" belongs")[0]) for name, _, detail in found) == [
+        ("kvpool-enable-store-protection", "mindie-motor-kv-store"),  # the NetworkPolicy
+        ("kvpool-enable-store-protection", "mindie-motor-kv-store-meta-conf"),
+        ("kvpool-enable-store-protection", "vllm"),  # the InferServiceSet holding the store's role
+    ]
+    protected = _with_config(config, kv_cache_store_config=lambda store: {**store, "protect": True})
+    run = run_program(PROJECT_DIR, protected)
+    assert run.resource("kubernetes:mindcluster.huawei.com/v1:InferServiceSet", "vllm").protect is True
+    assert violations(run, protected) == []
+
+
+def test_a_segment_size_in_bytes_passes_the_standalone_memory_policy():
+    config = load_stack_config(PROJECT_DIR, "mooncake-ha")
+    config = _with_config(config, kv_cache_store_config=lambda store: {**store, "global_segment_size": 8 * 2**30})
+    run = run_program(PROJECT_DIR, config)
+    sidecar = run.resource(DEPLOYMENT, "vllm-p0").inputs["spec"]["template"]["spec"]["containers"][1]
+    assert {"name": "MOONCAKE_GLOBAL_SEGMENT_SIZE", "value": "8589934592"} in sidecar["env"]
+    assert violations(run, config) == []

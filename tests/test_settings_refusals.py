@@ -248,3 +248,23 @@ def test_plaintext_secret_in_env_json_is_refused():
         "env.motor_engine_prefill_env.HF_TOKEN: looks like a secret but is plain text; keep it as a Pulumi secret "
         "delivered through a Kubernetes Secret: `pulumi config set --secret --path secret_env.HF_TOKEN VALUE`."
     ]
+
+
+def test_a_bad_mooncake_size_is_one_problem_with_its_path():
+    service = mooncake_pool()
+    service["kv_cache_store_config"].update(global_segment_size="1 gig", local_buffer_size=-5)
+    assert problems_of(service) == [
+        "kv_cache_store_config.global_segment_size: '1 gig' is not a size such as 1GB, 512MB or a number of bytes",
+        "kv_cache_store_config.local_buffer_size: -5 is not a size such as 1GB, 512MB or a number of bytes",
+    ]
+
+
+def test_store_image_and_resources_name_the_form_to_write():
+    service = memcache_pool()
+    service["kv_cache_store_config"].update(image="Bad Image", resources={"requests": {"cpu": "lots", "memory": "2"}})
+    assert problems_of(service) == [
+        "kv_cache_store_config.image: 'Bad Image' is not an image reference; write the Motor image, e.g. "
+        "registry.local/mindie-motor-vllm:tag",
+        "kv_cache_store_config.resources.requests.cpu: 'lots' is not a CPU amount; write e.g. 4 or 500m",
+        "kv_cache_store_config.resources.requests.memory: '2' needs a unit, e.g. 4Gi or 200Gi",
+    ]

@@ -99,3 +99,11 @@ def test_cli_previews_the_consumer_against_the_providers_outputs(tmp_path):
     assert f"Stack reference: {A} (its outputs read from its own preview or --stack-outputs)" in done.stdout.splitlines()
     env = (tmp_path / "service-b" / "manifests" / "configmap-service-b-mindie-motor-kv-client.yaml").read_text()
     assert "tcp://mindie-motor-kvs-master.service-a.svc.cluster.local:50088" in env
+
+
+def test_the_older_section_name_is_resolved_too(project):
+    config = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.service-b.yaml").read_text())["config"]
+    config["motor-kvpool:kv_cache_pool_config"] = config.pop("motor-kvpool:kv_cache_store_config")
+    (project / "stacks" / "Pulumi.old-name.yaml").write_text(yaml.safe_dump({"config": config}))
+    shutil.copy(PROJECT_DIR / "stacks" / "Pulumi.service-a.yaml", project / "stacks" / "Pulumi.service-a.yaml")
+    assert list(resolve(project, load_stack_config(project, "old-name"))) == [A]

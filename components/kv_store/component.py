@@ -26,7 +26,7 @@ class KVStore(pulumi.ComponentResource):
         name: str,
         settings: ServiceSettings,
         workloads: Workloads,
-        project_dir: Path = Path("."),
+        project_dir: Path,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(TYPE, name, None, opts)

@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from components.units import integral_floats_to_ints
-
 # Where engine containers mount the store's client files (mooncake.json, mmc-local.conf). Each file is mounted
 # on its own (subPath): MemCache refuses a conf that is a symlink, which every file of a ConfigMap volume is.
 CLIENT_CONFIG_DIR = "/etc/motor-kvpool/kv-client"
@@ -47,6 +45,6 @@ class KVStoreEndpoint:
 
     @classmethod
     def from_output(cls, output: dict[str, Any]) -> KVStoreEndpoint:
-        """From a StackReference's `kv_store`; numbers crossed the engine as floats, so whole ones become ints."""
-        return cls(**{f.name: integral_floats_to_ints(output[f.name]) for f in fields(cls) if f.name in output})
+        """From a StackReference's `kv_store` (whole numbers already ints again: see shared.check_contract)."""
+        return cls(**{f.name: output[f.name] for f in fields(cls) if f.name in output})
 

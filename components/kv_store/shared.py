@@ -25,7 +25,6 @@ class SharedStoreError(KvpoolError):
 def contract_problems(settings: ServiceSettings, own: str, target: str, output: Any) -> list[str]:
     """Everything that stops this service from using the store `target` exports as `output`."""
     field = "kv_cache_store_config.target_stack"
-    output = integral_floats_to_ints(output)  # stack outputs cross the engine as floats
     if not isinstance(output, dict):
         return [
             f"{field}: stack {target} has no `{OUTPUT}` output, so {own} has no store to use. {target} owns no KV "
@@ -78,6 +77,7 @@ def contract_problems(settings: ServiceSettings, own: str, target: str, output: 
 
 
 def check_contract(settings: ServiceSettings, own: str, target: str, output: Any) -> KVStoreEndpoint:
+    output = integral_floats_to_ints(output)  # stack outputs cross the engine as floats: 50088.0 is 50088
     problems = contract_problems(settings, own, target, output)
     if problems:
         raise SharedStoreError(
