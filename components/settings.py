@@ -12,6 +12,7 @@ sections) pass through untouched into the effective user_config.json that Motor'
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from typing import Annotated, Any, Literal, Mapping, Union
@@ -605,6 +606,9 @@ MIGRATIONS = {
 }
 
 _UNION_TAGS = {"pvc", "nfs", "hostpath", "mooncake", "memcache", "yuanrong"}
+# pydantic's names for the members of a plain union (`int | str`): they appear in an error's location but are
+# not keys the user wrote.
+_MEMBER_TAG = re.compile(r"^(int|str|float|bool|none|bytes|constrained-\w+|[a-z-]+\[.*\])$")
 
 
 def _apply_aliases(raw: dict[str, Any]) -> list[str]:
@@ -631,7 +635,7 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
     for element in loc:
         if isinstance(element, int):
             parts[-1] = f"{parts[-1]}[{element}]" if parts else f"[{element}]"
-        elif element in _UNION_TAGS or element == "[key]" or str(element).startswith("function-"):
+        elif element in _UNION_TAGS or element == "[key]" or _MEMBER_TAG.match(str(element)):
             continue
         else:
             parts.append(str(element))
@@ -736,6 +740,16 @@ def _pattern_message(path: str, value: Any) -> str:
 _EMPTY_MEANS_ABSENT = ("kv_cache_store_config", "kv_cache_pool_config", "motor_nodemanger_config", "env")
 
 
+def _one_line_per_field(lines: list[str]) -> list[str]:
+    """A value that fits no member of a union fails once per member: one line per field, the reasons joined."""
+    merged: dict[str, list[str]] = {}
+    for line in lines:
+        path, separator, reason = line.partition(": ")
+        key = path if separator and " " not in path else line
+        merged.setdefault(key, []).append(reason if key == path else "")
+    return [key if reasons == [""] else f"{key}: {'; or '.join(reasons)}" for key, reasons in merged.items()]
+
+
 def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSettings:
     data = {key: value for key, value in raw.items() if not (key in _EMPTY_MEANS_ABSENT and value == {})}
     if isinstance(data.get("env"), Mapping):
@@ -744,7 +758,7 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSetting
     try:
         settings = ServiceSettings.model_validate(data, context={"stack": stack})
     except ValidationError as error:
-        problems += [_describe(detail) for detail in error.errors()]
+        problems += _one_line_per_field([_describe(detail) for detail in error.errors()])
         raise SettingsError(problems, source) from None
     if problems:
         raise SettingsError(problems, source)

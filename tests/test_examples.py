@@ -84,3 +84,22 @@ def test_motor_example_imports_and_previews_or_is_refused_precisely(example, tmp
     assert example not in REFUSED
     result = preview(project, "imported", tmp_path / "out")
     assert result.validation.validated
+
+
+@pytest.mark.parametrize("stack", ["mooncake-ha", "service-set"])
+def test_preview_files_do_not_depend_on_the_processs_hash_seed(stack, tmp_path):
+    """Two processes with different PYTHONHASHSEED (set and dict order could leak into the files) write the same bytes."""
+    import os
+    import subprocess
+    import sys
+
+    for seed in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-m", "kvpool", "preview", "--stack", stack, "--out", str(tmp_path / seed), "--no-policy"],
+            cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert done.returncode == 0, done.stderr
+    first = sorted(p.relative_to(tmp_path / "1") for p in (tmp_path / "1").rglob("*") if p.is_file())
+    assert first == sorted(p.relative_to(tmp_path / "2") for p in (tmp_path / "2").rglob("*") if p.is_file())
+    for relative in first:
+        assert (tmp_path / "1" / relative).read_bytes() == (tmp_path / "2" / relative).read_bytes(), relative

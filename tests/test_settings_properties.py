@@ -1,8 +1,10 @@
-"""Property: any configuration either loads or fails with a SettingsError whose every line names a field."""
+"""Property: any configuration either loads or fails with a SettingsError whose every line starts with the
+dotted path of a field that exists in the model or in the input."""
 
 from __future__ import annotations
 
 import copy
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,10 +13,12 @@ from components.errors import SettingsError
 from components.settings import PROJECT, PULUMI_CONFIG_KEYS, ServiceSettings, _unwrap, load_from_pulumi_config
 from tests.service_configs import memcache_pool, mooncake_pool, plain_pd
 
+# Keys look like config keys (so that a path in a message can be told apart from the prose after it).
+key_text = st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,9}", fullmatch=True)
 json_scalars = st.none() | st.booleans() | st.integers(-70000, 70000) | st.floats(allow_nan=False) | st.text(max_size=12)
 json_values = st.recursive(
     json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(key_text, inner, max_size=3),
     max_leaves=8,
 )
 def _field_names() -> list[str]:
@@ -34,7 +38,7 @@ def _field_names() -> list[str]:
 
 
 FIELD_NAMES = _field_names()
-keys = st.sampled_from(FIELD_NAMES) | st.text(min_size=1, max_size=10)
+keys = st.sampled_from(FIELD_NAMES) | key_text
 bases = st.sampled_from([plain_pd, memcache_pool, mooncake_pool])
 
 
@@ -69,7 +73,16 @@ def mutated_services(draw):
     return service
 
 
-FIELD_PATH_START = tuple(f"{key}" for key in PULUMI_CONFIG_KEYS) + (f"{PROJECT}:", "kv_cache_pool_config", "version")
+TOP_LEVEL = {*PULUMI_CONFIG_KEYS, "kv_cache_pool_config"}
+LEADING_PATH = re.compile(r"^(?:motor-kvpool:)?([A-Za-z0-9_.\-\[\]]+)")
+
+
+def _input_keys(node) -> set[str]:
+    if isinstance(node, dict):
+        return set(node) | {key for value in node.values() for key in _input_keys(value)}
+    if isinstance(node, list):
+        return {key for value in node for key in _input_keys(value)}
+    return set()
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -79,5 +92,10 @@ def test_random_configurations_load_or_name_a_field(service):
         load_from_pulumi_config(service, "svc")
     except SettingsError as error:
         assert error.problems, "a SettingsError must carry at least one problem"
+        known = {*FIELD_NAMES, *_input_keys(service)}
         for problem in error.problems:
-            assert problem.startswith(FIELD_PATH_START), problem
+            path = LEADING_PATH.match(problem)
+            assert path, problem
+            steps = [step for step in re.split(r"\.|\[\d+\]", path.group(1)) if step]
+            assert steps[0] in TOP_LEVEL or problem.startswith(f"{PROJECT}:"), problem
+            assert all(step in known for step in steps), problem
