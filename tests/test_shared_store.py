@@ -173,3 +173,26 @@ def test_consumer_engines_are_checked_against_the_owners_lease():
     del consumer["env"]
     rendered = render(consumer, stack="service-b", stack_references={A: outputs})
     assert rendered.names("Deployment") == ["mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"]
+
+
+def test_a_consumer_on_other_hardware_is_refused(provider_outputs):
+    message = failure(provider_outputs, motor_deploy_config={"hardware_type": "800I_A3"})
+    assert message.splitlines()[1:] == [
+        f"  - kv_cache_store_config.local_service_mode: {B} is 'standalone' but {A}'s engines run the LocalService "
+        f"'inprocess'; write local_service_mode: inprocess.",
+        f"  - motor_deploy_config.hardware_type: {B}'s 800I_A3 needs the MemCache transport device_sdma, but {A}'s "
+        f"LocalService conf uses another; share the store only between services on the same hardware family.",
+    ]
+
+
+def test_user_errors_raised_inside_an_apply_become_run_errors():
+    import pulumi
+
+    from components.errors import KvpoolError, user_errors_as_run_errors
+
+    def refuse() -> None:
+        raise KvpoolError("motor_scripts_dir is unset")
+
+    with pytest.raises(pulumi.RunError, match="^motor_scripts_dir is unset$"):
+        user_errors_as_run_errors(refuse)
+    assert user_errors_as_run_errors(lambda value: value * 2, 21) == 42

@@ -12,7 +12,8 @@ from components.errors import KvpoolError, user_errors_as_run_errors
 from components.kv_store.compatibility import COMPATIBILITY_FIELDS, compatibility
 from components.kv_store.endpoint import SCHEMA, KVStoreEndpoint
 from components.units import integral_floats_to_ints
-from components.settings import ServiceSettings
+from components.hardware import HARDWARE
+from components.settings import MemcacheStoreConfig, ServiceSettings
 from policies import rules
 
 OUTPUT = "kv_store"
@@ -60,6 +61,8 @@ def contract_problems(settings: ServiceSettings, own: str, target: str, output: 
             f"motor_deploy_config.deploy_mode: {own} is {deploy.deploy_mode} but {target} is "
             f"{output['deploy_mode']} ({OUTPUT}.deploy_mode); shared services use one mode, as Motor requires."
         )
+    if isinstance(store, MemcacheStoreConfig):
+        problems += _local_service_problems(settings, store, own, target, output)
     if settings.namespace not in output.get("allowed_consumers", []):
         problems.append(
             f"{field}: {target} does not allow namespace {settings.namespace!r} ({OUTPUT}.allowed_consumers: "
@@ -73,6 +76,29 @@ def contract_problems(settings: ServiceSettings, own: str, target: str, output: 
                 f"{COMPATIBILITY_FIELDS[name]}: {own} has {value!r} but {target} has {theirs.get(name)!r} "
                 f"({OUTPUT}.compatibility.{name}); cached blocks are only shared between services that agree on it."
             )
+    return problems
+
+
+def _local_service_problems(
+    settings: ServiceSettings, store: MemcacheStoreConfig, own: str, target: str, output: dict[str, Any]
+) -> list[str]:
+    """The owner renders the LocalService conf for its hardware; a consumer on other hardware would get the
+    wrong transport, so the two must agree."""
+    problems = []
+    theirs_mode = output.get("engine_env", {}).get("MMC_LOCAL_SERVICE_MODE")
+    if theirs_mode and store.local_service_mode != theirs_mode:
+        problems.append(
+            f"kv_cache_store_config.local_service_mode: {own} is {store.local_service_mode!r} but {target}'s engines "
+            f"run the LocalService {theirs_mode!r}; write local_service_mode: {theirs_mode}."
+        )
+    protocol = HARDWARE[settings.motor_deploy_config.hardware_type].memcache_protocol
+    conf = output.get("client_files", {}).get("mmc-local.conf", "")
+    if conf and f"ock.mmc.local_service.protocol = {protocol}\n" not in conf:
+        problems.append(
+            f"motor_deploy_config.hardware_type: {own}'s {settings.motor_deploy_config.hardware_type} needs the "
+            f"MemCache transport {protocol}, but {target}'s LocalService conf uses another; share the store only "
+            f"between services on the same hardware family."
+        )
     return problems
 
 
