@@ -223,7 +223,8 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         self._reject_duplicate(request)
         with _executor_thread_event_loop():
             response = super().ReadResource(request)
-        self._record(request, response.urn, request.properties, custom=True, resource_id=request.id)
+        # A read's recorded properties are its state (a StackReference's `outputs`), as AnalyzeStack shows them.
+        self._record(request, response.urn, response.properties, custom=True, resource_id=request.id)
         return response
 
     def Invoke(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)

@@ -9,7 +9,8 @@ kvpool.policy_config), Remediate and Analyze per registered resource, one Analyz
 Properties go over the wire as the engine sends them: numbers as floats, secrets in the secret envelope,
 unknowns as the unknown sentinel, top-level `__` keys left out. What differs offline: AnalyzeStack sees each
 resource's inputs where the engine sends its outputs (the mock engine echoes inputs, so they agree, except that
-a StackReference has no `outputs` and a component no registered outputs; the Stack gets the program's exports);
+a component has no registered outputs; a StackReference, a read, shows its state with the referenced `outputs`;
+the Stack gets the program's exports);
 default providers are not resources of the run, so no provider reaches the pack for them; stack tags are empty.
 """
 

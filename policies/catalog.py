@@ -61,7 +61,15 @@ def _lease(view: ServiceView, _: dict) -> list[rules.Finding]:
 
 def _backend(view: ServiceView, _: dict) -> list[rules.Finding]:
     store = _store(view)
-    return rules.check_backend_consistency(store.get("backend", rules.DEFAULT_BACKEND), view.kv_transfer_configs()) if store else []
+    if not store:
+        return []
+    backend = store.get("backend", rules.DEFAULT_BACKEND)
+    findings = rules.check_backend_consistency(backend, view.kv_transfer_configs())
+    if view.referenced_store is not None:
+        # The store actually used is the referenced stack's: its backend must match too.
+        stack, contract = view.referenced_store
+        findings += rules.check_referenced_backend(backend, stack, contract.get("backend"))
+    return findings
 
 
 def _owned_store(view: ServiceView) -> dict[str, Any]:
@@ -153,7 +161,8 @@ POLICIES = [
     ),
     _stack_policy(
         "kvpool-configure-consistent-store-backend",
-        "Checks that every AscendStoreConnector backend equals kv_cache_store_config.backend (seed 000, FAQ 5).",
+        "Checks that every AscendStoreConnector backend equals kv_cache_store_config.backend, and the backend of the "
+        "store a StackReference points at (seed 000, FAQ 5).",
         MANDATORY, _backend, "Set the same backend in both places.",
     ),
     _stack_policy(

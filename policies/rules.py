@@ -157,6 +157,17 @@ def check_backend_consistency(
     return findings
 
 
+def check_referenced_backend(store_backend: str, stack: str, referenced_backend: Any) -> list[Finding]:
+    """The store of another stack (target_stack) runs the backend this service's config says (seed FAQ 5)."""
+    if referenced_backend == store_backend:
+        return []
+    return [Finding(
+        "kv_cache_store_config.backend",
+        f"is {store_backend!r} but the store of {stack} (target_stack) runs {referenced_backend!r}; write "
+        f"backend: {referenced_backend} and the same in every AscendStoreConnector.",
+    )]
+
+
 def check_mooncake_eviction(store: Mapping[str, Any]) -> list[Finding]:
     """mooncake_master needs both eviction ratios; deploy.py refuses to start without them (seed 000)."""
     if store.get("backend") != "mooncake":

@@ -19,6 +19,7 @@ PROJECT = "motor-kvpool"
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 SERVICE_SET = "kubernetes:mindcluster.huawei.com/v1:InferServiceSet"
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
 ENGINE_CONTAINER = "vllm"
 STORE_COMPONENT = "kv-store"  # app.kubernetes.io/component of the store's objects, and its service-set role
 
@@ -31,6 +32,8 @@ class ServiceView:
     owns_store: bool  # False when the store is another stack's (target_stack): its settings are checked there
     hybrid_attention: dict[str, bool] = field(default_factory=dict)
     vllm_ascend_version: str | None = None
+    # (stack, its `kv_store` output) when the store is another stack's, read through a StackReference.
+    referenced_store: tuple[str, dict[str, Any]] | None = None
 
     def kv_transfer_configs(self) -> dict[str, Mapping[str, Any] | None]:
         return kv_transfer_configs(self.user_config)
@@ -85,6 +88,12 @@ def service_view(resources: Iterable[Any]) -> ServiceView | None:
         return None
     user_config = json.loads((config_map.props.get("data") or {}).get("user_config.json", "{}"))
     hybrid, version = _stack_flags()
+    # Props arrive wrapped in pulumi_policy's proxies (not dict instances): read them with .get only.
+    references = [
+        (r.name, (r.props.get("outputs") or {}).get("kv_store"))
+        for r in resources
+        if r.resource_type == STACK_REFERENCE and (r.props.get("outputs") or {}).get("kv_store")
+    ]
     return ServiceView(
         user_config=user_config,
         engine_envs=_engine_envs(resources),
@@ -92,4 +101,5 @@ def service_view(resources: Iterable[Any]) -> ServiceView | None:
         owns_store=_owns_store(resources),
         hybrid_attention=hybrid,
         vllm_ascend_version=version,
+        referenced_store=references[0] if references else None,
     )

@@ -158,7 +158,10 @@ def test_stack_reference_outputs_come_from_the_given_stacks() -> None:
     run = run_fixture("stack-reference", stack_references=stack_references)
     reference = run.resource("pulumi:pulumi:StackReference", KV_STORE)
 
-    assert (reference.custom, reference.resource_id, reference.inputs) == (True, KV_STORE, {"name": KV_STORE})
+    # A read is recorded with its state, as AnalyzeStack shows it: the referenced stack's outputs.
+    assert (reference.custom, reference.resource_id, reference.inputs) == (
+        True, KV_STORE, {"name": KV_STORE, "outputs": {"kv_store": {"host": "kv.demo.svc", "port": 6379.0}, "password": "pw"}}
+    )
     assert run.resource("kubernetes:core/v1:ConfigMap", "kv-endpoint").inputs["data"] == {
         "KVS_MASTER_SERVICE": "kv.demo.svc:6379"
     }

@@ -340,3 +340,21 @@ def test_a_segment_size_in_bytes_passes_the_standalone_memory_policy():
     sidecar = run.resource(DEPLOYMENT, "vllm-p0").inputs["spec"]["template"]["spec"]["containers"][1]
     assert {"name": "MOONCAKE_GLOBAL_SEGMENT_SIZE", "value": "8589934592"} in sidecar["env"]
     assert violations(run, config) == []
+
+
+def test_faq5_backend_of_the_referenced_stack():
+    """The pack on its own: a consumer whose StackReference returns another backend (the CLI hands AnalyzeStack the
+    reference's outputs)."""
+    provider = load_stack_config(PROJECT_DIR, "service-a")
+    outputs = run_program(PROJECT_DIR, provider).outputs
+    consumer = load_stack_config(PROJECT_DIR, "service-b")
+    run = run_program(PROJECT_DIR, consumer, stack_references={"organization/motor-kvpool/service-a": outputs})
+    assert violations(run, consumer) == []
+    reference = run.resource("pulumi:pulumi:StackReference", "organization/motor-kvpool/service-a")
+    assert reference.inputs["outputs"]["kv_store"]["backend"] == "memcache"
+    changed = edit(run, "pulumi:pulumi:StackReference", reference.name,
+                   lambda inputs: inputs["outputs"]["kv_store"].update(backend="mooncake"))
+    assert only(violations(changed, consumer), "kvpool-configure-consistent-store-backend") == [
+        "kv_cache_store_config.backend: is 'memcache' but the store of organization/motor-kvpool/service-a "
+        "(target_stack) runs 'mooncake'; write backend: mooncake and the same in every AscendStoreConnector."
+    ]
