@@ -45,8 +45,9 @@ DEFAULT_POLICY_PACK_DIR = "policies"
 class PolicyViolationError(KvpoolError):
     """The policy pack reported mandatory violations; the message lists every violation, as the preview would."""
 
-    def __init__(self, report: PolicyReport) -> None:
+    def __init__(self, report: PolicyReport, run: ProgramRun) -> None:
         self.report = report
+        self.run = run  # the plan the violations are about, for the CLI to show as `pulumi preview` does
         count = len(report.mandatory)
         header = (
             f"policy pack {report.pack_name} {report.pack_version}: "
@@ -91,7 +92,7 @@ def preview(
     run = run_program(project_dir, config, stack_references=references)
     policy_report = run_policy_pack(policy_pack, run, config, policy_config) if policy_pack is not None else None
     if policy_report is not None and policy_report.mandatory:
-        raise PolicyViolationError(policy_report)
+        raise PolicyViolationError(policy_report, run)
     objects = kubernetes_objects(run.resources)
     validation = validate_objects(objects, k8s_version)
     stack_dir = out_dir / stack
@@ -224,7 +225,22 @@ def _command(args: argparse.Namespace) -> int:
             "name one with --policy-pack DIR)"
         )
     policy_config = load_policy_config_file(args.policy_config) if args.policy_config is not None else None
-    result = preview(
+    try:
+        result = _preview_from_args(args, policy_pack, policy_config)
+    except PolicyViolationError as error:
+        print("\n".join(resource_tree(error.run.resources)))  # the plan, then the violations on stderr
+        raise
+    lines = [*resource_tree(result.run.resources), "", *summary(result)]
+    if result.policy_report is not None:
+        lines += ["", *policy_lines(result.policy_report)]
+    print("\n".join(lines))
+    return 0
+
+
+def _preview_from_args(
+    args: argparse.Namespace, policy_pack: Path | None, policy_config: Mapping[str, Any] | None
+) -> PreviewResult:
+    return preview(
         args.project_dir,
         args.stack,
         args.out,
@@ -233,8 +249,3 @@ def _command(args: argparse.Namespace) -> int:
         policy_pack=policy_pack,
         policy_config=policy_config,
     )
-    lines = [*resource_tree(result.run.resources), "", *summary(result)]
-    if result.policy_report is not None:
-        lines += ["", *policy_lines(result.policy_report)]
-    print("\n".join(lines))
-    return 0

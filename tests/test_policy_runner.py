@@ -283,7 +283,13 @@ def test_preview_runs_the_projects_pack_and_a_mandatory_violation_exits_1(
 ) -> None:
     result = kvpool("preview", "--stack", "dev", "--project-dir", project_with_policies, "--out", tmp_path)
 
-    assert (result.returncode, result.stdout) == (1, "")
+    # The plan on stdout (as `pulumi preview` shows it beside the violations), the violations on stderr.
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[:3] == [
+        "pulumi:pulumi:Stack  kv-demo-dev",
+        "    fixture:index:EnginePool  decode",
+        "        kubernetes:apps/v1:Deployment  decode-engine",
+    ]
     assert result.stderr == (
         "error: policy pack demo 0.3.0: 2 mandatory violations, nothing written\n"
         f"[mandatory] image-pinned-by-digest  {DEPLOYMENT}\n"
