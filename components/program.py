@@ -44,15 +44,17 @@ def build(settings: ServiceSettings, project_dir: Path) -> None:
         # Another stack owns the store: nothing of it is created here; the engines are built once its
         # contract has been read and checked.
         shared_store(settings, stack_name()).apply(
-            lambda endpoint: user_errors_as_run_errors(build_service, settings, project_dir, workloads, endpoint, opts)
+            lambda endpoint: user_errors_as_run_errors(
+                build_service, settings, project_dir, workloads, endpoint, False, opts
+            )
         )
         pulumi.export("kv_store_source", store.target_stack)
     elif settings.kv_store_wanted:
         endpoint = KVStore("kv-store", settings, workloads, project_dir, opts).endpoint
         pulumi.export("kv_store", endpoint.as_output(stack_name()))
-        build_service(settings, project_dir, workloads, endpoint, opts)
+        build_service(settings, project_dir, workloads, endpoint, True, opts)
     else:
-        build_service(settings, project_dir, workloads, None, opts)
+        build_service(settings, project_dir, workloads, None, False, opts)
     pulumi.export("namespace", settings.namespace)
     pulumi.export("deploy_mode", deploy.deploy_mode)
     pulumi.export("motor_config", f"{settings.namespace}/{MOTOR_CONFIG_NAME}")
@@ -77,6 +79,7 @@ def build_service(
     project_dir: Path,
     workloads: Workloads,
     endpoint: KVStoreEndpoint | None,
+    owns_store: bool,
     opts: pulumi.ResourceOptions | None,
 ) -> None:
     """Everything that uses the store: its client files, the control plane and the engines."""
@@ -90,7 +93,7 @@ def build_service(
     EnginePool("prefill", settings, "prefill", endpoint, workloads, prefill_storage, env_from, opts)
     EnginePool("decode", settings, "decode", endpoint, workloads, env_from=env_from, opts=opts)
     # In a service set the store's Deployment and Service live inside the InferServiceSet: protect it with the store.
-    owned = settings.kv_cache_store_config if endpoint is not None and endpoint.namespace == settings.namespace else None
+    owned = settings.kv_cache_store_config if owns_store else None
     workloads.finish(
         pulumi.ResourceOptions(
             depends_on=[control_plane.motor_config],
