@@ -43,8 +43,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as out:
         for stack in STACKS:
             values = stack_values(stack)
-            settings_s = median_seconds(lambda: load_from_pulumi_config(values, stack), args.repeat)
-            preview_s = median_seconds(lambda: preview(ROOT, stack, Path(out)), args.repeat)
+            settings_s = median_seconds(lambda v=values, s=stack: load_from_pulumi_config(v, s), args.repeat)
+            preview_s = median_seconds(lambda s=stack: preview(ROOT, s, Path(out)), args.repeat)
             rows.append((stack, settings_s, preview_s))
     base = rows[0][2]
     print(f"{'stack':<20} {'settings ms':>12} {'preview ms':>11} {'vs dev':>7}")

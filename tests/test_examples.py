@@ -54,6 +54,7 @@ def test_example_stack_previews_clean_and_byte_identical(stack, tmp_path):
     first = preview(PROJECT_DIR, stack, tmp_path / "first")
     second = preview(PROJECT_DIR, stack, tmp_path / "second")
     assert first.validation.validated, "no manifest was schema-checked"
+    assert second.validation == first.validation
     files = sorted(path.relative_to(tmp_path / "first") for path in (tmp_path / "first").rglob("*") if path.is_file())
     assert files == sorted(path.relative_to(tmp_path / "second") for path in (tmp_path / "second").rglob("*") if path.is_file())
     for relative in files:

@@ -8,13 +8,12 @@ import copy
 import dataclasses
 import json
 import re
-from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
-from kvpool.mock_engine import ProgramRun, RecordedResource, run_program
-from kvpool.policy_runner import PolicyReport, run_policy_pack
+from kvpool.mock_engine import ProgramRun, run_program
+from kvpool.policy_runner import run_policy_pack
 from kvpool.stack_config import StackConfig, load_stack_config
 from tests.program_runs import PROJECT_DIR
 

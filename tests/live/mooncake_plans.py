@@ -123,7 +123,7 @@ def ha_plan(rendered: Rendered, work: Path) -> dict:
         "etcd": etcd_processes(rendered, lb, etcd_pods),
         "etcd_client_ports": [lb.pods[pod].port(etcd_port) for pod in etcd_pods],
         "masters": processes,
-        "probes": [probe_plan(lb, pod, master, process) for pod, process in zip(masters, processes)],
+        "probes": [probe_plan(lb, pod, master, process) for pod, process in zip(masters, processes, strict=True)],
         "master_metrics_ports": [lb.pods[pod].port(metrics_port) for pod in masters],
         "store": store,
         "engine": engine,

@@ -139,7 +139,9 @@ def run_scenario(script: str, venv: str, plan: dict[str, Any], work: Path, timeo
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)  # the scenario and everything it started share this group
         stdout, stderr = process.communicate(timeout=10)
-        raise AssertionError(f"{script} overran {timeout + 30:.0f} s and was killed; stderr: {stderr[-3000:]!r}")
+        raise AssertionError(
+            f"{script} overran {timeout + 30:.0f} s and was killed; stderr: {stderr[-3000:]!r}"
+        ) from None
     lines = stdout.decode().strip().splitlines()
     assert lines, f"{script} printed nothing (rc {process.returncode}); stderr: {stderr.decode()[-3000:]}"
     result = json.loads(lines[-1])

@@ -193,7 +193,7 @@ class Loopback:
             assert not ports, "a pod on another pod's network has no ports of its own"
             pod = Pod(name, self.work / name, self.pods[network_of].ports)
         else:
-            pod = Pod(name, self.work / name, dict(zip(ports, free_ports(len(ports)))))
+            pod = Pod(name, self.work / name, dict(zip(ports, free_ports(len(ports)), strict=True)))
         for folder in ("etc", "tmp", "var", "home"):  # what every container image has (home: $HOME)
             (pod.root / folder).mkdir(parents=True, exist_ok=True)
         self.pods[name] = pod

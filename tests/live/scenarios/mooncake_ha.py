@@ -41,7 +41,7 @@ def main(plan, procs, result):
     etcd = [procs.start(spec) for spec in plan["etcd"]]
     for port in plan["etcd_client_ports"]:
         wait_until(f"etcd :{port}/health",
-                   lambda: '"health":"true"' in (http_get(f"http://127.0.0.1:{port}/health") or (0, ""))[1], 30,
+                   lambda port=port: '"health":"true"' in (http_get(f"http://127.0.0.1:{port}/health") or (0, ""))[1], 30,
                    watch=etcd)
 
     first, second = plan["master_metrics_ports"]

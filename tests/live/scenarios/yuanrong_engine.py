@@ -35,7 +35,7 @@ keys = [f"live-{i}" for i in range(N)]
 for key in keys:
     client.set(key, value(key))
 got = client.get(keys)
-result["get_verified"] = sum(bytes(data) == value(key) for key, data in zip(keys, got))
+result["get_verified"] = sum(bytes(data) == value(key) for key, data in zip(keys, got, strict=False))  # a short answer counts as misses
 result["exist"] = client.exist([keys[0], "never-set"])
 result["delete_failed"] = client.delete(keys)
 result["exist_after_delete"] = sum(client.exist(keys))
