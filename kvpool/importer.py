@@ -15,6 +15,7 @@ from typing import Any, Mapping
 import yaml
 
 from components.errors import KvpoolError, SettingsError
+from policies import rules
 from components.settings import (
     LOCAL_ORGANIZATION,
     PROJECT,
@@ -78,6 +79,7 @@ def convert(
     if isinstance(deploy, dict):
         _convert_deploy(deploy, notes)
     _convert_store(user, notes)
+    _declare_hybrid_attention(user, notes)
     _convert_env(env, notes)
     for path, value in (overrides or {}).items():
         _set_path(user, path, value, notes)
@@ -129,6 +131,27 @@ def _convert_store(user: dict[str, Any], notes: list[str]) -> None:
         f"kv_cache_store_config.target_job_id {target!r} became target_stack {store['target_stack']!r}, assuming the "
         f"service that owns the store is the stack named after its job_id; edit it if that stack has another name "
         f"or lives in another organization"
+    )
+
+
+def _declare_hybrid_attention(user: dict[str, Any], notes: list[str]) -> None:
+    """Motor's examples transfer with MooncakeHybridConnector exactly for hybrid-attention models (seed FAQ 7).
+    Declaring it keeps the policy on guard if the connector is ever changed back."""
+    sections = [user.get(rules.engine_section(side)) for side in rules.SIDES]
+    uses_hybrid = any(
+        connector.get("kv_connector") == rules.HYBRID_CONNECTOR
+        for section in sections
+        if isinstance(section, dict) and isinstance(section.get("engine_config"), dict)
+        for _, connector in rules.connectors_of(section["engine_config"].get("kv_transfer_config"))
+    )
+    if not uses_hybrid:
+        return
+    for section in sections:
+        if isinstance(section, dict):
+            section["hybrid_attention"] = True
+    notes.append(
+        "hybrid_attention: true declared for both engines: they transfer with MooncakeHybridConnector, Motor's "
+        "connector for hybrid-attention models (seed FAQ 7)"
     )
 
 

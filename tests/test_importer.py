@@ -176,3 +176,20 @@ def test_cli_usage_errors_exit_1_with_the_reason(tmp_path, arguments, message):
     assert done.returncode == 1
     assert done.stderr.startswith(message)
     assert "Traceback" not in done.stderr
+
+
+def test_hybrid_connector_declares_hybrid_attention():
+    service = plain_pd()
+    for side, role in (("prefill", "kv_producer"), ("decode", "kv_consumer")):
+        service[f"motor_engine_{side}_config"]["engine_config"]["kv_transfer_config"] = {
+            "kv_connector": "MooncakeHybridConnector", "kv_role": role, "kv_port": "30001",
+        }
+    service["motor_deploy_config"]["deploy_mode"] = "multi_deployment"
+    conversion = convert(*as_motor_files(service))
+    assert [conversion.user_config[f"motor_engine_{side}_config"]["hybrid_attention"] for side in ("prefill", "decode")] == [True, True]
+    assert conversion.notes == [
+        "hybrid_attention: true declared for both engines: they transfer with MooncakeHybridConnector, Motor's "
+        "connector for hybrid-attention models (seed FAQ 7)"
+    ]
+    settings = load_from_motor_files(conversion.user_config, conversion.env, "svc")
+    assert "hybrid_attention" not in settings.user_config()["motor_engine_prefill_config"]  # not Motor's key
