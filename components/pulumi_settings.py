@@ -1,8 +1,10 @@
-"""Read the service settings from the running stack's configuration (inside `pulumi up` / preview)."""
+"""The service settings from a stack's configuration: inside the program (`read_stack_settings`), and from a stack
+file offline (`settings_from_config`, used by `python -m kvpool settings`)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import pulumi
@@ -18,12 +20,6 @@ SECRET_ENV_KEY = "secret_env"
 KNOWN_KEYS = (*PULUMI_CONFIG_KEYS, *ALIASES)
 
 
-def _project_keys() -> list[str]:
-    """Every motor-kvpool:* key the stack sets: the SDK exposes no listing, so read both places it stores them."""
-    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
-    return sorted(key.removeprefix(_PREFIX) for key in keys if key.startswith(_PREFIX))
-
-
 def _parse(key: str, text: str) -> tuple[Any, str | None]:
     if key in STRING_KEYS:
         return text or None, None  # Pulumi.yaml's default "" means unset
@@ -37,15 +33,16 @@ def _parse(key: str, text: str) -> tuple[Any, str | None]:
         return None, f"{_PREFIX}{key}: {text!r} is not an object; write the section as a YAML mapping"
 
 
-def read_stack_settings() -> ServiceSettings:
+def settings_from_config(
+    texts: Mapping[str, str], secret_keys: Collection[str], stack: str
+) -> ServiceSettings:
+    """The settings from a stack's config as the CLI hands it to a program: full keys -> text."""
     values: dict[str, Any] = {}
     problems = []
-    for key in _project_keys():
-        full_key = f"{_PREFIX}{key}"
-        # Where the language host put the secret keys: the runtime's set (set_all_config) or the environment.
-        secret = runtime_config.is_config_secret(full_key) or full_key in runtime_config.get_config_secret_keys_env()
+    for full_key in sorted(k for k in texts if k.startswith(_PREFIX)):
+        key, text, secret = full_key.removeprefix(_PREFIX), texts[full_key], full_key in secret_keys
         if key == SECRET_ENV_KEY:
-            if not secret and runtime_config.get_config(full_key) not in (None, "", "{}"):
+            if not secret and text not in ("", "{}"):
                 problems.append(
                     f"{full_key}: is stored in plain text; set each value with `pulumi config set --secret --path "
                     f"{SECRET_ENV_KEY}.NAME VALUE` so that it stays encrypted"
@@ -60,13 +57,22 @@ def read_stack_settings() -> ServiceSettings:
         if key not in KNOWN_KEYS:
             values[key] = None  # the loader names it and suggests the nearest known key
             continue
-        value, problem = _parse(key, runtime_config.get_config(full_key) or "")
+        value, problem = _parse(key, text)
         if problem:
             problems.append(problem)
         else:
             values[key] = value
-    stack = pulumi.get_stack()
     source = f"stack {stack!r}"
     if problems:
         raise SettingsError(problems, source)
     return load_from_pulumi_config(values, stack, source)
+
+
+def read_stack_settings() -> ServiceSettings:
+    """Inside the program: the running stack's config, read where the SDK keeps it (it offers no listing)."""
+    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+    texts = {key: runtime_config.get_config(key) or "" for key in keys if key.startswith(_PREFIX)}
+    # Where the language host put the secret keys: the runtime's set (set_all_config) or the environment.
+    secret_keys = {key for key in texts if runtime_config.is_config_secret(key)}
+    secret_keys |= set(runtime_config.get_config_secret_keys_env())
+    return settings_from_config(texts, secret_keys, pulumi.get_stack())

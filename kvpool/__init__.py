@@ -10,7 +10,10 @@ Command line (from the repository root)::
     python -m kvpool preview --stack dev --no-policy
     python -m kvpool preview --stack dev --out build/preview --k8s-version 1.31
     python -m kvpool preview --stack dev --project-dir tests/fixtures/programs/kv-demo
+    python -m kvpool preview --stack service-b   # previews service-a first: service-b uses its store
     python -m kvpool --debug preview --stack dev   # show the traceback of an internal error
+    python -m kvpool import --config-dir ../infer_engines/vllm --stack svc --set motor_deploy_config.image_name=IMG
+    python -m kvpool settings --stack dev [--section kv_cache_store_config]   # the settings in effect
 
 Exit codes: 0 clean (advisory policy violations included), 1 invalid input, program error or a mandatory policy
 violation (message on stderr), 2 internal error.

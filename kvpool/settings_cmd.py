@@ -1,0 +1,77 @@
+"""`python -m kvpool settings`: the settings a stack runs with, every default filled in, as JSON.
+
+Examples:
+    python -m kvpool settings --stack dev
+    python -m kvpool settings --stack mooncake-ha --section kv_cache_store_config
+
+Prints what Motor reads (the effective user_config.json in ConfigMap motor-config), the environment each side's
+engines get (env.json with motor-kvpool's defaults), and motor-kvpool's own settings (how the store is deployed,
+the switches). secret_env is listed by name only: its values stay secrets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from components.errors import KvpoolError
+from components.pulumi_settings import SECRET_ENV_KEY, settings_from_config
+from components.settings import DEPLOYMENT_ONLY_STORE_KEYS, PROJECT, ServiceSettings
+from kvpool.stack_config import load_stack_config
+from policies import rules
+
+
+class UnknownSectionError(KvpoolError):
+    """--section names no section of the settings."""
+
+
+def effective_settings(settings: ServiceSettings, secret_env_names: list[str]) -> dict[str, Any]:
+    store = settings.kv_cache_store_config
+    store_deployment = store.model_dump(mode="json", include=DEPLOYMENT_ONLY_STORE_KEYS) if store else None
+    return {
+        "user_config": settings.user_config(),
+        "engine_env": rules.engine_envs(settings.env_sections()),
+        "motor_kvpool": {
+            "create_namespace": settings.create_namespace,
+            "motor_scripts_dir": settings.motor_scripts_dir,
+            "vllm_ascend_version": settings.vllm_ascend_version,
+            SECRET_ENV_KEY: {name: "[secret]" for name in secret_env_names},
+            # How the store is deployed (HA, resources, protection, consumers): motor-kvpool's, not Motor's.
+            "kv_cache_store_config": store_deployment,
+        },
+    }
+
+
+def _secret_env_names(text: str | None) -> list[str]:
+    try:
+        data = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return []  # an encrypted whole object: its names are secret too
+    return sorted(data) if isinstance(data, dict) else []
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "settings", help="print a stack's settings with every default filled in", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
+    parser.add_argument("--section", help="print only this top-level section of the user_config (e.g. kv_cache_store_config)")
+    parser.set_defaults(handler=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_stack_config(args.project_dir, args.stack)
+    settings = settings_from_config(config.values, set(config.secret_keys), args.stack)
+    document = effective_settings(settings, _secret_env_names(config.values.get(f"{PROJECT}:{SECRET_ENV_KEY}")))
+    if args.section is not None:
+        sections = document["user_config"]
+        if args.section not in sections:
+            raise UnknownSectionError(f"--section {args.section}: not in the settings; known: {', '.join(sections)}")
+        document = sections[args.section]
+    print(json.dumps(document, indent=2, ensure_ascii=False))
+    return 0
