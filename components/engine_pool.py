@@ -32,8 +32,15 @@ KV_TRANSFER_ANNOTATION = "motor-kvpool.io/kv-transfer-config"
 HOST_FILES = {
     "ascend-driver-version": ("/usr/local/Ascend/driver/version.info", "File"),
     "hccn-conf": ("/etc/hccn.conf", "File"),
+    "hccn-tool": ("/usr/local/bin/hccn_tool", "File"),
     "plog-path": ("/root/ascend/log", "DirectoryOrCreate"),
 }
+
+
+def host_files(hardware_type: str) -> dict[str, tuple[str, str]]:
+    """Every host file an engine of this hardware mounts, by volume name."""
+    extra = {name: (path, kind) for name, path, kind in HARDWARE[hardware_type].host_files}
+    return {**HOST_FILES, **extra}
 
 
 class EngineEnvConflict(KvpoolError):
@@ -126,7 +133,10 @@ class EnginePool(pulumi.ComponentResource):
             MOTOR_CONFIG_VOLUME,
             {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": deploy.dshm_size}},
             {"name": "weight-mount", "hostPath": {"path": deploy.weight_mount_path, "type": "Directory"}},
-            *({"name": name, "hostPath": {"path": path, "type": kind}} for name, (path, kind) in HOST_FILES.items()),
+            *(
+                {"name": name, "hostPath": {"path": path, "type": kind}}
+                for name, (path, kind) in host_files(deploy.hardware_type).items()
+            ),
         ]
         if self._endpoint is not None:
             if self._endpoint.client_files:
@@ -145,7 +155,7 @@ class EnginePool(pulumi.ComponentResource):
             MOTOR_CONFIG_MOUNT,
             {"name": "dshm", "mountPath": "/dev/shm"},
             {"name": "weight-mount", "mountPath": deploy.weight_mount_path},
-            *({"name": name, "mountPath": path} for name, (path, _) in HOST_FILES.items()),
+            *({"name": name, "mountPath": path} for name, (path, _) in host_files(deploy.hardware_type).items()),
             *self._client_mounts(),
             *self._storage_mounts,
         ]

@@ -13,11 +13,22 @@ class Hardware:
     accelerator_type: str | None
     family: str  # A2, A3 or A5 (Ascend 950)
     memcache_protocol: str
+    # Host files engines mount beyond the common ones (name -> (path, hostPath type)): A5's UB transport tools.
+    host_files: tuple[tuple[str, str, str], ...] = ()
 
 
 _A2 = Hardware("huawei.com/Ascend910", "huawei-Ascend910", "module-910b-8", "A2", "device_rdma")
 _A3 = Hardware("huawei.com/Ascend910", "huawei-Ascend910", "module-a3-16", "A3", "device_sdma")
-_A5 = Hardware("huawei.com/npu", "huawei-npu", None, "A5", "device_urma")
+# deploy.py's A5 template mounts these (the UB transport's libraries, route table and admin tool).
+_A5 = Hardware(
+    "huawei.com/npu", "huawei-npu", None, "A5", "device_urma",
+    host_files=(
+        ("usr-lib64", "/usr/lib64", "Directory"),
+        ("hixlep", "/etc/hixlep", "DirectoryOrCreate"),
+        ("route-conf", "/lib/route.conf", "File"),
+        ("urma-admin", "/usr/bin/urma_admin", "File"),
+    ),
+)
 
 HARDWARE = {
     "800I_A2": _A2, "800T_A2": _A2,

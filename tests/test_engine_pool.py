@@ -189,3 +189,22 @@ def test_motor_common_env_overrides_motor_kvpools_engine_defaults():
         assert (env["PYTHONHASHSEED"], env["ASCEND_TRANSFER_TIMEOUT"], env["ASCEND_CONNECT_TIMEOUT"]) == (
             "42", "5000", "10000"
         )
+
+
+def test_a5_engines_mount_the_ub_transport_files():
+    values = stack_values("dev")
+    values["motor_deploy_config"]["hardware_type"] = "950-SuperPod-Atlas-8"
+    values["kv_cache_store_config"]["local_service_mode"] = "inprocess"
+    rendered = render(values)
+    volumes = {v["name"]: v["hostPath"] for v in rendered.get("Deployment", "vllm-p0")["spec"]["template"]["spec"]["volumes"]
+               if "hostPath" in v}
+    assert {name: volumes[name] for name in ("usr-lib64", "hixlep", "route-conf", "urma-admin")} == {
+        "usr-lib64": {"path": "/usr/lib64", "type": "Directory"},
+        "hixlep": {"path": "/etc/hixlep", "type": "DirectoryOrCreate"},
+        "route-conf": {"path": "/lib/route.conf", "type": "File"},
+        "urma-admin": {"path": "/usr/bin/urma_admin", "type": "File"},
+    }
+    a2 = {v["name"] for v in render(stack_values("dev")).get("Deployment", "vllm-p0")["spec"]["template"]["spec"]["volumes"]}
+    assert "urma-admin" not in a2 and "hccn-tool" in a2
+    pod = rendered.get("Deployment", "vllm-p0")["spec"]["template"]["spec"]
+    assert pod["dnsConfig"] == {"options": [{"name": "ndots", "value": "2"}]}
