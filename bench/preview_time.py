@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from components.settings import load_from_pulumi_config  # noqa: E402
+from components.settings_loader import load_from_pulumi_config  # noqa: E402
 from kvpool.preview import preview  # noqa: E402
 from tests.program_runs import stack_values  # noqa: E402
 

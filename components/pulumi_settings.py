@@ -11,7 +11,8 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 
 from components.errors import SettingsError
-from components.settings import ALIASES, PROJECT, PULUMI_CONFIG_KEYS, ServiceSettings, load_from_pulumi_config
+from components.settings import PROJECT, ServiceSettings
+from components.settings_loader import ALIASES, PULUMI_CONFIG_KEYS, load_from_pulumi_config
 
 _PREFIX = f"{PROJECT}:"
 STRING_KEYS = ("motor_scripts_dir", "vllm_ascend_version")

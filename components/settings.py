@@ -1,9 +1,7 @@
 """The typed settings of one inference service: MindIE Motor's user_config.json sections plus env.json.
 
-Two loaders give the same `ServiceSettings`: `load_from_pulumi_config` (the stack's `motor-kvpool:*` keys)
-and `load_from_motor_files` (a deploy.py `user_config.json` + `env.json` pair). Both refuse unknown keys at
-every level with the nearest known key, name the full dotted path of every problem, report all problems at
-once, and then run the consistency rules of `policies/rules.py` (the same functions the policy pack runs).
+The model refuses unknown keys at every level and carries every default the seeds and deploy.py define; the
+loaders that build it and turn its errors into one line per problem are in `components/settings_loader.py`.
 
 Engine options that motor-kvpool does not interpret (vLLM arguments, Motor's controller/coordinator
 sections) pass through untouched into the effective user_config.json that Motor's in-pod code reads.
@@ -11,9 +9,6 @@ sections) pass through untouched into the effective user_config.json that Motor'
 
 from __future__ import annotations
 
-import difflib
-import re
-import types
 import typing
 from typing import Annotated, Any, Literal, Mapping, Union
 
@@ -27,17 +22,17 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from components.errors import SettingsError
 from components.units import K8S_QUANTITY, is_dns_label
 from policies import rules
 
 PROJECT = "motor-kvpool"
+# The organization of Pulumi's local (file) backend: what a stack reference names when no Pulumi Cloud org is used.
+LOCAL_ORGANIZATION = "organization"
 USER_CONFIG_VERSION = "v2.0"
 
 # Motor's instance limits (deploy.py INSTANCE_NUM_MAX) and NPUs per pod.
@@ -557,249 +552,3 @@ class ServiceSettings(Closed):
             defaults = {name: value for name, value in ENGINE_ENV_DEFAULTS.items() if name not in common}
             sections[key] = {**defaults, **sections[key]}
         return sections
-
-
-# --- loading and error reporting -------------------------------------------------------------------------
-
-USER_CONFIG_SECTIONS = (
-    "motor_deploy_config", "motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config",
-    "motor_engine_prefill_config", "motor_engine_decode_config", "kv_cache_store_config",
-)
-PULUMI_CONFIG_KEYS = ("create_namespace", "motor_scripts_dir", "vllm_ascend_version", *USER_CONFIG_SECTIONS, "env")
-
-# Older names accepted in place of the current ones (seed 001 and env.json of the kv_cache_pool generation).
-ALIASES = {"kv_cache_pool_config": "kv_cache_store_config", "env.motor_kv_cache_pool_env": "env.motor_kv_cache_store_env"}
-
-# The organization of Pulumi's local (file) backend: what a stack reference names when no Pulumi Cloud org is used.
-LOCAL_ORGANIZATION = "organization"
-
-# Keys that used to exist, with the text of what to write instead (checked before "did you mean").
-MIGRATIONS = {
-    "kv_cache_store_config.target_job_id": lambda value: (
-        f"target_job_id is replaced by target_stack, which fails loudly instead of silently creating a new "
-        f"store; write `target_stack: {LOCAL_ORGANIZATION}/{PROJECT}/{value}` (the stack of the service that owns the "
-        f"store), or run `python -m kvpool import` to convert the file"
-    ),
-    "motor_deploy_config.env_path": lambda value: (
-        "env_path pointed deploy.py at env.json; remove it: env.json's sections now live under the `env` key"
-    ),
-    **{
-        f"env.{section}": lambda value, role=role: (
-            f"motor-kvpool deploys no {role}, so this section has no reader; remove it"
-            + ("" if value else " (it is empty: nothing is lost)")
-        )
-        for section, role in (
-            ("motor_kv_conductor_env", "KV conductor"),
-            ("motor_mf_store_env", "mf_store (sglang)"),
-            ("motor_engine_union_env", "PD-hybrid (union) engine"),
-            ("motor_engine_encode_env", "encode engine"),
-        )
-    },
-    "motor_deploy_config.hybrid_instances_num": lambda value: (
-        "PD-hybrid (union) instances are not deployed by motor-kvpool, which deploys disaggregated prefill and "
-        "decode; use p_instances_num and d_instances_num"
-    ),
-    "motor_engine_union_config": lambda value: (
-        "PD-hybrid (union) engines are not deployed by motor-kvpool; configure motor_engine_prefill_config and "
-        "motor_engine_decode_config"
-    ),
-}
-
-_UNION_TAGS = {"pvc", "nfs", "hostpath", "mooncake", "memcache", "yuanrong"}
-# pydantic's names for the members of a plain union (`int | str`): they appear in an error's location but are
-# not keys the user wrote.
-_MEMBER_TAG = re.compile(r"^(int|str|float|bool|none|bytes|constrained-\w+|[a-z-]+\[.*\])$")
-
-
-def _apply_aliases(raw: dict[str, Any]) -> list[str]:
-    """Rename older keys in place; both names at once is an error, since one would silently win."""
-    problems = []
-    for old, new in ALIASES.items():
-        *parents, old_key = old.split(".")
-        new_key = new.split(".")[-1]
-        holder = raw
-        for parent in parents:
-            holder = holder.get(parent) if isinstance(holder, dict) else None
-        if not isinstance(holder, dict) or old_key not in holder:
-            continue
-        value = holder.pop(old_key)
-        if new_key in holder:
-            problems.append(f"{old} and {new} are both set: {old} is the older name of {new}; keep only {new}")
-        else:
-            holder[new_key] = value
-    return problems
-
-
-def _format_loc(loc: tuple[Any, ...]) -> str:
-    parts: list[str] = []
-    for element in loc:
-        if isinstance(element, int):
-            parts[-1] = f"{parts[-1]}[{element}]" if parts else f"[{element}]"
-        elif element in _UNION_TAGS or element == "[key]" or _MEMBER_TAG.match(str(element)):
-            continue
-        else:
-            parts.append(str(element))
-    return ".".join(parts)
-
-
-def _unwrap(annotation: Any) -> list[Any]:
-    """The model classes an annotation can hold (through Optional, Annotated, list, dict and unions)."""
-    origin = typing.get_origin(annotation)
-    if origin is Annotated:
-        return _unwrap(typing.get_args(annotation)[0])
-    if origin in (Union, types.UnionType, list, dict):
-        return [found for arg in typing.get_args(annotation) for found in _unwrap(arg)]
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return []
-
-
-def _known_keys(loc: tuple[Any, ...]) -> list[str]:
-    """Field names of the section that holds `loc`'s last key (all union members, e.g. every backend)."""
-    candidates: list[type[BaseModel]] = [ServiceSettings]
-    for element in loc[:-1]:
-        if isinstance(element, int) or element in _UNION_TAGS:
-            continue
-        nested = [
-            model
-            for candidate in candidates
-            if element in candidate.model_fields
-            for model in _unwrap(candidate.model_fields[element].annotation)
-        ]
-        if not nested:
-            return []
-        candidates = nested
-    tag = next((element for element in reversed(loc[:-1]) if element in _UNION_TAGS), None)
-    return sorted({name for model in candidates for name in model.model_fields if tag is None or _has_tag(model, tag)})
-
-
-def _has_tag(model: type[BaseModel], tag: str) -> bool:
-    field = model.model_fields.get("backend") or model.model_fields.get("type")
-    return field is None or tag in typing.get_args(field.annotation)
-
-
-def _other_backends_with(key: str) -> list[str]:
-    return [
-        model.model_fields["backend"].annotation.__args__[0]
-        for model in (MooncakeStoreConfig, MemcacheStoreConfig, YuanrongStoreConfig)
-        if key in model.model_fields
-    ]
-
-
-def _describe(error: Mapping[str, Any]) -> str:
-    loc = tuple(error["loc"])
-    path = _format_loc(loc)
-    kind = error["type"]
-    if kind == "extra_forbidden":
-        plain = ".".join(str(e) for e in loc if not isinstance(e, int) and e not in _UNION_TAGS)
-        if plain in MIGRATIONS:
-            return f"{path}: {MIGRATIONS[plain](error.get('input'))}"
-        key = str(loc[-1])
-        known = _known_keys(loc)
-        hint = ""
-        backends = _other_backends_with(key) if loc[0] == "kv_cache_store_config" else []
-        backend = next((e for e in loc if e in ("mooncake", "memcache", "yuanrong")), None)
-        if backends and backend not in backends:
-            hint = f"; it is an option of backend {' / '.join(backends)}: set backend accordingly or remove it"
-        else:
-            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys here: {', '.join(known)}"
-        return f"{path}: unknown key{hint}"
-    if kind == "missing":
-        return f"{path}: required; add it"
-    if kind in ("union_tag_invalid", "literal_error") and path.endswith("backend") and error.get("input") == "ucm":
-        return f"{path}: {rules.UCM_BACKEND_MESSAGE}"
-    if kind == "union_tag_invalid":
-        return f"{path}: {error['ctx']['tag']!r} is not one of {error['ctx']['expected_tags']}"
-    if kind == "literal_error":
-        return f"{path}: {error.get('input')!r} is not allowed; write one of {error['ctx']['expected']}"
-    message = error["msg"].removeprefix("Value error, ")
-    if kind == "string_pattern_mismatch":
-        message = _pattern_message(path, error.get("input"))
-    return f"{path}: {message}" if path else message
-
-
-def _pattern_message(path: str, value: Any) -> str:
-    if path.endswith(("image_name", "image")):
-        return f"{value!r} is not an image reference; write the Motor image, e.g. registry.local/mindie-motor-vllm:tag"
-    if path.endswith(("size", ".memory")):
-        return f"{value!r} needs a unit, e.g. 4Gi or 200Gi"
-    if path.endswith(".cpu"):
-        return f"{value!r} is not a CPU amount; write e.g. 4 or 500m"
-    if path.endswith("target_stack"):
-        return f"{value!r} is not a stack reference; write <organization>/<project>/<stack>"
-    if isinstance(value, str) and path.endswith(("_path", ".path")) and not value.startswith("/"):
-        return f"{value!r} is not an absolute path; write one starting with /"
-    if path.startswith("env."):
-        return f"{value!r} is not an environment variable name (letters, digits, _; not starting with a digit)"
-    return f"{value!r} has the wrong form; see the field's description in components/settings.py"
-
-
-# Sections where an empty mapping means "not set": deploy.py enables a store only for a non-empty
-# kv_cache_store_config, and the CLI hands Pulumi.yaml's `default: {}` for every stack that omits a key.
-_EMPTY_MEANS_ABSENT = ("kv_cache_store_config", "kv_cache_pool_config", "motor_nodemanger_config", "env")
-
-
-def _one_line_per_field(lines: list[str]) -> list[str]:
-    """A value that fits no member of a union fails once per member: one line per field, the reasons joined."""
-    merged: dict[str, list[str]] = {}
-    for line in lines:
-        path, separator, reason = line.partition(": ")
-        key = path if separator and " " not in path else line
-        merged.setdefault(key, []).append(reason if key == path else "")
-    return [key if reasons == [""] else f"{key}: {'; or '.join(reasons)}" for key, reasons in merged.items()]
-
-
-def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSettings:
-    data = {key: value for key, value in raw.items() if not (key in _EMPTY_MEANS_ABSENT and value == {})}
-    if isinstance(data.get("env"), Mapping):
-        data["env"] = dict(data["env"])
-    problems = _apply_aliases(data)
-    try:
-        settings = ServiceSettings.model_validate(data, context={"stack": stack})
-    except ValidationError as error:
-        problems += _one_line_per_field([_describe(detail) for detail in error.errors()])
-        raise SettingsError(problems, source) from None
-    if problems:
-        raise SettingsError(problems, source)
-    hybrid = {side: getattr(settings, rules.engine_section(side)).hybrid_attention for side in rules.SIDES}
-    owns_store = settings.kv_cache_store_config is None or settings.kv_cache_store_config.target_stack is None
-    findings = rules.check_service(settings.user_config(), settings.env_sections(), hybrid, owns_store)
-    for section, values in settings.env_sections().items():
-        findings += rules.check_plaintext_secrets(values, f"env.{section}")
-    if findings:
-        raise SettingsError([str(finding) for finding in findings], source)
-    return settings
-
-
-def load_from_pulumi_config(values: Mapping[str, Any], stack: str, source: str | None = None) -> ServiceSettings:
-    """`values`: the stack's keys of the motor-kvpool namespace, without the prefix, as parsed objects."""
-    unknown = [key for key in values if key not in PULUMI_CONFIG_KEYS and key not in ALIASES]
-    problems = []
-    for key in unknown:
-        if key in MIGRATIONS:
-            problems.append(f"{PROJECT}:{key}: {MIGRATIONS[key](values[key])}")
-            continue
-        close = difflib.get_close_matches(key, [*PULUMI_CONFIG_KEYS, *ALIASES], n=1, cutoff=0.6)
-        hint = f"; did you mean {PROJECT}:{close[0]}?" if close else f"; known keys: {', '.join(PULUMI_CONFIG_KEYS)}"
-        problems.append(f"{PROJECT}:{key}: unknown configuration key{hint}")
-    source = source or f"stack {stack!r}"
-    if problems:
-        raise SettingsError(problems, source)
-    return _validate(values, source, stack)
-
-
-def load_from_motor_files(
-    user_config: Mapping[str, Any], env_config: Mapping[str, Any], stack: str, source: str = "user_config.json"
-) -> ServiceSettings:
-    """A deploy.py pair as motor-kvpool accepts it (convert older files first with `python -m kvpool import`)."""
-    problems = []
-    raw = {key: value for key, value in user_config.items() if key != "version"}
-    if user_config.get("version", USER_CONFIG_VERSION) != USER_CONFIG_VERSION:
-        problems.append(f"version: {user_config['version']!r} is not supported; motor-kvpool reads {USER_CONFIG_VERSION}")
-    env = {key: value for key, value in env_config.items() if key != "version"}
-    if env:
-        raw["env"] = env
-    if problems:
-        raise SettingsError(problems, source)
-    return _validate(raw, source, stack)

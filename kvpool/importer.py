@@ -16,15 +16,8 @@ import yaml
 
 from components.errors import KvpoolError, SettingsError
 from policies import rules
-from components.settings import (
-    LOCAL_ORGANIZATION,
-    PROJECT,
-    USER_CONFIG_SECTIONS,
-    USER_CONFIG_VERSION,
-    MooncakeStoreConfig,
-    ServiceSettings,
-    load_from_motor_files,
-)
+from components.settings import LOCAL_ORGANIZATION, PROJECT, USER_CONFIG_VERSION, MooncakeStoreConfig, ServiceSettings
+from components.settings_loader import USER_CONFIG_SECTIONS, load_from_motor_files
 
 # deploy.py of the kv_cache_pool generation drove only Mooncake (Ascend/MindIE-PyMotor master).
 _MOONCAKE_ONLY_KEYS = set(MooncakeStoreConfig.model_fields) - {"backend", "port", "target_stack"}

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from components.errors import SettingsError
-from components.settings import load_from_motor_files, load_from_pulumi_config
+from components.settings_loader import load_from_motor_files, load_from_pulumi_config
 from kvpool.importer import ConversionError, convert, import_pair, stack_file_text
 from tests.service_configs import as_motor_files, memcache_pool, mooncake_pool, plain_pd
 

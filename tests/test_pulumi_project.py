@@ -7,7 +7,7 @@ import re
 import yaml
 
 from components.pulumi_settings import SECRET_ENV_KEY
-from components.settings import ALIASES, PULUMI_CONFIG_KEYS
+from components.settings_loader import ALIASES, PULUMI_CONFIG_KEYS
 from tests.program_runs import PROJECT_DIR
 
 # The CLI's project schema (sdk/go/common/workspace/project.json): a declaration may hold only these fields,

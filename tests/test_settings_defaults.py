@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.settings import (
-    MemcacheStoreConfig,
-    MooncakeStoreConfig,
-    PvcStorage,
-    load_from_pulumi_config,
-)
+from components.settings import MemcacheStoreConfig, MooncakeStoreConfig, PvcStorage
+from components.settings_loader import load_from_pulumi_config
 from tests.service_configs import memcache_pool, mooncake_pool, plain_pd
 
 
