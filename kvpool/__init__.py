@@ -14,6 +14,7 @@ Command line (from the repository root)::
     python -m kvpool --debug preview --stack dev   # show the traceback of an internal error
     python -m kvpool import --config-dir ../infer_engines/vllm --stack svc --set motor_deploy_config.image_name=IMG
     python -m kvpool settings --stack dev [--section kv_cache_store_config]   # the settings in effect
+    python -m kvpool diff base out --stack dev [--exit-code]   # what changes between two previews
 
 Exit codes: 0 clean (advisory policy violations included), 1 invalid input, program error or a mandatory policy
 violation (message on stderr), 2 internal error.

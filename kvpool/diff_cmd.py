@@ -1,0 +1,94 @@
+"""`python -m kvpool diff`: what changes between two previews of a stack, as a pull request review wants it.
+
+Examples:
+    git stash && python -m kvpool preview --stack dev --out base && git stash pop
+    python -m kvpool preview --stack dev && python -m kvpool diff base out --stack dev
+
+Compares `<old>/<stack>/` with `<new>/<stack>/` (manifests and outputs.json): lists the objects to create,
+update and delete, with a unified diff of each update, then a summary line. Exit 0 whatever changed, so CI can
+post the text; --exit-code exits 1 when anything changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from components.errors import KvpoolError
+
+MANIFESTS = "manifests"
+OUTPUTS = "outputs.json"
+
+
+class MissingPreviewError(KvpoolError):
+    """A folder holds no preview of the stack."""
+
+
+@dataclass(frozen=True)
+class Change:
+    sign: str  # "+", "-" or "~"
+    name: str  # manifests/<file>.yaml or outputs.json, below <root>/<stack>/
+    diff: list[str]
+
+
+def _files(root: Path, stack: str) -> dict[str, str]:
+    folder = root / stack
+    if not (folder / MANIFESTS).is_dir():
+        raise MissingPreviewError(f"{folder}: no preview of stack {stack!r} (run python -m kvpool preview --stack "
+                                  f"{stack} --out {root})")
+    files = {
+        f"{MANIFESTS}/{path.name}": path.read_text(encoding="utf-8") for path in sorted((folder / MANIFESTS).glob("*.yaml"))
+    }
+    if (folder / OUTPUTS).is_file():
+        files[OUTPUTS] = (folder / OUTPUTS).read_text(encoding="utf-8")
+    return files
+
+
+def changes(old_root: Path, new_root: Path, stack: str) -> tuple[list[Change], int]:
+    """The changes between two previews, and how many files are unchanged."""
+    old, new = _files(old_root, stack), _files(new_root, stack)
+    found = []
+    for name in sorted(old.keys() | new.keys()):
+        if name not in old:
+            found.append(Change("+", name, []))
+        elif name not in new:
+            found.append(Change("-", name, []))
+        elif old[name] != new[name]:
+            diff = difflib.unified_diff(
+                old[name].splitlines(), new[name].splitlines(), f"{old_root}/{stack}/{name}", f"{new_root}/{stack}/{name}",
+                lineterm="",
+            )
+            found.append(Change("~", name, list(diff)))
+    return found, len(old.keys() & new.keys()) - sum(change.sign == "~" for change in found)
+
+
+def report(found: list[Change], unchanged: int) -> list[str]:
+    lines = []
+    for change in found:
+        label = {"+": "to create", "-": "to delete", "~": "to update"}[change.sign]
+        lines.append(f"{change.sign} {change.name} ({label})")
+        lines += [f"    {line}" for line in change.diff]
+    counts = {sign: sum(change.sign == sign for change in found) for sign in "+~-"}
+    lines.append(f"Diff: {counts['+']} to create, {counts['~']} to update, {counts['-']} to delete, {unchanged} unchanged")
+    return lines
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "diff", help="what changes between two previews of a stack", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("old", type=Path, help="the earlier preview's output folder (its --out)")
+    parser.add_argument("new", type=Path, help="the later preview's output folder")
+    parser.add_argument("--stack", required=True)
+    parser.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
+    parser.set_defaults(handler=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    found, unchanged = changes(args.old, args.new, args.stack)
+    print("\n".join(report(found, unchanged)))
+    return 1 if args.exit_code and found else 0
