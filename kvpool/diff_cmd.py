@@ -5,8 +5,11 @@ Examples:
     python -m kvpool preview --stack dev && python -m kvpool diff base out --stack dev
 
 Compares `<old>/<stack>/` with `<new>/<stack>/` (manifests and outputs.json): lists the objects to create,
-update and delete, with a unified diff of each update, then a summary line. Exit 0 whatever changed, so CI can
-post the text; --exit-code exits 1 when anything changed.
+update and delete, with a unified diff of each update, then a summary line; then the blast radius: the workloads
+whose pods roll and why (the changed checksum/<input> or pod template field), the objects Pulumi replaces
+instead of updating, the in-flight requests dropped and whether the KV pool keeps its contents, ending with one
+`Blast radius: ...` line for pull request comments. Exit 0 whatever changed, so CI can post the text;
+--exit-code exits 1 when anything changed.
 """
 
 from __future__ import annotations
@@ -15,8 +18,12 @@ import argparse
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from components.errors import KvpoolError
+from kvpool import blast_radius
 
 MANIFESTS = "manifests"
 OUTPUTS = "outputs.json"
@@ -44,6 +51,14 @@ def _files(root: Path, stack: str) -> dict[str, str]:
     if (folder / OUTPUTS).is_file():
         files[OUTPUTS] = (folder / OUTPUTS).read_text(encoding="utf-8")
     return files
+
+
+def manifests(root: Path, stack: str) -> dict[str, dict[str, Any]]:
+    """The objects of a preview, by manifest file name."""
+    return {
+        name.removeprefix(f"{MANIFESTS}/"): yaml.safe_load(text)
+        for name, text in _files(root, stack).items() if name.startswith(f"{MANIFESTS}/")
+    }
 
 
 def changes(old_root: Path, new_root: Path, stack: str) -> tuple[list[Change], int]:
@@ -90,5 +105,6 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     found, unchanged = changes(args.old, args.new, args.stack)
-    print("\n".join(report(found, unchanged)))
+    radius = blast_radius.blast_radius(manifests(args.old, args.stack), manifests(args.new, args.stack))
+    print("\n".join([*report(found, unchanged), *blast_radius.report(radius)]))
     return 1 if args.exit_code and found else 0

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from kvpool.diff_cmd import MissingPreviewError, changes, report
+from kvpool import blast_radius
+from kvpool.diff_cmd import MissingPreviewError, changes, manifests, report
 from kvpool.preview import preview
 from tests.program_runs import PROJECT_DIR
 
@@ -29,6 +30,11 @@ def previews(tmp_path_factory):
     return root
 
 
+def preview_files(root) -> int:
+    """How many files a preview of dev holds (its manifests and outputs.json): the program's objects change often."""
+    return len(list((root / "dev" / "manifests").glob("*.yaml"))) + 1
+
+
 def test_one_more_decode_instance(previews):
     found, unchanged = changes(previews / "old", previews / "new", "dev")
     assert [(change.sign, change.name) for change in found] == [
@@ -36,14 +42,28 @@ def test_one_more_decode_instance(previews):
         ("+", "manifests/deployment-dev-vllm-d1.yaml"),
         ("~", "outputs.json"),
     ]
-    assert unchanged == 20
+    assert unchanged == preview_files(previews / "old") - 2
     motor_config = found[0].diff
     assert motor_config[:2] == [f"--- {previews / 'old'}/dev/manifests/configmap-dev-motor-config.yaml",
                                 f"+++ {previews / 'new'}/dev/manifests/configmap-dev-motor-config.yaml"]
     assert [line for line in motor_config if line.startswith(("-  ", "+  "))] == [
         '-        "d_instances_num": 1,', '+        "d_instances_num": 2,'
     ]
-    assert report(found, unchanged)[-1] == "Diff: 1 to create, 2 to update, 0 to delete, 20 unchanged"
+    assert report(found, unchanged)[-1] == f"Diff: 1 to create, 2 to update, 0 to delete, {unchanged} unchanged"
+
+
+def test_one_more_decode_instance_rolls_nothing(previews):
+    """Motor's controller hot-reloads motor-config: one more instance restarts no pod (issue 14). The provider
+    replaces ConfigMap motor-config, whose data it cannot update in place by default."""
+    radius = blast_radius.blast_radius(manifests(previews / "old", "dev"), manifests(previews / "new", "dev"))
+    assert blast_radius.report(radius) == [
+        "Objects replaced (deleted, then created; pulumi-kubernetes cannot update these fields):",
+        "  ConfigMap dev/motor-config: data[user_config.json] (updated in place if the provider sets "
+        "enableConfigMapMutable)",
+        "Workloads created: Deployment dev/vllm-d1",
+        "Blast radius: 0 workloads roll, 1 replaced (ConfigMap/motor-config), 1 workload created (vllm-d1); "
+        "KV pool keeps its contents.",
+    ]
 
 
 def test_reversed_it_deletes(previews):
@@ -57,7 +77,11 @@ def test_cli_exit_code_and_missing_preview(previews):
                               capture_output=True, text=True, timeout=60)
 
     same = kvpool(previews / "old", previews / "old", "--stack", "dev", "--exit-code")
-    assert (same.returncode, same.stdout) == (0, "Diff: 0 to create, 0 to update, 0 to delete, 22 unchanged\n")
+    assert (same.returncode, same.stdout) == (
+        0,
+        f"Diff: 0 to create, 0 to update, 0 to delete, {preview_files(previews / 'old')} unchanged\n"
+        "Blast radius: 0 workloads roll, 0 replaced; KV pool keeps its contents.\n",
+    )
     assert kvpool(previews / "old", previews / "new", "--stack", "dev", "--exit-code").returncode == 1
     assert kvpool(previews / "old", previews / "new", "--stack", "dev").returncode == 0
     missing = kvpool(previews / "old", previews / "nowhere", "--stack", "dev")
