@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Builds the real engine the e2e tests (tests/e2e/) run against, from Go modules only:
+#   pulumi               Pulumi CLI            github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+#   pulumi-language-python                     see tools/real-engine/pulumi/language-python/README.md
+#   pulumi-resource-kubernetes                 github.com/pulumi/pulumi-kubernetes/provider/v4 (our main.go)
+#   kube-apiserver, kube-controller-manager, kube-scheduler   k8s.io/kubernetes
+#   etcd                                       go.etcd.io/etcd/server/v3
+#   kwok                                       sigs.k8s.io/kwok/cmd/kwok
+# into ${MOTOR_KVPOOL_CACHE:-$HOME/.cache/motor-kvpool}/real-engine/<component>-<version>/bin, skipping
+# what is already built. Nothing is written into the repository; GOMODCACHE and GOCACHE stay at Go's
+# defaults. Cold build times go to real-engine/build-times.log in the cache.
+#
+#   bash tools/real-engine/build.sh            build everything missing
+#   bash tools/real-engine/build.sh pulumi     build one component (pulumi, kubernetes-provider, kube, etcd, kwok)
+#   bash tools/real-engine/build.sh --print-bin-dirs   print the bin directories (for PATH), build nothing
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+CACHE="${MOTOR_KVPOOL_CACHE:-$HOME/.cache/motor-kvpool}/real-engine"
+LOG="$CACHE/build-times.log"
+JOBS="${REAL_ENGINE_JOBS:-2}"
+
+# Versions: each one names a cache directory, so changing one rebuilds only that component.
+PULUMI_VERSION=3.274.1
+# The Go proxy serves provider/v4 only as v4.0.0-20260115033456-f47bc2d6f199, which is the commit of release
+# v4.25.0 (tag v4.25.0 -> f47bc2d6f1996444d11c12b4ef083b82585f7c07); the commit of v4.34.2 is refused (403).
+# So the plugin is the v4.25.0 code and reports 4.25.0; tests/e2e installs it under the version the Python
+# SDK asks for (pulumi-kubernetes==4.34.2 in requirements.txt): `pulumi plugin install resource kubernetes
+# v4.34.2 --file <bin>`. See tools/real-engine/README.md.
+K8S_PROVIDER_VERSION=4.25.0
+KUBE_VERSION=1.36.3
+ETCD_VERSION=3.6.16
+KWOK_VERSION=0.8.0
+
+dir_of() {
+    case "$1" in
+        pulumi) echo "$CACHE/pulumi-$PULUMI_VERSION" ;;
+        kubernetes-provider) echo "$CACHE/pulumi-resource-kubernetes-$K8S_PROVIDER_VERSION" ;;
+        kube) echo "$CACHE/kubernetes-$KUBE_VERSION" ;;
+        etcd) echo "$CACHE/etcd-$ETCD_VERSION" ;;
+        kwok) echo "$CACHE/kwok-$KWOK_VERSION" ;;
+    esac
+}
+
+ALL=(pulumi kubernetes-provider kube etcd kwok)
+
+if [[ "${1:-}" == "--print-bin-dirs" ]]; then
+    for c in "${ALL[@]}"; do echo "$(dir_of "$c")/bin"; done
+    exit 0
+fi
+
+command -v go >/dev/null || { echo "build.sh: go is not installed (Go 1.26 is needed)" >&2; exit 1; }
+mkdir -p "$CACHE"
+export CGO_ENABLED=0 GOFLAGS=-buildvcs=false
+
+gobuild() { nice -n 10 go build -p "$JOBS" -trimpath "$@"; }
+
+build_pulumi() {  # $1 = output bin dir
+    local bin="$1" ld="-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$PULUMI_VERSION"
+    cd "$HERE/pulumi"
+    gobuild -tags osusergo,grpcnotrace -ldflags "$ld" -o "$bin/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+    gobuild -tags osusergo,grpcnotrace -ldflags "$ld" -o "$bin/pulumi-language-python" ./language-python
+    # The language host runs programs through this script, shipped in the sdk/v3 module, beside it.
+    local sdk; sdk="$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)"
+    install -m 0755 "$sdk/python/cmd/pulumi-language-python-exec" "$bin/"
+}
+
+build_kubernetes-provider() {
+    local bin="$1" work="$1/../src"
+    rm -rf "$work"; mkdir -p "$work"
+    cp "$HERE/kubernetes-provider/go.mod" "$HERE/kubernetes-provider/go.sum" "$HERE/kubernetes-provider/main.go" "$work/"
+    cd "$work"
+    local mod; mod="$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi-kubernetes/provider/v4)"
+    # The published cmd/ embeds generated files that are not in the module; ours embeds the committed ones.
+    python3 - "$mod/cmd/pulumi-resource-kubernetes" "$K8S_PROVIDER_VERSION" <<'EOF'
+import json, sys, shutil
+src, version = sys.argv[1], sys.argv[2]
+schema = json.load(open(f"{src}/schema.json"))
+schema["version"] = version
+json.dump(schema, open("schema.json", "w"))
+shutil.copyfile(f"{src}/terraform-mapping.json", "terraform-mapping.json")
+EOF
+    gobuild -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$K8S_PROVIDER_VERSION" \
+        -o "$bin/pulumi-resource-kubernetes" .
+    cd /; rm -rf "$work"
+}
+
+build_kube() {
+    local bin="$1" minor="${KUBE_VERSION#*.}"; minor="${minor%%.*}"
+    local ld="-s -w -X k8s.io/component-base/version.gitVersion=v$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1"
+    ld="$ld -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+    ld="$ld -X k8s.io/client-go/pkg/version.gitVersion=v$KUBE_VERSION -X k8s.io/client-go/pkg/version.gitMajor=1"
+    ld="$ld -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+    cd "$HERE/kube"
+    gobuild -ldflags "$ld" -o "$bin/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+        k8s.io/kubernetes/cmd/kube-scheduler
+}
+
+build_etcd() {
+    cd "$HERE/etcd"
+    gobuild -ldflags "-s -w" -o "$1/etcd" go.etcd.io/etcd/server/v3
+}
+
+build_kwok() {
+    cd "$HERE/kwok"
+    gobuild -ldflags "-s -w" -o "$1/kwok" sigs.k8s.io/kwok/cmd/kwok
+}
+
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=("${ALL[@]}")
+failed=()
+for c in "${want[@]}"; do
+    d="$(dir_of "$c")"
+    if [[ -f "$d/.built" ]]; then
+        echo "real-engine: $c already built in $d/bin"
+        continue
+    fi
+    echo "real-engine: building $c into $d/bin (log: $d/build.log)"
+    rm -rf "$d"; mkdir -p "$d/bin"
+    start=$(date +%s)
+    if ( "build_$c" "$d/bin" ) >"$d/build.log" 2>&1; then
+        secs=$(( $(date +%s) - start ))
+        touch "$d/.built"
+        echo "$(date -u +%FT%TZ) $c $(basename "$d") built in ${secs}s (jobs=$JOBS, nproc=$(nproc))" | tee -a "$LOG"
+    else
+        secs=$(( $(date +%s) - start ))
+        echo "$(date -u +%FT%TZ) $c $(basename "$d") FAILED after ${secs}s" | tee -a "$LOG"
+        tail -n 30 "$d/build.log" >&2
+        failed+=("$c")
+    fi
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+    echo "real-engine: failed to build: ${failed[*]} (the e2e tests that need them skip)" >&2
+    # A failed build does not fail the caller: `make test` runs on, and tests/e2e names what is missing.
+    [[ "${REAL_ENGINE_STRICT:-0}" == 1 ]] && exit 1
+fi
+exit 0
