@@ -3,7 +3,7 @@ file offline (`settings_from_config`, used by `python -m kvpool settings`)."""
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -11,6 +11,7 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 
 from components.errors import SettingsError
+from components.input_files import InputFileError, NotJsonError, loads_json
 from components.settings import PROJECT, ServiceSettings
 from components.settings_loader import ALIASES, PULUMI_CONFIG_KEYS, load_from_pulumi_config
 
@@ -19,6 +20,8 @@ STRING_KEYS = ("motor_scripts_dir", "vllm_ascend_version")
 # Read as a Pulumi secret by the program (components/secret_env.py), never into the settings model.
 SECRET_ENV_KEY = "secret_env"
 KNOWN_KEYS = (*PULUMI_CONFIG_KEYS, *ALIASES)
+# Kubernetes' rule for an environment variable name (envFrom skips a Secret key that breaks it, silently).
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 
 
 def _parse(key: str, text: str) -> tuple[Any, str | None]:
@@ -29,9 +32,41 @@ def _parse(key: str, text: str) -> tuple[Any, str | None]:
             return None, f"{_PREFIX}{key}: {text!r} is not a boolean; write true or false"
         return text == "true", None
     try:
-        return json.loads(text), None
-    except json.JSONDecodeError:
-        return None, f"{_PREFIX}{key}: {text!r} is not an object; write the section as a YAML mapping"
+        return loads_json(text, f"{_PREFIX}{key}"), None
+    except NotJsonError:
+        return None, f"{_PREFIX}{key}: {_shorten(text)!r} is not an object; write the section as a YAML mapping"
+    except InputFileError as error:
+        return None, str(error)
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= 80 else f"{text[:80]}..."
+
+
+def _secret_env_problems(full_key: str, text: str) -> list[str]:
+    """secret_env must be a mapping of environment variable names to plain values (each becomes one key of the
+    Secret loaded with envFrom). Whole-object ciphertext, which cannot be decrypted offline, is taken as it is."""
+    try:
+        value = loads_json(text, full_key)
+    except NotJsonError:
+        return []  # ciphertext of the whole object: its shape is checked where it is decrypted
+    except InputFileError as error:
+        return [str(error)]
+    if not isinstance(value, dict):
+        return [f"{full_key}: must be a mapping of environment variable names to values, found a {_kind(value)}; set "
+                f"each value with `pulumi config set --secret --path {SECRET_ENV_KEY}.NAME VALUE`"]
+    problems = []
+    for name, item in value.items():
+        if not _ENV_NAME.match(name):
+            problems.append(f"{full_key}.{name}: not an environment variable name (letters, digits, '_', '-', '.'; "
+                            f"not starting with a digit)")
+        if isinstance(item, (dict, list)):
+            problems.append(f"{full_key}.{name}: must be one value, found a {_kind(item)}")
+    return problems
+
+
+def _kind(value: Any) -> str:
+    return {dict: "mapping", list: "list"}.get(type(value), type(value).__name__)
 
 
 def settings_from_config(
@@ -48,6 +83,8 @@ def settings_from_config(
                     f"{full_key}: is stored in plain text; set each value with `pulumi config set --secret --path "
                     f"{SECRET_ENV_KEY}.NAME VALUE` so that it stays encrypted"
                 )
+            elif secret:
+                problems += _secret_env_problems(full_key, text)
             continue
         if secret:
             problems.append(

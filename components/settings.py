@@ -214,6 +214,24 @@ class ConnectorExtraConfig(Open):
     connectors: list[KvTransferConfig] | None = None
     backend: Literal["mooncake", "memcache", "yuanrong"] | None = None
 
+    @model_validator(mode="after")
+    def _ucm_connectors_shape(self) -> ConnectorExtraConfig:
+        """UCMConnector's stores pass through to UCM, but the rules read them: a list of mappings, each with a
+        mapping ucm_connector_config (Motor's UCM example)."""
+        stores = (self.model_extra or {}).get("ucm_connectors")
+        if stores is None:
+            return self
+        if not isinstance(stores, list):
+            raise ValueError(f"ucm_connectors: must be a list of stores, found {type(stores).__name__}")
+        for index, store in enumerate(stores):
+            where = f"ucm_connectors[{index}]"
+            if not isinstance(store, dict):
+                raise ValueError(f"{where}: must be a mapping with ucm_connector_name and ucm_connector_config")
+            config = store.get("ucm_connector_config")
+            if config is not None and not isinstance(config, dict):
+                raise ValueError(f"{where}.ucm_connector_config: must be a mapping, found {type(config).__name__}")
+        return self
+
 
 class KvTransferConfig(Closed):
     """vLLM's KVTransferConfig, as a single connector or a MultiConnector holding one per entry."""

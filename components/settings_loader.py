@@ -72,6 +72,7 @@ MIGRATIONS = {
 _UNION_TAGS = {"pvc", "nfs", "hostpath", "mooncake", "memcache", "yuanrong"}
 # pydantic's names for the members of a plain union (`int | str`): they appear in an error's location but are
 # not keys the user wrote.
+_PLAIN_KEY = re.compile(r"^[\w.-]+$")
 _MEMBER_TAG = re.compile(r"^(int|str|float|bool|none|bytes|constrained-\w+|[a-z-]+\[.*\])$")
 
 
@@ -101,6 +102,8 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
             parts[-1] = f"{parts[-1]}[{element}]" if parts else f"[{element}]"
         elif element in _UNION_TAGS or element == "[key]" or _MEMBER_TAG.match(str(element)):
             continue
+        elif not _PLAIN_KEY.match(str(element)):  # a key a dotted path cannot show: quoted, escaped
+            parts[-1:] = [f"{parts[-1] if parts else ''}[{str(element)!a}]"]
         else:
             parts.append(str(element))
     return ".".join(parts)

@@ -24,6 +24,7 @@ import yaml
 
 from components.errors import KvpoolError
 from kvpool import blast_radius
+from components.input_files import check_stack_name, read_text
 
 MANIFESTS = "manifests"
 OUTPUTS = "outputs.json"
@@ -41,15 +42,15 @@ class Change:
 
 
 def _files(root: Path, stack: str) -> dict[str, str]:
-    folder = root / stack
+    folder = root / check_stack_name(stack)
     if not (folder / MANIFESTS).is_dir():
         raise MissingPreviewError(f"{folder}: no preview of stack {stack!r} (run python -m kvpool preview --stack "
                                   f"{stack} --out {root})")
     files = {
-        f"{MANIFESTS}/{path.name}": path.read_text(encoding="utf-8") for path in sorted((folder / MANIFESTS).glob("*.yaml"))
+        f"{MANIFESTS}/{path.name}": read_text(path) for path in sorted((folder / MANIFESTS).glob("*.yaml"))
     }
     if (folder / OUTPUTS).is_file():
-        files[OUTPUTS] = (folder / OUTPUTS).read_text(encoding="utf-8")
+        files[OUTPUTS] = read_text(folder / OUTPUTS)
     return files
 
 

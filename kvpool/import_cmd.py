@@ -11,8 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import yaml
-
+from components.input_files import InputFileError, loads_yaml
 from kvpool.importer import ConversionError, import_pair
 
 
@@ -49,9 +48,10 @@ def run(args: argparse.Namespace) -> int:
         if not separator or not path:
             raise ConversionError(f"--set {assignment!r}: write PATH=VALUE")
         try:
-            overrides[path] = yaml.safe_load(value)
-        except yaml.YAMLError as error:
-            raise ConversionError(f"--set {assignment!r}: VALUE is read as YAML: {error}") from None
+            overrides[path] = loads_yaml(value, "VALUE")
+        except InputFileError as error:
+            detail = str(error).removeprefix("VALUE").removeprefix(":")
+            raise ConversionError(f"--set {assignment!r}: VALUE is read as YAML: {detail}") from None
     target, conversion = import_pair(user_config, env_config, args.stack, args.stacks_dir, overrides, args.force)
     print(f"wrote {target}")
     for note in conversion.notes:

@@ -7,7 +7,6 @@ dropped without a note, and the result is validated exactly as `pulumi up` would
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -15,6 +14,7 @@ from typing import Any, Mapping
 import yaml
 
 from components.errors import KvpoolError, SettingsError
+from components.input_files import check_stack_name, load_json
 from policies import rules
 from components.settings import LOCAL_ORGANIZATION, PROJECT, USER_CONFIG_VERSION, MooncakeStoreConfig, ServiceSettings
 from components.settings_loader import USER_CONFIG_SECTIONS, load_from_motor_files
@@ -37,12 +37,7 @@ class Conversion:
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConversionError(f"{path}: no such file") from None
-    except json.JSONDecodeError as error:
-        raise ConversionError(f"{path}: not valid JSON: {error}") from None
+    data = load_json(path)
     if not isinstance(data, dict):
         raise ConversionError(f"{path}: the top level must be a JSON object")
     return data
@@ -115,7 +110,8 @@ def _convert_store(user: dict[str, Any], notes: list[str]) -> None:
     if not isinstance(store, dict) or "target_job_id" not in store:
         return
     target = store.pop("target_job_id")
-    own = (user.get("motor_deploy_config") or {}).get("job_id")
+    deploy = user.get("motor_deploy_config")
+    own = deploy.get("job_id") if isinstance(deploy, dict) else None
     if target == own:
         notes.append(f"kv_cache_store_config.target_job_id {target!r} is this service itself: dropped (deploy.py ignores it)")
         return
@@ -192,12 +188,16 @@ def import_pair(
     overrides: Mapping[str, Any] | None = None,
     force: bool = False,
 ) -> tuple[Path, Conversion]:
+    check_stack_name(stack)
     source = f"{user_config_path} + {env_path}"
     conversion = convert(read_json(user_config_path), read_json(env_path), overrides)
     validate(conversion, stack, str(user_config_path))
     target = stacks_dir / f"Pulumi.{stack}.yaml"
     if target.exists() and not force:
         raise ConversionError(f"{target} exists; pass --force to overwrite it")
-    stacks_dir.mkdir(parents=True, exist_ok=True)
-    target.write_text(stack_file_text(conversion, source), encoding="utf-8")
+    try:
+        stacks_dir.mkdir(parents=True, exist_ok=True)
+        target.write_text(stack_file_text(conversion, source), encoding="utf-8")
+    except OSError as error:
+        raise ConversionError(f"--stacks-dir {stacks_dir}: cannot write {target.name}: {error.strerror or error}") from None
     return target, conversion

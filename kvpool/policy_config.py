@@ -23,6 +23,7 @@ from typing import Any
 import jsonschema
 
 from components.errors import KvpoolError
+from components.input_files import loads_json, read_text
 from components.units import integral_floats_to_ints
 from kvpool.property_values import format_path
 
@@ -67,16 +68,10 @@ class PolicyConfig:
 
 def load_policy_config_file(path: Path) -> dict[str, Any]:
     """The JSON object of a `--policy-pack-config` file (an empty file is an empty config, as in the CLI)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise PolicyConfigError([f"cannot read it: {error.strerror}"], source=str(path)) from None
+    text = read_text(path, "--policy-config")  # InputFileError names the flag and the file
     if not text.strip():
         return {}
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PolicyConfigError([f"line {error.lineno} column {error.colno}: {error.msg}"], source=str(path)) from None
+    document = loads_json(text, f"--policy-config {path}")
     if not isinstance(document, dict):
         raise PolicyConfigError([f"expected a JSON object, found {type(document).__name__}"], source=str(path))
     return document

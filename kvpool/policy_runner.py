@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import yaml
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from components.errors import KvpoolError
+from components.input_files import load_yaml
 from components.settings import LOCAL_ORGANIZATION
 from components.units import integral_floats_to_ints
 from kvpool.mock_engine import STACK_REFERENCE_TYPE, ProgramRun, RecordedResource
@@ -60,6 +60,9 @@ _VIOLATION_ORDER = {"mandatory": 0, "advisory": 1}
 # The SDK's own limit for policy packs (pulumi_policy raises gRPC's 4 MB default to 400 MB).
 _CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 400 * 1024 * 1024)]
 _STDERR_TAIL_LINES = 40
+MAX_ENV_STRING_BYTES = 128 * 1024
+"""Linux's limit on one environment string (MAX_ARG_STRLEN, `NAME=value` and its NUL): a longer one makes
+starting the pack fail with E2BIG, "Argument list too long"."""
 
 
 class PolicyPackError(KvpoolError):
@@ -319,10 +322,7 @@ def _read_manifest(pack_dir: Path) -> str | None:
     manifest_file = pack_dir / "PulumiPolicy.yaml"
     if not manifest_file.is_file():
         raise PolicyPackError(f"no PulumiPolicy.yaml in {pack_dir}: not a policy pack")
-    try:
-        document = yaml.safe_load(manifest_file.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as error:
-        raise PolicyPackError(f"{manifest_file}: invalid YAML: {error}") from None
+    document = load_yaml(manifest_file) or {}
     runtime = document.get("runtime") if isinstance(document, dict) else None
     runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
     if runtime_name != "python":
@@ -343,7 +343,7 @@ def _pack_environment(config: StackConfig, python: str) -> dict[str, str]:
         env.pop("PYTHONHOME", None)
     if config.values:
         # Go's encoding/json, as the CLI uses it: sorted keys, no spaces.
-        env["PULUMI_CONFIG"] = json.dumps(config.values, sort_keys=True, separators=(",", ":"))
+        env["PULUMI_CONFIG"] = _config_env_value(config)
     env.update(
         PULUMI_PROJECT=config.project,
         PULUMI_STACK=config.stack,
@@ -351,6 +351,24 @@ def _pack_environment(config: StackConfig, python: str) -> dict[str, str]:
         PULUMI_ORGANIZATION=LOCAL_ORGANIZATION,
     )
     return env
+
+
+def _config_env_value(config: StackConfig) -> str:
+    """PULUMI_CONFIG as the CLI sets it (constructEnv in analyzer_plugin.go: the whole config in one variable,
+    which is how a Python pack reads it; pulumi-policy ignores the config of ConfigureStack). Over Linux's limit the
+    CLI cannot start the pack either, so this refuses it naming the largest keys instead of failing with E2BIG."""
+    text = json.dumps(config.values, sort_keys=True, separators=(",", ":"))
+    size = len(f"PULUMI_CONFIG={text}".encode("utf-8")) + 1
+    if size <= MAX_ENV_STRING_BYTES:
+        return text
+    largest = sorted(config.values, key=lambda key: -len(config.values[key].encode("utf-8")))[:3]
+    sizes = ", ".join(f"{key} ({len(config.values[key].encode('utf-8')) // 1024} KiB)" for key in largest)
+    raise PolicyPackError(
+        f"stack {config.stack!r}: its configuration is {size // 1024} KiB as JSON; a policy pack receives it in one "
+        f"environment variable (PULUMI_CONFIG, as from the Pulumi CLI), which Linux limits to "
+        f"{MAX_ENV_STRING_BYTES // 1024} KiB, so `pulumi preview --policy-pack` could not start the pack either. "
+        f"Largest keys: {sizes}; shorten them, or run with --no-policy"
+    )
 
 
 class _PackProcess:

@@ -56,6 +56,10 @@ class PolicyViolationError(KvpoolError):
         super().__init__("\n".join([header, *policy_lines(report)]))
 
 
+class OutputFolderError(KvpoolError):
+    """--out cannot be written."""
+
+
 class PolicyOptionsError(KvpoolError):
     """The command line's policy options contradict each other."""
 
@@ -95,10 +99,14 @@ def preview(
         raise PolicyViolationError(policy_report, run)
     objects = kubernetes_objects(run.resources)
     validation = validate_objects(objects, k8s_version)
-    stack_dir = out_dir / stack
-    manifest_files = write_manifests(objects, stack_dir / "manifests")
+    stack_dir = out_dir / stack  # load_stack_config checked that `stack` is a stack name, not a path
     outputs_file = stack_dir / "outputs.json"
-    outputs_file.write_text(_outputs_json(run), encoding="utf-8")
+    try:
+        manifest_files = write_manifests(objects, stack_dir / "manifests")
+        outputs_file.write_text(_outputs_json(run), encoding="utf-8")
+    except OSError as error:
+        where = error.filename or stack_dir
+        raise OutputFolderError(f"--out {out_dir}: cannot write {where}: {error.strerror or error}") from None
     return PreviewResult(run, validation, manifest_files, outputs_file, policy_report)
 
 

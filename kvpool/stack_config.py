@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from components.errors import KvpoolError
+from components.input_files import InputFileError, SafeYamlLoader, check_stack_name, compose_yaml, read_text
 from components.units import integral_floats_to_ints
 
 SECRET_PLACEHOLDER = "[secret]"
@@ -25,7 +26,6 @@ SECRET_PLACEHOLDER = "[secret]"
 
 _DECLARATION_FIELDS = frozenset({"type", "description", "default", "value", "secret", "items"})
 _SUPPORTED_TYPES = ("string", "integer", "boolean", "array")
-_STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
 class StackConfigError(KvpoolError):
@@ -54,20 +54,19 @@ class _Declaration:
     has_fallback: bool = False
 
 
-class _ConfigLoader(yaml.SafeLoader):
+class _ConfigLoader(SafeYamlLoader):
     """Safe YAML that leaves timestamps as written: the CLI hands them to the program as text."""
 
 
 _ConfigLoader.yaml_implicit_resolvers = {
     first_char: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first_char, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first_char, resolvers in SafeYamlLoader.yaml_implicit_resolvers.items()
 }
 
 
 def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
     """Merge Pulumi.yaml and Pulumi.<stack>.yaml into what `pulumi preview --stack <stack>` gives the program."""
-    if not _STACK_NAME.match(stack):
-        raise StackConfigError(f"invalid stack name {stack!r}: use letters, digits, '-', '_' and '.'")
+    check_stack_name(stack)
     project_file = Path(project_dir) / "Pulumi.yaml"
     if not project_file.is_file():
         raise StackConfigError(f"no Pulumi.yaml in {project_dir}: not a Pulumi project directory")
@@ -99,16 +98,10 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
 
 def _read_yaml_mapping(path: Path) -> tuple[dict[str, Any], yaml.MappingNode | None]:
     """The document and its node tree: the tree keeps each scalar's text as written."""
-    loader = _ConfigLoader(path.read_text(encoding="utf-8"))
     try:
-        node = loader.get_single_node()
-        document = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise StackConfigError(f"{where}: invalid YAML: {error.problem or error.context}") from None
-    finally:
-        loader.dispose()
+        document, node = compose_yaml(read_text(path), str(path), _ConfigLoader)
+    except InputFileError as error:
+        raise StackConfigError(str(error)) from None
     if document is None:
         return {}, None
     if not isinstance(document, dict):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from components.errors import KvpoolError
+from components.input_files import load_json
 from components.settings import LOCAL_ORGANIZATION
 from kvpool.mock_engine import run_program
 from kvpool.stack_config import StackConfig, load_stack_config
@@ -40,10 +41,7 @@ def referenced_stacks(config: StackConfig) -> list[str]:
 
 
 def read_outputs_file(path: Path) -> dict[str, dict[str, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise StackReferenceResolutionError(f"--stack-outputs {path}: {error}") from None
+    data = load_json(path, "--stack-outputs")
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise StackReferenceResolutionError(
             f"--stack-outputs {path}: expected {{\"<org>/<project>/<stack>\": {{<outputs>}}}}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 SIDES = ("prefill", "decode")
 ROLE_BY_SIDE = {"prefill": "kv_producer", "decode": "kv_consumer"}
@@ -95,12 +95,14 @@ def _kv_transfer_path(side: str) -> str:
 
 
 def connectors_of(kv_transfer_config: Mapping[str, Any] | None) -> list[tuple[str, Mapping[str, Any]]]:
-    """(path suffix, connector) for every connector of one side: the MultiConnector's list, or the single one."""
-    if not kv_transfer_config:
+    """(path suffix, connector) for every connector of one side: the MultiConnector's list, or the single one.
+    Data of the wrong shape holds no connectors here; the settings model names the field."""
+    if not kv_transfer_config or not isinstance(kv_transfer_config, Mapping):
         return []
     if kv_transfer_config.get("kv_connector") == MULTI_CONNECTOR:
         extra = kv_transfer_config.get("kv_connector_extra_config") or {}
-        listed = extra.get("connectors") or []
+        listed = extra.get("connectors") if isinstance(extra, Mapping) else None
+        listed = listed if isinstance(listed, Sequence) and not isinstance(listed, str) else []
         return [
             (f".kv_connector_extra_config.connectors[{index}]", connector)
             for index, connector in enumerate(listed)

@@ -158,7 +158,8 @@ def test_a_null_default_is_no_default(tmp_path: Path) -> None:
     ],
 )
 def test_typed_declarations_are_type_checked(tmp_path: Path, line: str, message: str) -> None:
-    stack = f"config:\n  demo:namespace: ucm\n  demo:engine: {{}}\n  {line}\n"
+    namespace = "" if line.startswith("demo:namespace:") else "  demo:namespace: ucm\n"  # a key given twice is refused
+    stack = f"config:\n{namespace}  demo:engine: {{}}\n  {line}\n"
     project_dir = write_project(tmp_path, PROJECT, {"dev": stack})
 
     with pytest.raises(StackConfigError) as raised:
