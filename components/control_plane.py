@@ -10,10 +10,16 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.errors import KvpoolError
+from components.kv_store.endpoint import KVStoreEndpoint
 from components.labels import KV_CLIENT_LABEL, common_labels
-from components.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError, motor_config_data
+from components.checksums import annotations, digest
+from components.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError, motor_config_data, read_motor_files
+from components.motor_env import script_envs
+from components.rbac import configmap_namespace, controller_calls, create_rbac
+from components.secret_env import SecretEnv
 from components.motor_pod import (
     BOOT_COMMAND,
+    CONTROL_PLANE_FIELD_ENV,
     CONTROLLER_ROLE,
     COORDINATOR_ROLE,
     CONTROLLER_OBS_SERVICE,
@@ -21,9 +27,10 @@ from components.motor_pod import (
     COORDINATOR_INFER_SERVICE,
     COORDINATOR_MGMT_SERVICE,
     COORDINATOR_OBS_SERVICE,
-    LIFECYCLE,
     MOTOR_CONFIG_MOUNT,
     MOTOR_CONFIG_VOLUME,
+    MOTOR_POD_SECURITY_CONTEXT,
+    MOTOR_SECURITY_CONTEXT,
     PROBES,
     env_list,
     motor_env,
@@ -40,7 +47,11 @@ CONTROLLER_OBS_PORT = 1027
 COORDINATOR_INFER_PORT = 1025
 COORDINATOR_MGMT_PORT = 1026
 COORDINATOR_OBS_PORT = 1027
-MOTOR_RESOURCES = {"requests": {"cpu": "4", "memory": "2Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}}
+# deploy.py's templates: the coordinator routes every request, so it gets four times the controller's CPU.
+CONTROLLER_RESOURCES = {"requests": {"cpu": "4", "memory": "2Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}}
+COORDINATOR_RESOURCES = {"requests": {"cpu": "16", "memory": "4Gi"}, "limits": {"cpu": "64", "memory": "8Gi"}}
+# What the coordinator needs of the store (deploy.py gives it these two, not the client files).
+COORDINATOR_STORE_ENV = ("KVS_MASTER_SERVICE", "KV_STORE_BACKEND")
 # Reschedule quickly off a failed node: Motor's controller is a single replica.
 FAST_EVICTION = [
     {"key": f"node.kubernetes.io/{reason}", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}
@@ -71,24 +82,31 @@ class ControlPlane(pulumi.ComponentResource):
         name: str,
         settings: ServiceSettings,
         project_dir: Path,
-        store_env: dict[str, str],
+        endpoint: KVStoreEndpoint | None,
         workloads: Workloads,
-        env_from: list[dict[str, Any]],
+        secret: SecretEnv | None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         self._settings = settings
         self._namespace = settings.namespace
         self._workloads = workloads
-        self._env_from = env_from
-        data = motor_config_data(settings, project_dir)
+        self._secret = secret
+        engine_contract = dict(endpoint.engine_env) if endpoint else {}
+        motor_files = read_motor_files(settings, project_dir)
+        self.role_envs = script_envs(settings, engine_contract)
+        # Motor's scripts as read from the checkout (before the env functions, which each role's own env covers).
+        self.scripts_digest = digest(motor_files) if motor_files else None
+        data = motor_config_data(settings, motor_files, self.role_envs, endpoint.client_files if endpoint else {})
         if "boot.sh" not in data:
             if not pulumi.runtime.is_dry_run():
                 raise MotorScriptsError(
-                    "motor_scripts_dir is unset: Motor's pods run boot.sh from ConfigMap motor-config; set "
-                    "motor-kvpool:motor_scripts_dir to Motor's examples/deployer/startup folder"
+                    "motor_deployer_dir is unset: Motor's pods run boot.sh and the scripts it sources from ConfigMap "
+                    "motor-config; set motor-kvpool:motor_deployer_dir to Motor's examples/deployer folder"
                 )
-            pulumi.log.warn("motor_scripts_dir is unset: motor-config has no boot.sh; `pulumi up` will refuse", self)
+            pulumi.log.warn(
+                "motor_deployer_dir is unset: motor-config has none of Motor's scripts; `pulumi up` will refuse", self
+            )
         self.motor_config = k8s.core.v1.ConfigMap(
             MOTOR_CONFIG_NAME,
             metadata=self._metadata(MOTOR_CONFIG_NAME, "motor-config"),
@@ -102,16 +120,18 @@ class ControlPlane(pulumi.ComponentResource):
         controller_port = _api_port(controller_config, "motor_controller_config", "controller_api_port", CONTROLLER_API_PORT)
         self.controller = self._deployment(
             CONTROLLER, CONTROLLER_ROLE, deploy.controller_node_selector, settings.env.motor_controller_env,
-            service_account=CONTROLLER,
+            CONTROLLER_RESOURCES, "motor_controller_env", service_account=CONTROLLER,
         )
         self._service(CONTROLLER_SERVICE, CONTROLLER_ROLE, CONTROLLER, "api", controller_port)
         self._service(
             CONTROLLER_OBS_SERVICE, CONTROLLER_ROLE, CONTROLLER, "obs", CONTROLLER_OBS_PORT,
             deploy.controller_observability_node_port,
         )
+        store_env = {key: value for key, value in engine_contract.items() if key in COORDINATOR_STORE_ENV}
         self.coordinator = self._deployment(
             COORDINATOR, COORDINATOR_ROLE, deploy.coordinator_node_selector,
-            {**store_env, **settings.env.motor_coordinator_env}, kv_client=bool(store_env),
+            {**store_env, **settings.env.motor_coordinator_env}, COORDINATOR_RESOURCES, "motor_coordinator_env",
+            kv_client=bool(store_env),
         )
         self._service(
             COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE, COORDINATOR, "infer",
@@ -136,38 +156,11 @@ class ControlPlane(pulumi.ComponentResource):
         return pulumi.ResourceOptions(parent=self)
 
     def _rbac(self) -> None:
-        """The controller reads configmaps and pods of its namespace and the nodes (NPU topology): a Role for the
-        first two, and a ClusterRole for nodes only (deploy.py grants all three cluster-wide)."""
-        reads = ["get", "list", "watch"]
-        subject = [{"kind": "ServiceAccount", "name": CONTROLLER, "namespace": self._namespace}]
-        k8s.core.v1.ServiceAccount(CONTROLLER, metadata=self._metadata(CONTROLLER, CONTROLLER), opts=self._opts())
-        k8s.rbac.v1.Role(
-            CONTROLLER,
-            metadata=self._metadata(CONTROLLER, CONTROLLER),
-            rules=[{"apiGroups": [""], "resources": ["configmaps", "pods"], "verbs": reads}],
-            opts=self._opts(),
-        )
-        k8s.rbac.v1.RoleBinding(
-            CONTROLLER,
-            metadata=self._metadata(CONTROLLER, CONTROLLER),
-            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": CONTROLLER},
-            subjects=subject,
-            opts=self._opts(),
-        )
-        cluster_name = f"mindie-controller-nodes-{self._namespace}"
-        cluster_metadata = {"name": cluster_name, "labels": common_labels(self._namespace, CONTROLLER, CONTROLLER)}
-        k8s.rbac.v1.ClusterRole(
-            cluster_name,
-            metadata=cluster_metadata,
-            rules=[{"apiGroups": [""], "resources": ["nodes"], "verbs": reads}],
-            opts=self._opts(),
-        )
-        k8s.rbac.v1.ClusterRoleBinding(
-            cluster_name,
-            metadata=cluster_metadata,
-            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_name},
-            subjects=subject,
-            opts=self._opts(),
+        """Exactly the rules Motor's controller's API calls need (components/rbac.py lists each call)."""
+        config = self._settings.motor_controller_config
+        create_rbac(
+            self._namespace, CONTROLLER, "mindie-controller", controller_calls(config),
+            common_labels(self._namespace, CONTROLLER, CONTROLLER), self, configmap_namespace(config),
         )
 
     def _deployment(
@@ -176,6 +169,8 @@ class ControlPlane(pulumi.ComponentResource):
         role: str,
         node_selector: dict[str, str],
         role_env: dict[str, Any],
+        resources: dict[str, Any],
+        env_section: str,
         service_account: str | None = None,
         kv_client: bool = False,
     ) -> k8s.apps.v1.Deployment | None:
@@ -192,11 +187,11 @@ class ControlPlane(pulumi.ComponentResource):
             "name": role,
             "image": settings.motor_deploy_config.image_name,
             "command": BOOT_COMMAND,
-            "env": env_list(env),
-            **({"envFrom": self._env_from} if self._env_from else {}),
-            "resources": MOTOR_RESOURCES,
+            "env": env_list(env, CONTROL_PLANE_FIELD_ENV),
+            **({"envFrom": self._secret.env_from} if self._secret else {}),
+            "resources": resources,
             **PROBES,
-            "lifecycle": LIFECYCLE,
+            "securityContext": {**MOTOR_SECURITY_CONTEXT, "capabilities": {"drop": ["ALL"]}},
             "volumeMounts": [MOTOR_CONFIG_MOUNT],
         }
         return self._workloads.deployment(
@@ -207,10 +202,20 @@ class ControlPlane(pulumi.ComponentResource):
                 "replicas": 1,
                 "selector": {"matchLabels": {"app": name}},
                 "template": {
-                    "metadata": {"labels": labels},
+                    # Their user_config.json sections reload (ConfigWatcher); their scripts and env do not.
+                    "metadata": {"labels": labels, "annotations": {
+                        **annotations({"motor-scripts": self.scripts_digest, "motor-env": self.role_envs[env_section]}),
+                        **(self._secret.annotation if self._secret else {}),
+                    }},
                     "spec": {
                         "serviceAccountName": service_account,
                         "automountServiceAccountToken": service_account is not None,
+                        "securityContext": MOTOR_POD_SECURITY_CONTEXT,
+                        # deploy.py's: never two of one role on a node, so a node failure takes one at most.
+                        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+                            "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": [name]}]},
+                            "topologyKey": "kubernetes.io/hostname",
+                        }]}},
                         "nodeSelector": node_selector or None,
                         "tolerations": FAST_EVICTION,
                         "containers": [container],

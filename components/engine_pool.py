@@ -13,13 +13,26 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.connectors import instance_id, instance_kv_transfer_config
-from components.errors import KvpoolError
+from components.connectors import instance_kv_transfer_config
 from components.hardware import HARDWARE, engine_node_selector
-from components.kv_store.client import CLIENT_CONFIG_MAP
+from components.kv_store.client import CLIENT_CONFIG_MAP, mounted_client_files
 from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
 from components.labels import KV_CLIENT_LABEL, common_labels
-from components.motor_pod import BOOT_COMMAND, LIFECYCLE, MOTOR_CONFIG_MOUNT, MOTOR_CONFIG_VOLUME, PROBES, env_list, motor_env
+from components.checksums import annotations as checksum_annotations
+from components.checksums import engine_config_inputs
+from components.motor_env import engine_env, script_envs
+from components.motor_pod import (
+    BOOT_COMMAND,
+    ENGINE_LIFECYCLE,
+    MOTOR_CONFIG_MOUNT,
+    MOTOR_CONFIG_VOLUME,
+    MOTOR_POD_SECURITY_CONTEXT,
+    MOTOR_SECURITY_CONTEXT,
+    PROBES,
+    env_list,
+    motor_env,
+)
+from components.secret_env import SecretEnv
 from components.settings import ServiceSettings
 from components.workloads import Workloads
 from policies import rules
@@ -28,12 +41,18 @@ TYPE = "kvpool:index:EnginePool"
 ENGINE_BASE = "vllm"
 SIDE_LETTER = {"prefill": "p", "decode": "d"}
 KV_TRANSFER_ANNOTATION = "motor-kvpool.io/kv-transfer-config"
-# deploy.py's engine template: host paths the Ascend runtime and HCCL read, and where logs go.
+# deploy.py's engine template: host paths the Ascend runtime, HCCL and RDMA use, and where logs and core dumps
+# go (hostPath type "" = no check, as deploy.py's template has it: hccn_tool sits in the driver's tools folder,
+# whose layout differs between driver versions). Not mounted: deploy.py's /data, /mnt and /var/queue_schedule,
+# whole host folders no Motor script or process reads (grep of Motor 8919e55); storage[] names what a service needs.
 HOST_FILES = {
     "ascend-driver-version": ("/usr/local/Ascend/driver/version.info", "File"),
-    "hccn-conf": ("/etc/hccn.conf", "File"),
-    "hccn-tool": ("/usr/local/bin/hccn_tool", "File"),
+    "hccn-conf": ("/etc/hccn.conf", ""),
+    "hccn-tool": ("/usr/local/Ascend/driver/tools/hccn_tool", ""),
     "plog-path": ("/root/ascend/log", "DirectoryOrCreate"),
+    "coredump": ("/var/coredump", "DirectoryOrCreate"),
+    "rdma": ("/dev/infiniband", ""),
+    "hisi-hdc": ("/dev/hisi_hdc", ""),
 }
 
 
@@ -43,8 +62,8 @@ def host_files(hardware_type: str) -> dict[str, tuple[str, str]]:
     return {**HOST_FILES, **extra}
 
 
-class EngineEnvConflict(KvpoolError):
-    """env.json sets a variable the KV store contract sets to another value."""
+def host_path_volume(name: str, path: str, kind: str) -> dict[str, Any]:
+    return {"name": name, "hostPath": {"path": path, **({"type": kind} if kind else {})}}
 
 
 def instance_name(side: str, index: int | None) -> str:
@@ -64,12 +83,16 @@ class EnginePool(pulumi.ComponentResource):
         endpoint: KVStoreEndpoint | None,
         workloads: Workloads,
         storage: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], []),
-        env_from: list[dict[str, Any]] = (),
+        secret: SecretEnv | None = None,
+        scripts_digest: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`scripts_digest`: of Motor's scripts in motor-config (ControlPlane.scripts_digest), which engines run
+        once at start."""
         super().__init__(TYPE, name, None, opts)
         self._settings, self._side, self._endpoint, self._workloads = settings, side, endpoint, workloads
-        self._env_from = list(env_from)
+        self._scripts_digest = scripts_digest
+        self._secret = secret
         self._storage_volumes, self._storage_mounts = storage
         deploy = settings.motor_deploy_config
         count = deploy.p_instances_num if side == "prefill" else deploy.d_instances_num
@@ -99,30 +122,17 @@ class EnginePool(pulumi.ComponentResource):
         return deploy.single_d_instance_pod_num, deploy.d_pod_npu_num
 
     def _env(self, job_name: str) -> list[dict[str, Any]]:
-        sections = self._settings.env_sections()
-        side_section = rules.engine_env_section(self._side)
-        # Where each variable comes from, so a conflict names the section to edit.
-        origin = {name: "motor_common_env" for name in sections["motor_common_env"]}
-        origin.update({name: side_section for name in sections[side_section]})
-        user = {**sections["motor_common_env"], **sections[side_section]}
         contract = dict(self._endpoint.engine_env) if self._endpoint else {}
-        conflicts = sorted(key for key in contract if key in user and str(user[key]) != contract[key])
-        if conflicts:
-            raise EngineEnvConflict(
-                "; ".join(
-                    f"env.{origin[key]}.{key} is {user[key]!r} but the KV store needs {contract[key]!r}"
-                    for key in conflicts
-                )
-                + ". Remove them from env.json: motor-kvpool sets them from the store."
-            )
-        return env_list({**motor_env(self._side, self._workloads, job_name), **user, **contract})
+        return env_list(
+            {**motor_env(self._side, self._workloads, job_name), **engine_env(self._settings, self._side, contract)}
+        )
 
     def _client_mounts(self) -> list[dict[str, Any]]:
         if self._endpoint is None:
             return []
         mounts = [
             {"name": "kv-client", "mountPath": f"{CLIENT_CONFIG_DIR}/{file}", "subPath": file, "readOnly": True}
-            for file in sorted(self._endpoint.client_files)
+            for file in sorted(mounted_client_files(self._endpoint))
         ]
         mounts += [{"name": name, "mountPath": spec["mount_path"]} for name, spec in sorted(self._endpoint.host_paths.items())]
         return mounts
@@ -133,13 +143,10 @@ class EnginePool(pulumi.ComponentResource):
             MOTOR_CONFIG_VOLUME,
             {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": deploy.dshm_size}},
             {"name": "weight-mount", "hostPath": {"path": deploy.weight_mount_path, "type": "Directory"}},
-            *(
-                {"name": name, "hostPath": {"path": path, "type": kind}}
-                for name, (path, kind) in host_files(deploy.hardware_type).items()
-            ),
+            *(host_path_volume(name, path, kind) for name, (path, kind) in host_files(deploy.hardware_type).items()),
         ]
         if self._endpoint is not None:
-            if self._endpoint.client_files:
+            if mounted_client_files(self._endpoint):
                 volumes.append({"name": "kv-client", "configMap": {"name": CLIENT_CONFIG_MAP}})
             volumes += [
                 {"name": name, "hostPath": {"path": spec["path"], "type": "DirectoryOrCreate"}}
@@ -164,10 +171,11 @@ class EnginePool(pulumi.ComponentResource):
             "image": deploy.image_name,
             "command": BOOT_COMMAND,
             "env": self._env(job_name),
-            **({"envFrom": self._env_from} if self._env_from else {}),
+            **({"envFrom": self._secret.env_from} if self._secret else {}),
             "resources": {"requests": {npu: npus, "cpu": "16", "memory": "64Gi"}, "limits": {npu: npus}},
             **PROBES,
-            "lifecycle": LIFECYCLE,
+            "lifecycle": ENGINE_LIFECYCLE,
+            "securityContext": MOTOR_SECURITY_CONTEXT,
             "volumeMounts": mounts,
         }
 
@@ -195,7 +203,14 @@ class EnginePool(pulumi.ComponentResource):
     def _annotations(self, index: int | None) -> dict[str, str]:
         deploy = self._settings.motor_deploy_config
         pods, npus = self._pods_and_npus()
-        annotations = {}
+        contract = dict(self._endpoint.engine_env) if self._endpoint else {}
+        annotations = checksum_annotations({
+            "engine-config": engine_config_inputs(self._settings, self._side),
+            "motor-env": script_envs(self._settings, contract)[rules.engine_env_section(self._side)],
+            "motor-scripts": self._scripts_digest,
+            "kv-client": self._endpoint.client_files if self._endpoint else None,
+        })
+        annotations.update(self._secret.annotation if self._secret else {})
         kv = None if index is None else instance_kv_transfer_config(self._settings, self._side, index)
         if kv is not None:
             annotations[KV_TRANSFER_ANNOTATION] = json.dumps(kv, sort_keys=True, separators=(",", ":"))
@@ -217,15 +232,14 @@ class EnginePool(pulumi.ComponentResource):
         pod_spec: dict[str, Any] = {
             "schedulerName": "volcano",
             "automountServiceAccountToken": False,
-            "nodeSelector": {**engine_node_selector(deploy.hardware_type), **side_selector},
+            "securityContext": MOTOR_POD_SECURITY_CONTEXT,
+            "nodeSelector": {**engine_node_selector(deploy.hardware_type, deploy.accelerator_type), **side_selector},
             "containers": [self._engine_container(job_name), *self._sidecars()],
             "volumes": self._volumes(),
         }
         if HARDWARE[deploy.hardware_type].family == "A5":
             pod_spec["dnsConfig"] = {"options": [{"name": "ndots", "value": "2"}]}
         metadata: dict[str, Any] = {"name": name, "namespace": settings.namespace, "labels": labels}
-        if index is not None:
-            metadata["annotations"] = {"motor-kvpool.io/instance-id": str(instance_id(settings, self._side, index))}
         spec = {
             "replicas": pods,
             # NPUs are exclusive: a rolling update would wait for NPUs the old pods still hold.

@@ -9,19 +9,22 @@ from dataclasses import dataclass
 class Hardware:
     npu_resource: str
     accelerator: str
-    # deploy.py reads accelerator-type from the cluster's node labels; these are its values for A2 and A3.
+    # The accelerator-type node label deploy.py expects for A2 and A3 (it reads the real value from the cluster's
+    # nodes, e.g. module-a3-16-super-pod); None: the hardware_type itself, as deploy.py uses for A5.
     accelerator_type: str | None
+    # What deploy.py requires of an accelerator-type value found on the nodes (lower-cased substring).
+    accelerator_type_marker: str | None
     family: str  # A2, A3 or A5 (Ascend 950)
     memcache_protocol: str
     # Host files engines mount beyond the common ones (name -> (path, hostPath type)): A5's UB transport tools.
     host_files: tuple[tuple[str, str, str], ...] = ()
 
 
-_A2 = Hardware("huawei.com/Ascend910", "huawei-Ascend910", "module-910b-8", "A2", "device_rdma")
-_A3 = Hardware("huawei.com/Ascend910", "huawei-Ascend910", "module-a3-16", "A3", "device_sdma")
+_A2 = Hardware("huawei.com/Ascend910", "huawei-Ascend910", "module-910b-8", "910b", "A2", "device_rdma")
+_A3 = Hardware("huawei.com/Ascend910", "huawei-Ascend910", "module-a3-16", "a3", "A3", "device_sdma")
 # deploy.py's A5 template mounts these (the UB transport's libraries, route table and admin tool).
 _A5 = Hardware(
-    "huawei.com/npu", "huawei-npu", None, "A5", "device_urma",
+    "huawei.com/npu", "huawei-npu", None, None, "A5", "device_urma",
     host_files=(
         ("usr-lib64", "/usr/lib64", "Directory"),
         ("hixlep", "/etc/hixlep", "DirectoryOrCreate"),
@@ -38,9 +41,19 @@ HARDWARE = {
 }
 
 
-def engine_node_selector(hardware_type: str) -> dict[str, str]:
+def engine_node_selector(hardware_type: str, accelerator_type: str | None = None) -> dict[str, str]:
+    """The labels every engine node must carry: accelerator and accelerator-type (the configured value, else
+    deploy.py's default for the hardware type)."""
     hardware = HARDWARE[hardware_type]
-    selector = {"accelerator": hardware.accelerator}
-    if hardware.accelerator_type:
-        selector["accelerator-type"] = hardware.accelerator_type
-    return selector
+    return {"accelerator": hardware.accelerator, "accelerator-type": accelerator_type or hardware.accelerator_type or hardware_type}
+
+
+def accelerator_type_problem(hardware_type: str, accelerator_type: str) -> str | None:
+    """deploy.py's check of an accelerator-type value against the hardware generation (A2: 910b, A3: a3)."""
+    marker = HARDWARE[hardware_type].accelerator_type_marker
+    if marker is None or marker in accelerator_type.lower():
+        return None
+    return (
+        f"{accelerator_type!r} is not an accelerator-type of {hardware_type} nodes (deploy.py requires "
+        f"{marker!r} in it, e.g. {HARDWARE[hardware_type].accelerator_type!r}); set the value your nodes carry"
+    )

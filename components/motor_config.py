@@ -1,20 +1,76 @@
-"""ConfigMap `motor-config`: the effective user_config.json that Motor's in-pod code reads (and re-syncs every
-10 s), plus Motor's startup scripts read at deploy time from the folder the stack names."""
+"""ConfigMap `motor-config`: exactly the files deploy.py puts there (`create_motor_config_configmap` in Motor's
+examples/deployer/lib/generator/k8s_utils.py), under deploy.py's keys, read at deploy time from the user's Motor
+checkout, plus the effective user_config.json that Motor's in-pod code reads (and re-syncs every 10 s).
+
+Two things differ from a copy of Motor's files, both as deploy.py itself does them:
+- env.json's sections become the `set_*_env` shell functions that Motor's role scripts call (deploy.py's
+  `update_shell_safely`): the engine side's function runs after `set_cann_env` and after Motor regenerates the
+  Mooncake client file, so what it exports wins (this is how the engines keep our MOONCAKE_CONFIG_PATH).
+- the MemCache LocalService conf under `kv_store_backends.memcache.mmc-local.conf` is ours (the store's Service
+  and configured ports); Motor's `sync_mmc_local_config` copies it to a writable file that its node manager
+  rewrites in place.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Mapping
 
 from components.errors import KvpoolError
+from components.motor_env import shell_text
 from components.settings import ServiceSettings
 
 MOTOR_CONFIG_NAME = "motor-config"
 USER_CONFIG_KEY = "user_config.json"
+MMC_LOCAL_KEY = "kv_store_backends.memcache.mmc-local.conf"
+# ConfigMap key -> path in Motor's examples/deployer folder, in deploy.py's order.
+MOTOR_FILES: tuple[tuple[str, str], ...] = (
+    ("boot.sh", "startup/boot.sh"),
+    ("common.sh", "startup/common.sh"),
+    ("hccl_tools.py", "startup/hccl_tools.py"),
+    ("mooncake_config.py", "startup/roles/kv_store_backends/mooncake/mooncake_config.py"),
+    ("controller.sh", "startup/roles/controller.sh"),
+    ("coordinator.sh", "startup/roles/coordinator.sh"),
+    ("engine.sh", "startup/roles/engine.sh"),
+    ("kv_cache_store.sh", "startup/roles/kv_cache_store.sh"),
+    ("kv_store_backends.mooncake.mooncake.sh", "startup/roles/kv_store_backends/mooncake/mooncake.sh"),
+    ("kv_store_backends.memcache.memcache.sh", "startup/roles/kv_store_backends/memcache/memcache.sh"),
+    (
+        "kv_store_backends.memcache.memcache_meta_service.py",
+        "startup/roles/kv_store_backends/memcache/memcache_meta_service.py",
+    ),
+    (MMC_LOCAL_KEY, "startup/roles/kv_store_backends/memcache/mmc-local.conf"),
+    ("kv_conductor.sh", "startup/roles/kv_conductor.sh"),
+    ("mf_store.sh", "startup/roles/mf_store.sh"),
+    ("all_combine_in_single_container.sh", "startup/roles/all_combine_in_single_container.sh"),
+    ("probe.sh", "probe/probe.sh"),
+    ("probe.py", "probe/probe.py"),
+    ("prestop.sh", "prestop/prestop.sh"),
+    ("prestop.py", "prestop/prestop.py"),
+)
+# Store client files that Motor's scripts read from motor-config (by their endpoint file name).
+CLIENT_FILE_KEYS = {"mmc-local.conf": MMC_LOCAL_KEY}
+# The `set_*_env` functions each script calls, with the env.json section each exports (after
+# motor_common_env), as deploy.py's set_env_to_shell writes them for multi_deployment and infer_service_set.
+ENV_FUNCTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "common.sh": (("set_common_env", "motor_common_env"),),
+    "controller.sh": (("set_controller_env", "motor_controller_env"),),
+    "coordinator.sh": (("set_coordinator_env", "motor_coordinator_env"),),
+    "engine.sh": (
+        ("set_encode_env", "motor_engine_encode_env"),
+        ("set_prefill_env", "motor_engine_prefill_env"),
+        ("set_decode_env", "motor_engine_decode_env"),
+        ("set_union_env", "motor_engine_union_env"),
+    ),
+    "kv_cache_store.sh": (("set_kv_store_env", "motor_kv_cache_store_env"),),
+    "mf_store.sh": (("set_mf_store_env", "motor_mf_store_env"),),
+    "kv_conductor.sh": (("set_kv_conductor_env", "motor_kv_conductor_env"),),
+}
 
 
 class MotorScriptsError(KvpoolError):
-    """motor_scripts_dir is unset where it is needed, unreadable, or lacks boot.sh."""
+    """motor_deployer_dir is unset where it is needed, unreadable, or lacks a file deploy.py ships."""
 
 
 def render_user_config(settings: ServiceSettings) -> str:
@@ -22,23 +78,55 @@ def render_user_config(settings: ServiceSettings) -> str:
     return json.dumps(settings.user_config(), indent=2, ensure_ascii=False) + "\n"
 
 
-def read_motor_scripts(settings: ServiceSettings, project_dir: Path) -> dict[str, str]:
-    """Every file of motor_scripts_dir by name. Never copied into this repository: Motor's code stays Motor's."""
-    if settings.motor_scripts_dir is None:
+def read_motor_files(settings: ServiceSettings, project_dir: Path) -> dict[str, str]:
+    """deploy.py's files by ConfigMap key. Never copied into this repository: Motor's code stays Motor's."""
+    if settings.motor_deployer_dir is None:
         return {}
-    folder = project_dir / settings.motor_scripts_dir
+    folder = project_dir / settings.motor_deployer_dir
+    hint = "point motor_deployer_dir at Motor's examples/deployer folder (the one holding deploy.py)"
     if not folder.is_dir():
-        raise MotorScriptsError(f"motor_scripts_dir: {folder} is not a folder; point it at Motor's examples/deployer/startup")
-    try:
-        scripts = {path.name: path.read_text(encoding="utf-8") for path in sorted(folder.iterdir()) if path.is_file()}
-    except (OSError, UnicodeDecodeError) as error:
-        raise MotorScriptsError(f"motor_scripts_dir: cannot read {folder} as text files: {error}") from None
-    if "boot.sh" not in scripts:
-        raise MotorScriptsError(f"motor_scripts_dir: {folder} has no boot.sh; point it at Motor's examples/deployer/startup")
-    if USER_CONFIG_KEY in scripts:
-        raise MotorScriptsError(f"motor_scripts_dir: {folder} holds a {USER_CONFIG_KEY}; the effective one is generated")
-    return scripts
+        raise MotorScriptsError(f"motor_deployer_dir: {folder} is not a folder; {hint}")
+    missing = [relative for _, relative in MOTOR_FILES if not (folder / relative).is_file()]
+    if missing:
+        raise MotorScriptsError(
+            f"motor_deployer_dir: {folder} lacks {', '.join(missing)}, which deploy.py puts in motor-config; {hint}"
+        )
+    files = {}
+    for key, relative in MOTOR_FILES:
+        try:
+            files[key] = (folder / relative).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise MotorScriptsError(f"motor_deployer_dir: cannot read {folder / relative} as text: {error}") from None
+    return files
 
 
-def motor_config_data(settings: ServiceSettings, project_dir: Path) -> dict[str, str]:
-    return {**read_motor_scripts(settings, project_dir), USER_CONFIG_KEY: render_user_config(settings)}
+def with_env_functions(script: str, functions: Mapping[str, Mapping[str, Any]]) -> str:
+    """The script with each `function NAME() { export ...; }` placed on top, as deploy.py's update_shell_safely
+    leaves it (each call prepends, so the last function called comes first)."""
+    block = ""
+    for name, env in functions.items():
+        # `:` keeps an empty function valid bash
+        exports = "".join(f'    export {key}="{shell_text(value)}"\n' for key, value in env.items()) or "    :\n"
+        block = f"function {name}() {{\n{exports}}}\n" + block
+    return block + script
+
+
+def motor_config_data(
+    settings: ServiceSettings,
+    motor_files: Mapping[str, str],
+    role_envs: Mapping[str, Mapping[str, Any]],
+    client_files: Mapping[str, str],
+) -> dict[str, str]:
+    """`motor_files`: read_motor_files(); `role_envs`: env.json section name -> what its set_*_env function exports
+    (motor_common_env included; a section without an entry exports motor_common_env's);
+    `client_files`: the store's client files by endpoint file name."""
+    data = dict(motor_files)
+    for key, functions in ENV_FUNCTIONS.items():
+        if key in data:
+            common = role_envs.get("motor_common_env", {})
+            data[key] = with_env_functions(data[key], {name: role_envs.get(section, common) for name, section in functions})
+    for name, key in CLIENT_FILE_KEYS.items():
+        if name in client_files:
+            data[key] = client_files[name]
+    data[USER_CONFIG_KEY] = render_user_config(settings)
+    return data

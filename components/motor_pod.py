@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from components.kv_store.endpoint import MOTOR_CONF_DIR
 from components.motor_config import MOTOR_CONFIG_NAME
+from components.motor_env import env_text
 from components.workloads import Workloads
 
 CONFIGMAP_PATH = "/mnt/configmap"
-CONFIG_PATH = "/usr/local/Ascend/pyMotor/conf"
+CONFIG_PATH = MOTOR_CONF_DIR
 # deploy.py's Service names and ports (mindie_motor_controller.yaml, mindie_motor_coordinator.yaml).
 CONTROLLER_SERVICE = "mindie-motor-controller-service"
 CONTROLLER_OBS_SERVICE = "mindie-motor-controller-observability-service"
@@ -23,6 +25,11 @@ BOOT_COMMAND = ["/bin/bash", "-c", f"source {CONFIGMAP_PATH}/boot.sh"]
 MOTOR_CONFIG_VOLUME = {"name": "motor-config", "configMap": {"name": MOTOR_CONFIG_NAME, "defaultMode": 0o550}}
 MOTOR_CONFIG_MOUNT = {"name": "motor-config", "mountPath": CONFIGMAP_PATH}
 FIELD_ENV = {"POD_IP": "status.podIP", "HOST_IP": "status.hostIP"}
+# Motor's controller and coordinator also read their namespace (deploy.py's templates give them POD_NAMESPACE).
+CONTROL_PLANE_FIELD_ENV = {**FIELD_ENV, "POD_NAMESPACE": "metadata.namespace"}
+# deploy.py's container securityContext for every Motor pod (NPU access needs seccomp unconfined).
+MOTOR_SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "seccompProfile": {"type": "Unconfined"}}
+MOTOR_POD_SECURITY_CONTEXT = {"fsGroup": 1001}
 
 
 def probe(stage: str, period: int) -> dict[str, Any]:
@@ -34,7 +41,8 @@ PROBES = {
     "readinessProbe": probe("readiness", 10),
     "livenessProbe": {**probe("liveness", 10), "failureThreshold": 6},
 }
-LIFECYCLE = {"preStop": {"exec": {"command": ["/bin/bash", "-c", f"{CONFIGMAP_PATH}/prestop.sh"]}}}
+# Engines only: prestop.sh pauses and stops Motor's node manager, which runs in engine pods alone.
+ENGINE_LIFECYCLE = {"preStop": {"exec": {"command": ["/bin/bash", "-c", f"{CONFIGMAP_PATH}/prestop.sh"]}}}
 
 
 def control_plane_env(workloads: Workloads) -> dict[str, str]:
@@ -46,21 +54,13 @@ def control_plane_env(workloads: Workloads) -> dict[str, str]:
     }
 
 
-def env_list(values: Mapping[str, Any]) -> list[dict[str, Any]]:
+def env_list(values: Mapping[str, Any], field_env: Mapping[str, str] = FIELD_ENV) -> list[dict[str, Any]]:
     """Kubernetes env entries: field references first, then plain values in the given order (as strings)."""
     entries: list[dict[str, Any]] = [
-        {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}} for name, path in FIELD_ENV.items()
+        {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}} for name, path in field_env.items()
     ]
-    for name, value in values.items():
-        text = value if isinstance(value, str) else _env_text(value)
-        entries.append({"name": name, "value": text})
+    entries += [{"name": name, "value": env_text(value)} for name, value in values.items()]
     return entries
-
-
-def _env_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def motor_env(role: str, workloads: Workloads, job_name: str) -> dict[str, str]:

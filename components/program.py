@@ -11,19 +11,17 @@ import pulumi_kubernetes as k8s
 from components.control_plane import ControlPlane
 from components.engine_pool import EnginePool, instance_name
 from components.errors import user_errors_as_run_errors
+from components.hardware import engine_node_selector
 from components.kv_store import KVStore, KVStoreEndpoint
 from components.kv_store.client import kv_client_config_map
 from components.kv_store.shared import shared_store
 from components.motor_config import MOTOR_CONFIG_NAME
 from components.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
 from components.pulumi_settings import read_stack_settings
-from components.secret_env import ENV_FROM, secret_env
+from components.secret_env import secret_env
 from components.settings import PROJECT, ServiceSettings
 from components.ucm_storage import UCMStorage
 from components.workloads import Workloads
-
-# What the coordinator needs of the store (deploy.py gives it these two, not the client files).
-COORDINATOR_STORE_ENV = ("KVS_MASTER_SERVICE", "KV_STORE_BACKEND")
 
 
 def stack_name() -> str:
@@ -65,6 +63,8 @@ def build(settings: ServiceSettings, project_dir: Path) -> None:
             "node_port": deploy.coordinator_infer_node_port,
         },
     )
+    # deploy.py finds these on the cluster's nodes; here the preview says what the engine nodes must carry.
+    pulumi.export("engine_node_labels", engine_node_selector(deploy.hardware_type, deploy.accelerator_type))
     pulumi.export(
         "engines",
         {
@@ -85,13 +85,13 @@ def build_service(
     """Everything that uses the store: its client files, the control plane and the engines."""
     if endpoint is not None:
         kv_client_config_map(endpoint, settings.namespace, opts)
-    env_from = ENV_FROM if secret_env(settings.namespace, opts) else []
+    secret = secret_env(settings.namespace, opts)
     storage = UCMStorage("ucm-storage", settings, opts) if settings.motor_deploy_config.storage else None
-    store_env = {key: value for key, value in (endpoint.engine_env if endpoint else {}).items() if key in COORDINATOR_STORE_ENV}
-    control_plane = ControlPlane("control-plane", settings, project_dir, store_env, workloads, env_from, opts)
+    control_plane = ControlPlane("control-plane", settings, project_dir, endpoint, workloads, secret, opts)
     prefill_storage = (storage.volumes, storage.mounts) if storage else ([], [])
-    EnginePool("prefill", settings, "prefill", endpoint, workloads, prefill_storage, env_from, opts)
-    EnginePool("decode", settings, "decode", endpoint, workloads, env_from=env_from, opts=opts)
+    scripts = control_plane.scripts_digest
+    EnginePool("prefill", settings, "prefill", endpoint, workloads, prefill_storage, secret, scripts, opts)
+    EnginePool("decode", settings, "decode", endpoint, workloads, secret=secret, scripts_digest=scripts, opts=opts)
     # In a service set the store's Deployment and Service live inside the InferServiceSet: protect it with the store.
     owned = settings.kv_cache_store_config if owns_store else None
     workloads.finish(

@@ -8,6 +8,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi.runtime import config as runtime_config
 
+from dataclasses import dataclass
+
+from components.checksums import PREFIX, digest
 from components.labels import common_labels
 from components.pulumi_settings import SECRET_ENV_KEY
 from components.settings import PROJECT
@@ -15,19 +18,31 @@ from components.settings import PROJECT
 SECRET_NAME = "motor-kvpool-secret-env"
 
 
-def secret_env(namespace: str, opts: pulumi.ResourceOptions | None) -> k8s.core.v1.Secret | None:
+@dataclass(frozen=True)
+class SecretEnv:
+    """What a Motor pod template takes from the Secret: its envFrom, and the digest annotation that rolls the pods
+    when a value changes (envFrom is read at start only). The digest is published unsecret: a sha256 of the
+    values, never the values."""
+
+    env_from: list[dict]
+    annotation: dict[str, pulumi.Output[str]]
+
+
+def secret_env(namespace: str, opts: pulumi.ResourceOptions | None) -> SecretEnv | None:
     """The Secret, or None when the stack sets no secret_env (Pulumi.yaml's default is {})."""
     # Emptiness from the raw text: reading the value itself outside a secret would log it as plain.
     if runtime_config.get_config(f"{PROJECT}:{SECRET_ENV_KEY}") in (None, "", "{}"):
         return None
     values = pulumi.Config(PROJECT).require_secret_object(SECRET_ENV_KEY)  # read_stack_settings checked it is secret
-    return k8s.core.v1.Secret(
+    string_data = values.apply(lambda data: {str(k): str(v) for k, v in (data or {}).items()})
+    k8s.core.v1.Secret(
         SECRET_NAME,
         metadata={"name": SECRET_NAME, "namespace": namespace, "labels": common_labels(namespace, "secret-env", SECRET_NAME)},
         type="Opaque",
-        string_data=values.apply(lambda data: {str(k): str(v) for k, v in (data or {}).items()}),
+        string_data=string_data,
         opts=opts,
     )
-
-
-ENV_FROM = [{"secretRef": {"name": SECRET_NAME}}]
+    return SecretEnv(
+        env_from=[{"secretRef": {"name": SECRET_NAME}}],
+        annotation={f"{PREFIX}secret-env": pulumi.Output.unsecret(string_data.apply(digest))},
+    )

@@ -27,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from components.hardware import accelerator_type_problem
 from components.units import K8S_QUANTITY, is_dns_label
 from policies import rules
 
@@ -64,6 +65,8 @@ def _mooncake_size(size: int | str) -> int | str:
 MooncakeSize = Annotated[Union[StrictInt, StrictStr], AfterValidator(_mooncake_size)]
 AbsolutePath = Annotated[str, Field(pattern=r"^/")]
 NonEmpty = Annotated[str, Field(min_length=1)]
+# A Kubernetes label value: at most 63 characters, alphanumeric at both ends, `-`, `_`, `.` inside.
+LabelValue = Annotated[str, Field(max_length=63, pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]
 # Docker image reference: [registry[:port]/]path[:tag][@digest]; refuses Motor's "<fill in the image>" placeholder.
 IMAGE_REFERENCE = (
     r"^[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
@@ -158,6 +161,12 @@ class DeployConfig(Closed):
     d_pod_npu_num: int = Field(ge=1, le=MAX_NPUS_PER_POD, description="NPUs per decode pod.")
     image_name: str = Field(pattern=IMAGE_REFERENCE, description="The MindIE Motor vllm-ascend image.")
     hardware_type: HardwareType = Field(description="Motor's hardware type; selects NPU resources and defaults.")
+    accelerator_type: LabelValue | None = Field(
+        None,
+        description="The accelerator-type label of the engine nodes. deploy.py reads it from the cluster's nodes; "
+        "default: module-910b-8 (A2), module-a3-16 (A3), the hardware_type itself (A5). Set it when your nodes "
+        "carry another value, e.g. module-a3-16-super-pod.",
+    )
     weight_mount_path: AbsolutePath = Field("/mnt/weight", description="Host path of the model weights.")
     storage: list[StorageEntry] = Field(default_factory=list, description="Volumes for UCM (prefill only).")
     dshm_size: K8sQuantity = Field(rules.DEFAULT_DSHM_SIZE, description="Size of /dev/shm in engine pods; UCM's cache lives there.")
@@ -193,6 +202,13 @@ class DeployConfig(Closed):
                 "starting and ending with a letter or digit"
             )
         return job_id
+
+    @model_validator(mode="after")
+    def _accelerator_type_matches_hardware(self) -> DeployConfig:
+        problem = self.accelerator_type and accelerator_type_problem(self.hardware_type, self.accelerator_type)
+        if problem:
+            raise ValueError(f"accelerator_type: {problem}")
+        return self
 
     @model_validator(mode="after")
     def _storage_mount_paths(self) -> DeployConfig:
@@ -484,10 +500,11 @@ class ServiceSettings(Closed):
         description="vllm-ascend version in the image, e.g. v0.17.0rc2; lets the policy pack say when layerwise "
         "transfer with a pool needs Motor's MultiConnector patch (before v0.17.0rc2).",
     )
-    motor_scripts_dir: str | None = Field(
+    motor_deployer_dir: str | None = Field(
         None,
-        description="Motor's startup scripts (examples/deployer/startup: boot.sh, probe.sh, ...), read at deploy "
-        "time into ConfigMap motor-config; pods run boot.sh from there as deploy.py's do. Required by `pulumi up`.",
+        description="Motor's examples/deployer folder (the one holding deploy.py), relative to the project; its "
+        "startup/, probe/ and prestop/ files are read at deploy time into ConfigMap motor-config, as deploy.py does, "
+        "and pods run boot.sh from there. Required by `pulumi up`.",
     )
     motor_deploy_config: DeployConfig
     motor_controller_config: dict[str, Any] = Field(default_factory=dict, description="Motor's, untouched.")
@@ -549,7 +566,7 @@ class ServiceSettings(Closed):
                 exclude_none=True,
                 exclude={
                     "create_namespace": True,
-                    "motor_scripts_dir": True,
+                    "motor_deployer_dir": True,
                     "vllm_ascend_version": True,
                     "env": True,
                     "kv_cache_store_config": DEPLOYMENT_ONLY_STORE_KEYS,

@@ -32,7 +32,7 @@ USER_CONFIG_SECTIONS = (
     "motor_deploy_config", "motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config",
     "motor_engine_prefill_config", "motor_engine_decode_config", "kv_cache_store_config",
 )
-PULUMI_CONFIG_KEYS = ("create_namespace", "motor_scripts_dir", "vllm_ascend_version", *USER_CONFIG_SECTIONS, "env")
+PULUMI_CONFIG_KEYS = ("create_namespace", "motor_deployer_dir", "vllm_ascend_version", *USER_CONFIG_SECTIONS, "env")
 
 # Older names accepted in place of the current ones (seed 001 and env.json of the kv_cache_pool generation).
 ALIASES = {"kv_cache_pool_config": "kv_cache_store_config", "env.motor_kv_cache_pool_env": "env.motor_kv_cache_store_env"}
@@ -43,6 +43,10 @@ MIGRATIONS = {
         f"target_job_id is replaced by target_stack, which fails loudly instead of silently creating a new "
         f"store; write `target_stack: {LOCAL_ORGANIZATION}/{PROJECT}/{value}` (the stack of the service that owns the "
         f"store), or run `python -m kvpool import` to convert the file"
+    ),
+    "motor_scripts_dir": lambda value: (
+        "motor_scripts_dir is replaced by motor_deployer_dir: motor-config needs deploy.py's whole file set "
+        "(startup/, startup/roles/, probe/, prestop/); point motor_deployer_dir at Motor's examples/deployer folder"
     ),
     "motor_deploy_config.env_path": lambda value: (
         "env_path pointed deploy.py at env.json; remove it: env.json's sections now live under the `env` key"

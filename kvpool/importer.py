@@ -107,6 +107,13 @@ def _convert_store(user: dict[str, Any], notes: list[str]) -> None:
                 "generation of deploy.py, and its keys are Mooncake's"
             )
     store = user.get("kv_cache_store_config")
+    if isinstance(store, dict) and "alloc_in_same_node" in store and "prefer_alloc_in_same_node" not in store:
+        # The name of Motor's older deployment guide; vllm-ascend's mooncake.json reads prefer_alloc_in_same_node.
+        store["prefer_alloc_in_same_node"] = store.pop("alloc_in_same_node")
+        notes.append(
+            "kv_cache_store_config.alloc_in_same_node renamed to prefer_alloc_in_same_node, the key vllm-ascend's "
+            "Mooncake client reads (Motor's older deployment guide used the short name)"
+        )
     if not isinstance(store, dict) or "target_job_id" not in store:
         return
     target = store.pop("target_job_id")

@@ -35,7 +35,7 @@ def effective_settings(settings: ServiceSettings, secret_env_names: list[str]) -
         "engine_env": rules.engine_envs(settings.env_sections()),
         "motor_kvpool": {
             "create_namespace": settings.create_namespace,
-            "motor_scripts_dir": settings.motor_scripts_dir,
+            "motor_deployer_dir": settings.motor_deployer_dir,
             "vllm_ascend_version": settings.vllm_ascend_version,
             SECRET_ENV_KEY: {name: "[secret]" for name in secret_env_names},
             # How the store is deployed (HA, resources, protection, consumers): motor-kvpool's, not Motor's.

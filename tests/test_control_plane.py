@@ -9,13 +9,15 @@ import pytest
 from kvpool.manifests import kubernetes_objects
 from kvpool.mock_engine import ProgramError, run_program
 from kvpool.stack_config import StackConfig, load_stack_config
+from components.motor_config import MOTOR_FILES
 from tests.program_runs import PROJECT_DIR, env_of, render, render_stack, stack_values
 
 
 def test_motor_config_holds_the_effective_user_config():
     rendered = render_stack("dev")
     data = rendered.get("ConfigMap", "motor-config")["data"]
-    assert list(data) == ["user_config.json"]
+    # without motor_deployer_dir: only what motor-kvpool generates (the MemCache conf Motor's scripts copy)
+    assert list(data) == ["kv_store_backends.memcache.mmc-local.conf", "user_config.json"]
     effective = json.loads(data["user_config.json"])
     assert effective["motor_deploy_config"]["job_id"] == "dev"
     assert effective["kv_cache_store_config"] == {
@@ -24,27 +26,76 @@ def test_motor_config_holds_the_effective_user_config():
     }
 
 
-def test_motor_scripts_are_read_at_deploy_time(tmp_path):
-    (tmp_path / "boot.sh").write_text("echo boot\n")
-    (tmp_path / "probe.sh").write_text("exit 0\n")
+def deployer_folder(root):
+    """A folder laid out like Motor's examples/deployer, each file holding its own path (not Motor's code)."""
+    for _, relative in MOTOR_FILES:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(f"# {relative}\n")
+    return root
+
+
+def test_motor_files_are_read_at_deploy_time_under_deploy_pys_keys(tmp_path):
     values = stack_values("dev")
-    values["motor_scripts_dir"] = str(tmp_path)
-    data = render(values).get("ConfigMap", "motor-config")["data"]
-    assert sorted(data) == ["boot.sh", "probe.sh", "user_config.json"]
-    assert data["boot.sh"] == "echo boot\n"
+    values["motor_deployer_dir"] = str(deployer_folder(tmp_path))
+    data = render(values, stack="dev").get("ConfigMap", "motor-config")["data"]
+    assert sorted(data) == sorted([key for key, _ in MOTOR_FILES] + ["user_config.json"])
+    assert data["boot.sh"] == "# startup/boot.sh\n"
+    assert data["kv_store_backends.mooncake.mooncake.sh"] == "# startup/roles/kv_store_backends/mooncake/mooncake.sh\n"
+    # deploy.py's update_shell_safely: env.json sections as functions on top of the role scripts
+    assert data["controller.sh"] == (
+        'function set_controller_env() {\n    export PYTHONHASHSEED="0"\n    export ENGINE_TYPE="vllm"\n    export MODEL_NAME="qwen3-8B"\n'
+        '    export SERVICE_ID="dev"\n}\n# startup/roles/controller.sh\n'
+    )
+    engine = data["engine.sh"]
+    assert [line for line in engine.splitlines() if line.startswith("function")] == [
+        "function set_union_env() {", "function set_decode_env() {", "function set_prefill_env() {",
+        "function set_encode_env() {",
+    ]
+    prefill = engine[engine.index("function set_prefill_env"):].split("}\n")[0]
+    assert '    export PYTHONHASHSEED="0"\n' in prefill
+    assert '    export MMC_LOCAL_CONFIG_PATH="/usr/local/Ascend/pyMotor/conf/mmc-local.conf"\n' in prefill
+    # the MemCache conf Motor's sync_mmc_local_config copies is ours: the store's Service and configured ports
+    assert data["kv_store_backends.memcache.mmc-local.conf"].startswith(
+        "ock.mmc.meta_service_url = tcp://mindie-motor-kvs-master.dev.svc.cluster.local:50088\n"
+    )
+
+
+def test_a_deployer_folder_missing_a_file_is_refused_naming_it(tmp_path):
+    deployer_folder(tmp_path)
+    (tmp_path / "probe" / "probe.py").unlink()
+    values = stack_values("dev")
+    values["motor_deployer_dir"] = str(tmp_path)
+    with pytest.raises(ProgramError) as caught:
+        render(values)
+    assert str(caught.value) == (
+        f"motor_deployer_dir: {tmp_path} lacks probe/probe.py, which deploy.py puts in motor-config; point "
+        "motor_deployer_dir at Motor's examples/deployer folder (the one holding deploy.py)"
+    )
+
+
+def test_the_old_scripts_setting_says_what_to_write_instead():
+    values = stack_values("dev")
+    values["motor_scripts_dir"] = "../MindIE-Motor/examples/deployer/startup"
+    with pytest.raises(ProgramError) as caught:
+        render(values, stack="dev")
+    assert str(caught.value) == (
+        "stack 'dev': 1 problem\n  - motor-kvpool:motor_scripts_dir: motor_scripts_dir is replaced by "
+        "motor_deployer_dir: motor-config needs deploy.py's whole file set (startup/, startup/roles/, probe/, "
+        "prestop/); point motor_deployer_dir at Motor's examples/deployer folder"
+    )
 
 
 def test_up_without_motor_scripts_is_refused_and_preview_warns():
     config = load_stack_config(PROJECT_DIR, "dev")
     preview_run = run_program(PROJECT_DIR, config, preview=True)
     assert preview_run.log_messages == [
-        "warning: motor_scripts_dir is unset: motor-config has no boot.sh; `pulumi up` will refuse"
+        "warning: motor_deployer_dir is unset: motor-config has none of Motor's scripts; `pulumi up` will refuse"
     ]
     with pytest.raises(ProgramError) as caught:
         run_program(PROJECT_DIR, config, preview=False)
     assert str(caught.value) == (
-        "motor_scripts_dir is unset: Motor's pods run boot.sh from ConfigMap motor-config; set "
-        "motor-kvpool:motor_scripts_dir to Motor's examples/deployer/startup folder"
+        "motor_deployer_dir is unset: Motor's pods run boot.sh and the scripts it sources from ConfigMap "
+        "motor-config; set motor-kvpool:motor_deployer_dir to Motor's examples/deployer folder"
     )
 
 
@@ -64,13 +115,19 @@ def test_services_keep_deploy_pys_names_ports_and_node_ports():
     }
 
 
-def test_rbac_reads_only_and_cluster_scope_only_for_nodes():
+def test_rbac_is_exactly_what_motors_controller_calls():
+    """tests/conformance/test_motor_rbac.py runs Motor's client against these rules; here, the objects."""
     rendered = render_stack("dev")
-    assert rendered.get("Role", "mindie-motor-controller")["rules"] == [
-        {"apiGroups": [""], "resources": ["configmaps", "pods"], "verbs": ["get", "list", "watch"]}
+    assert rendered.names("Role") == ["mindie-controller-configmaps-dev"]
+    assert rendered.get("Role", "mindie-controller-configmaps-dev")["metadata"]["namespace"] == "kube-system"
+    assert rendered.get("Role", "mindie-controller-configmaps-dev")["rules"] == [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "watch"]}
     ]
     assert rendered.get("ClusterRole", "mindie-controller-nodes-dev")["rules"] == [
-        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]}
+    ]
+    assert rendered.get("ClusterRole", "mindie-controller-pods-dev")["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}
     ]
     controller = rendered.get("Deployment", "mindie-motor-controller")["spec"]["template"]["spec"]
     assert controller["serviceAccountName"] == "mindie-motor-controller"
@@ -99,12 +156,13 @@ def test_a_port_in_motors_api_config_that_is_not_a_port_is_refused():
 
 
 def test_unreadable_motor_scripts_are_refused(tmp_path):
-    (tmp_path / "boot.sh").write_bytes(b"\xff\xfe binary")
+    deployer_folder(tmp_path)
+    (tmp_path / "startup" / "boot.sh").write_bytes(b"\xff\xfe binary")
     values = stack_values("dev")
-    values["motor_scripts_dir"] = str(tmp_path)
+    values["motor_deployer_dir"] = str(tmp_path)
     with pytest.raises(ProgramError) as caught:
         render(values)
-    assert str(caught.value).startswith(f"motor_scripts_dir: cannot read {tmp_path} as text files: ")
+    assert str(caught.value).startswith(f"motor_deployer_dir: cannot read {tmp_path}/startup/boot.sh as text: ")
 
 
 def test_infer_service_set_holds_every_role_with_crd_prefixed_service_names():
@@ -178,10 +236,10 @@ def test_a_plain_text_secret_env_is_refused():
 
 def test_a_misspelt_string_key_is_named_as_unknown():
     values = stack_values("dev")
-    values["motor_scripts_dirr"] = "../startup"
+    values["motor_deployer_dirr"] = "../deployer"
     with pytest.raises(ProgramError) as caught:
         run_program(PROJECT_DIR, config_with(values, []))
     assert str(caught.value) == (
-        "stack 'dev': 1 problem\n  - motor-kvpool:motor_scripts_dirr: unknown configuration key; did you mean "
-        "motor-kvpool:motor_scripts_dir?"
+        "stack 'dev': 1 problem\n  - motor-kvpool:motor_deployer_dirr: unknown configuration key; did you mean "
+        "motor-kvpool:motor_deployer_dir?"
     )

@@ -139,7 +139,7 @@ def test_a_conflict_in_motor_common_env_names_that_section():
     [
         ("800I_A2", "huawei.com/Ascend910", {"accelerator": "huawei-Ascend910", "accelerator-type": "module-910b-8"}, True, None),
         ("800I_A3", "huawei.com/Ascend910", {"accelerator": "huawei-Ascend910", "accelerator-type": "module-a3-16"}, True, "4"),
-        ("950-SuperPod-Atlas-8", "huawei.com/npu", {"accelerator": "huawei-npu"}, False, None),
+        ("950-SuperPod-Atlas-8", "huawei.com/npu", {"accelerator": "huawei-npu", "accelerator-type": "950-SuperPod-Atlas-8"}, False, None),
     ],
 )
 def test_npu_resources_and_node_labels_by_hardware(hardware_type, resource, selector, ring, sp_block):

@@ -48,7 +48,7 @@ def test_meta_service_binds_pod_ip_on_the_configured_ports():
 
 def test_local_service_conf_carries_the_configured_ports_not_deploy_pys_defaults():
     rendered = render(memcache(port=51000, config_store_port=51001, metrics_port=51002))
-    conf = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]["mmc-local.conf"]
+    conf = rendered.get("ConfigMap", "motor-config")["data"]["kv_store_backends.memcache.mmc-local.conf"]
     assert conf.splitlines()[:2] == [
         f"ock.mmc.meta_service_url = tcp://{FQDN}:51000",
         f"ock.mmc.local_service.config_store_url = tcp://{FQDN}:51001",
@@ -56,23 +56,24 @@ def test_local_service_conf_carries_the_configured_ports_not_deploy_pys_defaults
     assert "ock.mmc.local_service.protocol = device_rdma" in conf  # 800I_A2
 
 
-def test_engines_get_the_local_service_env_and_the_conf_as_a_real_file():
+def test_engines_read_the_writable_copy_motors_scripts_make_of_the_conf():
+    """Motor's sync_mmc_local_config copies motor-config's conf to CONFIG_PATH, a real and writable file that its
+    node manager rewrites in place (tests/conformance runs both on what is rendered here)."""
     rendered = render(memcache())
     engine = rendered.container("Deployment", "vllm-d0", "vllm")
     env = env_of(engine)
     assert (env["KVS_MASTER_SERVICE"], env["KV_STORE_BACKEND"]) == (FQDN, "memcache")
-    assert env["MMC_LOCAL_CONFIG_PATH"] == "/etc/motor-kvpool/kv-client/mmc-local.conf"
+    assert env["MMC_LOCAL_CONFIG_PATH"] == "/usr/local/Ascend/pyMotor/conf/mmc-local.conf"
     assert env["MMC_LOCAL_SERVICE_MODE"] == "inprocess"
-    # subPath: MemCache refuses a conf that is a symlink, which a ConfigMap volume's files are
-    assert {"name": "kv-client", "mountPath": "/etc/motor-kvpool/kv-client/mmc-local.conf",
-            "subPath": "mmc-local.conf", "readOnly": True} in engine["volumeMounts"]
+    assert [m for m in engine["volumeMounts"] if m["name"] == "kv-client"] == []
+    assert ("ConfigMap", "mindie-motor-kv-client") not in rendered.objects
 
 
 def test_standalone_local_service_on_a3(tmp_path):
     values = memcache()
     values["motor_deploy_config"]["hardware_type"] = "800I_A3"
     rendered = render(values)
-    conf = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]["mmc-local.conf"]
+    conf = rendered.get("ConfigMap", "motor-config")["data"]["kv_store_backends.memcache.mmc-local.conf"]
     assert "ock.mmc.local_service.protocol = device_sdma" in conf
     assert "ock.mmc.local_service.dram.size = 0GB" in conf
     assert env_of(rendered.container("Deployment", "vllm-p0", "vllm"))["MMC_LOCAL_SERVICE_MODE"] == "standalone"
@@ -82,7 +83,7 @@ def test_users_local_conf_is_merged_and_our_keys_win(tmp_path):
     conf = tmp_path / "mmc-local.conf"
     conf.write_text("# tuned\nock.mmc.local_service.dram.size = 40GB\nock.mmc.meta_service_url = tcp://" + FQDN + ":50088\n")
     rendered = render(memcache(local_service_conf=str(conf)))
-    text = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]["mmc-local.conf"]
+    text = rendered.get("ConfigMap", "motor-config")["data"]["kv_store_backends.memcache.mmc-local.conf"]
     assert "ock.mmc.local_service.dram.size = 40GB" in text
     assert text.count("ock.mmc.meta_service_url") == 1
 

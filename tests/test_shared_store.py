@@ -54,9 +54,9 @@ def test_consumer_creates_no_store_and_points_at_the_providers(provider_outputs)
     assert rendered.names("NetworkPolicy") == []
     env = env_of(rendered.container("Deployment", "vllm-p0", "vllm"))
     assert env["KVS_MASTER_SERVICE"] == "mindie-motor-kvs-master.service-a.svc.cluster.local"
-    conf = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]["mmc-local.conf"]
+    conf = rendered.get("ConfigMap", "motor-config")["data"]["kv_store_backends.memcache.mmc-local.conf"]
     assert conf.startswith("ock.mmc.meta_service_url = tcp://mindie-motor-kvs-master.service-a.svc.cluster.local:50088\n")
-    assert rendered.get("ConfigMap", "mindie-motor-kv-client")["metadata"]["namespace"] == "service-b"
+    assert rendered.get("ConfigMap", "motor-config")["metadata"]["namespace"] == "service-b"
     assert rendered.run.outputs["kv_store_source"] == A and "kv_store" not in rendered.run.outputs
 
 
@@ -73,7 +73,7 @@ def test_provider_parameter_change_shows_up_in_the_consumer(provider_outputs):
     values = stack_values("service-a")
     values["kv_cache_store_config"].update(port=51000, config_store_port=51001)
     moved = render(values, stack="service-a").run.outputs
-    conf = consume(moved).get("ConfigMap", "mindie-motor-kv-client")["data"]["mmc-local.conf"]
+    conf = consume(moved).get("ConfigMap", "motor-config")["data"]["kv_store_backends.memcache.mmc-local.conf"]
     assert "service-a.svc.cluster.local:51000\n" in conf and "service-a.svc.cluster.local:51001\n" in conf
 
 

@@ -97,7 +97,7 @@ def test_cli_previews_the_consumer_against_the_providers_outputs(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert f"Stack reference: {A} (its outputs read from its own preview or --stack-outputs)" in done.stdout.splitlines()
-    env = (tmp_path / "service-b" / "manifests" / "configmap-service-b-mindie-motor-kv-client.yaml").read_text()
+    env = (tmp_path / "service-b" / "manifests" / "configmap-service-b-motor-config.yaml").read_text()
     assert "tcp://mindie-motor-kvs-master.service-a.svc.cluster.local:50088" in env
 
 

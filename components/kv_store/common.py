@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.checksums import annotations
+from components.errors import KvpoolError
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.labels import KV_CLIENT_LABEL, common_labels
 from components.settings import StoreResources
@@ -17,6 +19,10 @@ from components.workloads import Workloads
 STORE_NAME = "mindie-motor-kv-store"
 STORE_SERVICE = "mindie-motor-kvs-master"
 COMPONENT = "kv-store"
+
+
+class StoreEnvConflict(KvpoolError):
+    """env.json's store section sets a variable the store container's contract sets."""
 
 
 @dataclass(frozen=True)
@@ -38,11 +44,15 @@ class StoreContext:
     labels: dict[str, str]  # the user's additional labels; app_labels() adds ours
     annotations: dict[str, str]
     node_selector: dict[str, str]
+    engine_node_labels: dict[str, str]  # what engine nodes carry (stores that run beside the engines use it)
     resources: StoreResources
     parent: pulumi.Resource
     protect: bool
     retain_on_delete: bool
     allowed_consumers: tuple[str, ...]
+    # env.json's motor_kv_cache_store_env, which deploy.py exports in the store pod (kv_cache_store.sh). Not
+    # motor_common_env: the store runs no Motor process, and a common change would restart it and empty the pool.
+    env: dict[str, str]
 
     def opts(self, depends_on: Sequence[pulumi.Resource] = ()) -> pulumi.ResourceOptions:
         """Children get parent=self and the store's protection explicitly (never the component's own opts)."""
@@ -57,6 +67,19 @@ class StoreContext:
         # `app` and `deploy-name` are deploy.py's selector labels; the user's additional labels come first so
         # that they cannot override the selector.
         return {**self.labels, **common_labels(self.namespace, COMPONENT, app), "app": app, "deploy-name": app}
+
+    def with_store_env(self, container: dict[str, Any]) -> dict[str, Any]:
+        """The store server's container with motor_kv_cache_store_env added; a variable the container already
+        sets (its own contract) may not be overridden."""
+        own = {entry["name"] for entry in container.get("env") or []}
+        clashes = sorted(own & set(self.env))
+        if clashes:
+            raise StoreEnvConflict(
+                f"env.motor_kv_cache_store_env sets {', '.join(clashes)}, which motor-kvpool sets for the store "
+                f"container {container['name']}; remove them from env.json"
+            )
+        extra = [{"name": name, "value": value} for name, value in self.env.items()]
+        return {**container, "env": [*(container.get("env") or []), *extra]} if extra else container
 
     def metadata(self, name: str, app: str) -> dict[str, Any]:
         metadata = {"name": name, "namespace": self.namespace, "labels": self.app_labels(app)}
@@ -153,8 +176,10 @@ def deployment(
     volumes: Sequence[dict[str, Any]] = (),
     replicas: int = 1,
     depends_on: Sequence[pulumi.Resource] = (),
+    checksums: Mapping[str, Any] | None = None,
 ) -> None:
     # Pod labels are the object's labels; nothing in them changes between runs, so re-running restarts nothing.
+    pod_annotations = {**ctx.annotations, **annotations(checksums or {})}
     ctx.workloads.deployment(
         name,
         COMPONENT,
@@ -163,7 +188,7 @@ def deployment(
             "replicas": replicas,
             "selector": {"matchLabels": selector(name)},
             "template": {
-                "metadata": {"labels": ctx.app_labels(name), "annotations": ctx.annotations or None},
+                "metadata": {"labels": ctx.app_labels(name), "annotations": pod_annotations or None},
                 "spec": {
                     "automountServiceAccountToken": False,
                     "nodeSelector": ctx.node_selector or None,
@@ -184,10 +209,15 @@ def store_server(
     volumes: Sequence[dict[str, Any]] = (),
     replicas: int = 1,
     depends_on: Sequence[pulumi.Resource] = (),
+    config_files: Mapping[str, str] | None = None,
 ) -> None:
     """The store server every Service-fronted backend runs: its Deployment, the Service engines dial (deploy.py's
-    names), the NetworkPolicy in front of it, and the optional ServiceMonitor."""
-    deployment(ctx, STORE_NAME, [container], volumes, replicas=replicas, depends_on=depends_on)
+    names), the NetworkPolicy in front of it, and the optional ServiceMonitor. `config_files`: what the server
+    reads from a mounted ConfigMap at start, so that a change of it rolls the server."""
+    deployment(
+        ctx, STORE_NAME, [ctx.with_store_env(container)], volumes, replicas=replicas, depends_on=depends_on,
+        checksums={"store-config": config_files},
+    )
     service(ctx, STORE_SERVICE, STORE_NAME, ports)
     network_policy(ctx, STORE_NAME, STORE_NAME, ports)
     if monitored:

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pulumi
 
+from components.hardware import engine_node_selector
 from components.kv_store import memcache, mooncake, yuanrong
 from components.kv_store.common import StoreContext
 from components.kv_store.compatibility import compatibility
 from components.kv_store.endpoint import KVStoreEndpoint
+from components.motor_env import env_text
 from components.workloads import Workloads
 from components.settings import MemcacheStoreConfig, MooncakeStoreConfig, ServiceSettings, YuanrongStoreConfig
 
@@ -42,11 +44,13 @@ class KVStore(pulumi.ComponentResource):
             labels=dict(store.additional_labels),
             annotations=dict(store.additional_annotations),
             node_selector=dict(deploy.kv_pool_node_selector),
+            engine_node_labels=engine_node_selector(deploy.hardware_type, deploy.accelerator_type),
             resources=store.resources,
             parent=self,
             protect=store.protect,
             retain_on_delete=store.retain_on_delete,
             allowed_consumers=tuple(store.allowed_consumers),
+            env={name: env_text(value) for name, value in settings.env.motor_kv_cache_store_env.items()},
         )
         if isinstance(store, MooncakeStoreConfig):
             self.endpoint = mooncake.build(ctx, store)

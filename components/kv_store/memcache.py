@@ -26,7 +26,7 @@ from components.kv_store.common import (
     store_host,
     store_server,
 )
-from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
+from components.kv_store.endpoint import MOTOR_CONF_DIR, KVStoreEndpoint
 from components.labels import k8s_name
 from components.settings import MemcacheStoreConfig
 
@@ -117,11 +117,9 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
         StorePort("metrics", store.metrics_port, client=False),
     ]
     conf_name = k8s_name(STORE_NAME, "meta-conf")
+    conf_data = {META_TEMPLATE: render_conf(meta_conf(store))}
     conf = k8s.core.v1.ConfigMap(
-        conf_name,
-        metadata=ctx.metadata(conf_name, STORE_NAME),
-        data={META_TEMPLATE: render_conf(meta_conf(store))},
-        opts=ctx.opts(),
+        conf_name, metadata=ctx.metadata(conf_name, STORE_NAME), data=conf_data, opts=ctx.opts()
     )
     meta = {
         "name": "memcache-meta-service",
@@ -138,10 +136,12 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
         "volumeMounts": [{"name": "meta-conf", "mountPath": META_CONF_DIR, "readOnly": True}],
     }
     volumes = [{"name": "meta-conf", "configMap": {"name": conf_name}}]
-    store_server(ctx, meta, ports, store.service_monitor, volumes, depends_on=[conf])
+    store_server(ctx, meta, ports, store.service_monitor, volumes, depends_on=[conf], config_files=conf_data)
     return service_endpoint(
         ctx, "memcache", store.port, store.metrics_port,
-        {"MMC_LOCAL_CONFIG_PATH": f"{CLIENT_CONFIG_DIR}/{LOCAL_FILE}",
+        # Motor's sync_mmc_local_config copies the conf from motor-config to this writable file, which its node
+        # manager rewrites in place (LocalService.prepare); a ConfigMap file would be read-only.
+        {"MMC_LOCAL_CONFIG_PATH": f"{MOTOR_CONF_DIR}/{LOCAL_FILE}",
          "MMC_LOCAL_SERVICE_MODE": str(store.local_service_mode)},
         client_files={LOCAL_FILE: render_conf(local_conf(store, host, ctx.hardware_type, project_dir))},
     )

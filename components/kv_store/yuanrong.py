@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pulumi_kubernetes as k8s
 
-from components.hardware import engine_node_selector
 from components.kv_store.common import (
     RESTRICTED_CONTAINER,
     STORE_NAME,
@@ -75,8 +74,8 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
                     "hostNetwork": True,
                     "dnsPolicy": "ClusterFirstWithHostNet",  # host networking, yet etcd is found by Service name
                     "automountServiceAccountToken": False,
-                    "nodeSelector": engine_node_selector(ctx.hardware_type),
-                    "containers": [worker],
+                    "nodeSelector": ctx.engine_node_labels,
+                    "containers": [ctx.with_store_env(worker)],
                     "volumes": [
                         {"name": "sockets", "hostPath": {"path": SOCKET_HOST_DIR, "type": "DirectoryOrCreate"}},
                         {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{store.shared_memory_size_mb}Mi"}},

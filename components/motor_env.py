@@ -1,0 +1,85 @@
+"""What each Motor role's processes find in their environment, from env.json's sections and the store contract.
+
+The same values reach a pod twice, as in deploy.py plus what Kubernetes shows: as container env (visible to
+`kubectl describe` and read by the policy pack) and as the `set_*_env` functions deploy.py writes into Motor's
+scripts, which re-export them at deploy.py's points (the engine side's after `set_cann_env` and after Motor
+regenerates the Mooncake client file), so every value wins where it wins under deploy.py.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from components.errors import KvpoolError
+from components.settings import ServiceSettings
+from policies import rules
+
+
+K8S_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+
+class EngineEnvConflict(KvpoolError):
+    """env.json sets a variable the KV store contract sets to another value."""
+
+
+def env_text(value: Any) -> str:
+    """A config value as env text: JSON's true/false, everything else as written."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else str(value)
+
+
+def shell_text(value: Any) -> str:
+    """env_text escaped for a double-quoted bash string as deploy.py's shell_escape does it: `$` stays, so a value
+    such as `/opt/lib:$LD_LIBRARY_PATH` expands in the pod as it does under deploy.py. A Kubernetes reference
+    `$(HOST_IP)` becomes `${HOST_IP}`: the same value in bash, where `$(...)` would run a command."""
+    text = K8S_REFERENCE.sub(r"${\1}", env_text(value))
+    for raw, escaped in (("\\", "\\\\"), ('"', '\\"'), ("`", "\\`"), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")):
+        text = text.replace(raw, escaped)
+    return text
+
+
+def motor_derived_env(settings: ServiceSettings) -> dict[str, str]:
+    """What deploy.py's set_env_to_shell adds to motor_common_env (Motor's alarms and log folders read them).
+    SERVICE_ID is the job_id alone: deploy.py appends the deploy time, which would change motor-config (and
+    Motor's log folder) on every run. NORTH_PLATFORM is left unset: deploy.py writes the text `None` when
+    user_config.json has no north_config, and Motor's reader defaults to "" (motor-kvpool takes no north_config)."""
+    prefill = settings.motor_engine_prefill_config
+    return {
+        "ENGINE_TYPE": prefill.engine_type,
+        "MODEL_NAME": prefill.engine_config.served_model_name or "Unknown",
+        "SERVICE_ID": settings.namespace,
+    }
+
+
+def engine_env(settings: ServiceSettings, side: str, contract: Mapping[str, str]) -> dict[str, Any]:
+    """An engine's env: motor_common_env, then its side's section (with motor-kvpool's defaults), then the store
+    contract, which env.json may repeat but never contradict."""
+    sections = settings.env_sections()
+    side_section = rules.engine_env_section(side)
+    origin = {name: "motor_common_env" for name in sections["motor_common_env"]}
+    origin.update({name: side_section for name in sections[side_section]})
+    user = {**sections["motor_common_env"], **sections[side_section]}
+    conflicts = sorted(key for key in contract if key in user and env_text(user[key]) != contract[key])
+    if conflicts:
+        raise EngineEnvConflict(
+            "; ".join(
+                f"env.{origin[key]}.{key} is {user[key]!r} but the KV store needs {contract[key]!r}" for key in conflicts
+            )
+            + ". Remove them from env.json: motor-kvpool sets them from the store."
+        )
+    return {**user, **contract}
+
+
+def script_envs(settings: ServiceSettings, engine_contract: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """env.json section -> what its set_*_env function exports (motor_common_env and Motor's derived values first,
+    as deploy.py merges them). Sections of roles motor-kvpool does not deploy export the common env only; the
+    union engine reuses prefill's, as deploy.py does when env.json has no union section."""
+    sections = settings.env_sections()
+    common = {**sections["motor_common_env"], **motor_derived_env(settings)}
+    envs = {section: {**common, **values} for section, values in sections.items()}
+    for side in rules.SIDES:
+        envs[rules.engine_env_section(side)] = {**common, **engine_env(settings, side, engine_contract)}
+    envs["motor_engine_union_env"] = envs[rules.engine_env_section("prefill")]
+    return envs

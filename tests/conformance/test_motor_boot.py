@@ -1,0 +1,172 @@
+"""Every example stack boots through Motor's own boot.sh, role by role: no missing file, no read-only write, and
+each engine process is handed the store client config we intend (Motor's scripts regenerate and copy some)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.hardware import HARDWARE
+from components.motor_config import MOTOR_FILES
+from tests.conformance.motor_boot import Boot, boot
+from tests.program_runs import Rendered, render, stack_values
+
+STACKS = ("dev", "mooncake-layerwise", "mooncake-ha", "yuanrong", "ucm", "service-set", "service-a", "service-b")
+SERVICE_SET = "InferServiceSet"
+# (workload, container) of each Motor role; the store runs its own binaries (tests/live checks those).
+# In a service set each role is one template named after the role.
+ROLES = {
+    "prefill": ("vllm-p0", "vllm"),
+    "decode": ("vllm-d0", "vllm"),
+    "controller": ("mindie-motor-controller", "controller"),
+    "coordinator": ("mindie-motor-coordinator", "coordinator"),
+}
+
+
+def rendered_with_motor(stack: str, motor_checkout: Path) -> Rendered:
+    def values(name: str) -> dict[str, Any]:
+        return {**stack_values(name), "motor_deployer_dir": str(motor_checkout / "examples" / "deployer")}
+
+    references = None
+    if stack == "service-b":
+        owner = render(values("service-a"), stack="service-a").run.outputs
+        references = {"organization/motor-kvpool/service-a": owner}
+    return render(values(stack), stack=stack, stack_references=references)
+
+
+@pytest.fixture(scope="module")
+def rendered(motor_checkout: Path) -> dict[str, Rendered]:
+    return {stack: rendered_with_motor(stack, motor_checkout) for stack in STACKS}
+
+
+def pod_spec(rendered: Rendered, workload: str) -> dict[str, Any]:
+    """A workload's pod spec, from its Deployment or from its role inside the InferServiceSet."""
+    if ("Deployment", workload) in rendered.objects:
+        return rendered.get("Deployment", workload)["spec"]["template"]["spec"]
+    role_name = next(role for role, (name, _) in ROLES.items() if name == workload)
+    for (kind, _), body in rendered.objects.items():
+        if kind == SERVICE_SET:
+            for role in body["spec"]["template"]["roles"]:
+                if role["name"] == role_name:
+                    return role["spec"]["template"]["spec"]
+    raise AssertionError(f"no workload {workload}")
+
+
+def config_maps(rendered: Rendered) -> dict[str, dict[str, str]]:
+    return {name: rendered.get("ConfigMap", name)["data"] for kind, name in rendered.objects if kind == "ConfigMap"}
+
+
+def boot_role(rendered: Rendered, role: str, motor_checkout: Path, tmp_path: Path) -> Boot:
+    workload, container = ROLES[role]
+    hardware = json.loads(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])
+    family = HARDWARE[hardware["motor_deploy_config"]["hardware_type"]].family
+    return boot(pod_spec(rendered, workload), container, config_maps(rendered), family, motor_checkout, tmp_path)
+
+
+def test_motor_config_holds_deploy_pys_file_set(
+    rendered: dict[str, Rendered], motor_checkout: Path, tmp_path: Path
+) -> None:
+    """The keys deploy.py's create_motor_config_configmap passes to kubectl, taken from running Motor's code."""
+    import sys
+
+    sys.path.insert(0, str(motor_checkout / "examples" / "deployer"))
+    try:
+        from lib.generator import k8s_utils
+    finally:
+        sys.path.pop(0)
+    captured: list[list[str]] = []
+    k8s_utils.apply_configmap = captured.append  # deploy.py's kubectl call
+    (tmp_path / "user_config.json").write_text("{}")
+    k8s_utils.g_user_config_path = str(tmp_path / "user_config.json")
+    k8s_utils.create_motor_config_configmap("svc")
+    keys = {arg.removeprefix("--from-file=").split("=")[0].rsplit("/", 1)[-1] for arg in captured[0] if arg.startswith("--from-file=")}
+    assert keys == {key for key, _ in MOTOR_FILES} | {"user_config.json"}
+    for stack, run in rendered.items():
+        assert set(run.get("ConfigMap", "motor-config")["data"]) == keys, stack
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("role", ROLES)
+def test_role_boots_through_motors_scripts(
+    rendered: dict[str, Rendered], stack: str, role: str, motor_checkout: Path, tmp_path: Path
+) -> None:
+    result = boot_role(rendered[stack], role, motor_checkout, tmp_path)
+    assert result.failures() == [], result.output
+    module = "motor.node_manager.main" if role in ("prefill", "decode") else f"motor.{role}.main"
+    process = result.process(module)
+    # Motor's processes read the synced copy of our user_config.json, and the env.json values we set.
+    user_config = process["files"]["USER_CONFIG_PATH"]
+    assert user_config["path"] == "/usr/local/Ascend/pyMotor/conf/user_config.json"
+    assert user_config["text"] == rendered[stack].get("ConfigMap", "motor-config")["data"]["user_config.json"]
+    assert process["env"]["ROLE"] == role
+    assert process["env"]["SERVICE_ID"] == json.loads(user_config["text"])["motor_deploy_config"]["job_id"]
+
+
+def engine_process(rendered: dict[str, Rendered], stack: str, side: str, checkout: Path, tmp_path: Path) -> dict:
+    result = boot_role(rendered[stack], side, checkout, tmp_path)
+    assert result.failures() == [], result.output
+    return result.process("motor.node_manager.main")
+
+
+def mooncake_client(process: dict) -> dict[str, Any]:
+    client = process["files"]["MOONCAKE_CONFIG_PATH"]
+    assert client["exists"], process["env"]["MOONCAKE_CONFIG_PATH"]
+    return json.loads(client["text"])
+
+
+def test_ha_engines_find_the_leader_through_etcd(rendered, motor_checkout, tmp_path) -> None:
+    """Motor's engine.sh rebuilds a client file pointing at the master Service; ours (etcd://) must win."""
+    client = mooncake_client(engine_process(rendered, "mooncake-ha", "prefill", motor_checkout, tmp_path))
+    assert client["master_server_address"] == (
+        "etcd://mindie-motor-kv-store-etcd-0.mindie-motor-kv-store-etcd-peers.mooncake-ha.svc.cluster.local:2379;"
+        "mindie-motor-kv-store-etcd-1.mindie-motor-kv-store-etcd-peers.mooncake-ha.svc.cluster.local:2379;"
+        "mindie-motor-kv-store-etcd-2.mindie-motor-kv-store-etcd-peers.mooncake-ha.svc.cluster.local:2379"
+    )
+    assert client["global_segment_size"] == 0  # mooncake-ha runs a standalone store beside each engine
+
+
+def test_embedded_mooncake_engines_contribute_their_segment(rendered, motor_checkout, tmp_path) -> None:
+    process = engine_process(rendered, "mooncake-layerwise", "decode", motor_checkout, tmp_path)
+    client = mooncake_client(process)
+    assert client["master_server_address"] == "mindie-motor-kvs-master.mooncake-layerwise.svc.cluster.local:50088"
+    assert client["global_segment_size"] != 0
+    assert process["env"]["MOONCAKE_CONFIG_PATH"] == "/etc/motor-kvpool/kv-client/mooncake.json"
+
+
+@pytest.mark.parametrize("stack", ("dev", "service-b"))
+def test_memcache_local_service_conf_is_a_writable_copy_motor_prepares(stack, rendered, motor_checkout, tmp_path) -> None:
+    process = engine_process(rendered, stack, "prefill", motor_checkout, tmp_path)
+    conf = process["files"]["MMC_LOCAL_CONFIG_PATH"]
+    assert conf["path"] == "/usr/local/Ascend/pyMotor/conf/mmc-local.conf"
+    assert (conf["exists"], conf["symlink"], conf["writable"]) == (True, False, True)
+    owner = "service-a" if stack == "service-b" else stack
+    host = f"mindie-motor-kvs-master.{owner}.svc.cluster.local"
+    assert f"ock.mmc.meta_service_url = tcp://{host}:50088\n" in conf["text"]
+    assert f"ock.mmc.local_service.config_store_url = tcp://{host}:50089\n" in conf["text"]
+    assert process["prepare"]["ok"], process["prepare"]
+    assert "ock.mmc.local_service.protocol = device_rdma" in process["prepare"]["text"]  # A2, set by Motor
+
+
+def test_engine_env_json_values_apply_after_set_cann_env(rendered, motor_checkout, tmp_path) -> None:
+    """deploy.py's set_prefill_env runs after set_cann_env, so env.json beats CANN's set_env.sh."""
+    values = {**stack_values("dev"), "motor_deployer_dir": str(motor_checkout / "examples" / "deployer")}
+    values.setdefault("env", {}).setdefault("motor_engine_prefill_env", {})["ASCEND_TOOLKIT_HOME"] = "/opt/cann"
+    run = render(values, stack="dev")
+    result = boot_role(run, "prefill", motor_checkout, tmp_path)
+    assert result.process("motor.node_manager.main")["env"]["ASCEND_TOOLKIT_HOME"] == "/opt/cann"
+
+
+def test_probe_and_prestop_scripts_exist_in_motor_config(rendered) -> None:
+    for stack, run in rendered.items():
+        data = run.get("ConfigMap", "motor-config")["data"]
+        for role, (workload, name) in ROLES.items():
+            container = next(c for c in pod_spec(run, workload)["containers"] if c["name"] == name)
+            commands = [probe["exec"]["command"][-1] for key, probe in container.items() if key.endswith("Probe")]
+            commands += [container["lifecycle"]["preStop"]["exec"]["command"][-1]] if "lifecycle" in container else []
+            for command in commands:
+                script = command.split()[0].removeprefix("/mnt/configmap/")
+                assert script in data, (stack, role, command)
+            assert ("lifecycle" in container) == (role in ("prefill", "decode")), (stack, role)

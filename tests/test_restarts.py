@@ -1,0 +1,155 @@
+"""Which pods a single change restarts: exactly the workloads whose processes read the changed input at start.
+
+A pod restarts when its workload's pod template changes (Kubernetes rolls it), so each row compares every
+workload's template before and after one change of a 2P+2D Mooncake service (plus one MemCache, one UCM stack).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from components.motor_config import MOTOR_FILES
+from kvpool.manifests import kubernetes_objects
+from kvpool.mock_engine import run_program
+from kvpool.stack_config import StackConfig
+from tests.program_runs import PROJECT_DIR, PROJECT, Rendered, render, stack_values
+
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+ENGINES = {"vllm-p0", "vllm-p1", "vllm-d0", "vllm-d1"}
+PREFILL, DECODE = {"vllm-p0", "vllm-p1"}, {"vllm-d0", "vllm-d1"}
+STORE = "mindie-motor-kv-store"
+CONTROL = {"mindie-motor-controller", "mindie-motor-coordinator"}
+
+
+def templates(rendered: Rendered) -> dict[str, Any]:
+    return {name: body["spec"]["template"] for (kind, name), body in rendered.objects.items() if kind in WORKLOAD_KINDS}
+
+
+def restarted(before: Rendered, after: Rendered) -> set[str]:
+    """Workloads present before and after whose pod template changed."""
+    old, new = templates(before), templates(after)
+    return {name for name in old.keys() & new.keys() if old[name] != new[name]}
+
+
+def two_by_two(stack: str = "mooncake-layerwise") -> dict[str, Any]:
+    values = stack_values(stack)
+    values["motor_deploy_config"].update(p_instances_num=2, d_instances_num=2)
+    return values
+
+
+def with_scripts(values: dict[str, Any], folder: Path, marker: str = "") -> dict[str, Any]:
+    """A Motor deployer folder of our own (each file names itself), so script contents can change."""
+    for _, relative in MOTOR_FILES:
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).write_text(f"# {relative}{marker}\n")
+    return {**values, "motor_deployer_dir": str(folder)}
+
+
+def change(values: dict[str, Any], edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    changed = copy.deepcopy(values)
+    edit(changed)
+    return changed
+
+
+def prefill_engine(values):
+    return values["motor_engine_prefill_config"]["engine_config"]
+
+
+def decode_engine(values):
+    return values["motor_engine_decode_config"]["engine_config"]
+
+
+CATALOGUE: dict[str, tuple[Callable[[dict], None], set[str]]] = {
+    "identical re-run": (lambda v: None, set()),
+    # Motor's controller hot-reloads motor-config: a new instance starts, nothing else restarts
+    "decode 2 -> 3": (lambda v: v["motor_deploy_config"].update(d_instances_num=3), set()),
+    "prefill gpu_memory_utilization": (lambda v: prefill_engine(v).update(gpu_memory_utilization=0.8), PREFILL),
+    "decode max_model_len": (lambda v: decode_engine(v).update(max_model_len=4096), DECODE),
+    "prefill env var": (lambda v: v.setdefault("env", {}).setdefault("motor_engine_prefill_env", {}).update(HCCL_BUFFSIZE="512"), PREFILL),
+    "common env var": (lambda v: v.setdefault("env", {}).setdefault("motor_common_env", {}).update(LOG_LEVEL="debug"), ENGINES | CONTROL),
+    "image": (lambda v: v["motor_deploy_config"].update(image_name="registry.local/motor:3.0.1"), ENGINES | CONTROL | {STORE}),
+    "store eviction ratio": (lambda v: v["kv_cache_store_config"].update(eviction_ratio=0.25), {STORE}),
+    # the engines' client file names the master's port: they must re-read it
+    "store port": (lambda v: v["kv_cache_store_config"].update(port=50188), {STORE} | ENGINES),
+    "controller config": (lambda v: v.update(motor_controller_config={"logging_config": {"log_level": "DEBUG"}}), set()),
+    "coordinator config": (lambda v: v.update(motor_coordinator_config={"logging_config": {"log_level": "DEBUG"}}), set()),
+    "prefill node selector": (lambda v: v["motor_deploy_config"].update(prefill_node_selector={"pool": "a"}), PREFILL),
+    "store node selector": (lambda v: v["motor_deploy_config"].update(kv_pool_node_selector={"pool": "kv"}), {STORE}),
+}
+
+
+@pytest.fixture(scope="module")
+def baseline() -> Rendered:
+    return render(two_by_two(), stack="mooncake-layerwise")
+
+
+@pytest.mark.parametrize("row", CATALOGUE)
+def test_a_change_restarts_exactly_the_pods_that_read_it(row: str, baseline: Rendered) -> None:
+    edit, expected = CATALOGUE[row]
+    after = render(change(two_by_two(), edit), stack="mooncake-layerwise")
+    assert restarted(baseline, after) == expected
+
+
+def test_scaling_out_only_adds_the_new_instance(baseline: Rendered) -> None:
+    after = render(change(two_by_two(), CATALOGUE["decode 2 -> 3"][0]), stack="mooncake-layerwise")
+    assert set(templates(after)) - set(templates(baseline)) == {"vllm-d2"}
+
+
+def test_a_motor_script_change_restarts_every_motor_pod_but_not_the_store(tmp_path: Path) -> None:
+    before = render(with_scripts(two_by_two(), tmp_path / "a"), stack="mooncake-layerwise")
+    after = render(with_scripts(two_by_two(), tmp_path / "b", marker=" v2"), stack="mooncake-layerwise")
+    assert restarted(before, after) == ENGINES | CONTROL
+
+
+def test_memcache_local_service_mode_restarts_the_engines() -> None:
+    values = two_by_two("dev")
+    before = render(values, stack="dev")
+    after = render(change(values, lambda v: v["kv_cache_store_config"].update(local_service_mode="standalone")), stack="dev")
+    assert restarted(before, after) == ENGINES
+
+
+def test_memcache_meta_service_port_restarts_the_store_and_the_engines() -> None:
+    values = two_by_two("dev")
+    before = render(values, stack="dev")
+    after = render(change(values, lambda v: v["kv_cache_store_config"].update(config_store_port=50189)), stack="dev")
+    assert restarted(before, after) == {STORE} | ENGINES
+
+
+def test_mooncake_ha_replicas_restart_nothing_running() -> None:
+    values = stack_values("mooncake-ha")
+    before = render(values, stack="mooncake-ha")
+    after = render(change(values, lambda v: v["kv_cache_store_config"]["ha"].update(master_replicas=3)), stack="mooncake-ha")
+    assert restarted(before, after) == set()
+
+
+def test_ucm_storage_size_restarts_nothing() -> None:
+    """A bigger claim is resized in place; the prefill pods keep their mount."""
+    values = stack_values("ucm")
+    before = render(values, stack="ucm")
+
+    def grow(v):
+        v["motor_deploy_config"]["storage"][0]["size"] = "1Ti"
+
+    after = render(change(values, grow), stack="ucm")
+    assert restarted(before, after) == set()
+
+
+def secret_config(values: dict[str, Any], token: str) -> StackConfig:
+    config = {f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
+              for key, value in values.items()}
+    config[f"{PROJECT}:secret_env"] = json.dumps({"HF_TOKEN": token})
+    return StackConfig(project=PROJECT, stack="dev", values=config, secret_keys=[f"{PROJECT}:secret_env"])
+
+
+def test_a_secret_env_change_restarts_every_pod_that_loads_it() -> None:
+    values = stack_values("dev")
+    runs = [run_program(PROJECT_DIR, secret_config(values, token)) for token in ("hf_one", "hf_two")]
+    before, after = (Rendered(run, {(o.kind, o.name): o.body for o in kubernetes_objects(run.resources)}) for run in runs)
+    assert restarted(before, after) == {"vllm-p0", "vllm-d0"} | CONTROL
+    annotation = templates(after)["vllm-p0"]["metadata"]["annotations"]["checksum/secret-env"]
+    assert "hf_two" not in str(templates(after)) and len(annotation) == 64
