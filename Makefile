@@ -20,4 +20,5 @@ preview: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	bash tests/live/install_backends.sh
+	bash tools/real-engine/build.sh
 	$(PYTHON) -m pytest

@@ -1,0 +1,76 @@
+"""Fixtures for the end-to-end tests: the real Pulumi CLI and provider, and a loopback-only cluster.
+
+Binaries come from `bash tools/real-engine/build.sh` (make test runs it first); when one is missing the tests
+that need it skip, naming it and that command.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.realengine import (
+    BUILD_COMMAND,
+    CLUSTER_BINARIES,
+    PULUMI_BINARIES,
+    REPO,
+    Cluster,
+    PulumiWorkspace,
+    find_binaries,
+)
+
+
+def _require(names: tuple[str, ...]) -> dict[str, Path]:
+    found, missing = find_binaries(names)
+    if missing:
+        pytest.skip(f"real engine: {', '.join(missing)} not built; run `{BUILD_COMMAND}`")
+    if not (REPO / "venv" / "bin" / "python").exists():
+        pytest.skip("real engine: the project's virtualenv ./venv is missing; run `make preview` or `make test`")
+    return found
+
+
+@pytest.fixture(scope="session")
+def e2e_tmp() -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix="motor-kvpool-e2e-"))
+    yield root
+    if os.environ.get("E2E_KEEP_TMP") != "1":
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pulumi_bins() -> dict[str, Path]:
+    return _require(PULUMI_BINARIES)
+
+
+@pytest.fixture(scope="session")
+def cluster(e2e_tmp: Path) -> Iterator[Cluster]:
+    bins = _require(CLUSTER_BINARIES)
+    cluster = Cluster(bins, e2e_tmp / "cluster")
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def offline_workspace(e2e_tmp: Path, pulumi_bins: dict[str, Path]) -> PulumiWorkspace:
+    """The CLI with no cluster configured (preview only)."""
+    workspace = PulumiWorkspace(pulumi_bins, e2e_tmp / "offline", kubeconfig=None)
+    workspace.root.mkdir()
+    workspace.setup()
+    return workspace
+
+
+@pytest.fixture(scope="session")
+def workspace(e2e_tmp: Path, pulumi_bins: dict[str, Path], cluster: Cluster) -> PulumiWorkspace:
+    """The CLI against the cluster."""
+    workspace = PulumiWorkspace(pulumi_bins, e2e_tmp / "live", kubeconfig=cluster.kubeconfig)
+    workspace.root.mkdir()
+    workspace.setup()
+    return workspace

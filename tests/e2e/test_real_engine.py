@@ -1,0 +1,240 @@
+"""The README's claims shown by the real Pulumi CLI, the real Kubernetes provider and a real API server.
+
+Run by `make test` after `bash tools/real-engine/build.sh`; skipped, naming the missing binary, without it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.e2e.realengine import REPO, Cluster, PulumiWorkspace
+
+pytestmark = pytest.mark.e2e
+
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (REPO / "stacks").glob("Pulumi.*.yaml"))
+CONSUMERS = {"service-b": "service-a"}
+"""Stacks whose store is another stack's: previewed once their provider stack is up."""
+
+Resource = tuple[str, str, str]  # (type, name, parent "type::name" or "")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# helpers
+
+
+def offline_preview(stack: str, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(REPO / "venv" / "bin" / "python"), "-m", "kvpool", "preview", "--stack", stack, "--out", str(out), *extra],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def offline_tree(stdout: str) -> set[Resource]:
+    """The resources of `python -m kvpool preview`'s printed tree: type, name and parent (by indentation)."""
+    resources: set[Resource] = set()
+    stack: list[tuple[int, str]] = []
+    for line in stdout.splitlines():
+        if not line.strip():
+            if resources:
+                break
+            continue
+        match = re.match(r"^( *)(\S+)  (\S.*)$", line)
+        if not match:
+            if resources:
+                break
+            continue
+        depth = len(match.group(1))
+        type_, name = match.group(2), match.group(3).strip()
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        parent = stack[-1][1] if stack else ""
+        resources.add((type_, name, parent))
+        stack.append((depth, f"{type_}::{name}"))
+    return resources
+
+
+def split_urn(urn: str) -> tuple[str, str]:
+    # urn:pulumi:<stack>::<project>::<parent types $-joined>$<type>::<name>
+    qualified_type, name = urn.split("::", 3)[2:4]
+    return qualified_type.split("$")[-1], name
+
+
+def engine_tree(preview_json: dict[str, Any]) -> set[Resource]:
+    resources: set[Resource] = set()
+    for step in preview_json.get("steps", []):
+        state = step.get("newState") or step.get("oldState") or {}
+        type_, name = split_urn(step["urn"])
+        if type_.startswith("pulumi:providers:"):
+            continue
+        parent = state.get("parent", "")
+        resources.add((type_, name, "::".join(split_urn(parent)) if parent else ""))
+    return resources
+
+
+def preview_json(workspace: PulumiWorkspace, stack: str, *extra: str) -> tuple[dict[str, Any], Any]:
+    result = workspace.run("preview", "--json", "-s", stack, *extra)
+    try:
+        data = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        result.check()
+        raise
+    return data, result
+
+
+def manifests(out: Path, stack: str) -> list[dict[str, Any]]:
+    return [yaml.safe_load(p.read_text()) for p in sorted((out / stack / "manifests").glob("*.yaml"))]
+
+
+def api_path(obj: dict[str, Any]) -> str:
+    group_version, kind = obj["apiVersion"], obj["kind"]
+    plural = {"Endpoints": "endpoints"}.get(kind) or (
+        kind.lower() + ("es" if kind.lower().endswith("s") else "s")
+        if not kind.lower().endswith("y")
+        else kind.lower()[:-1] + "ies"
+    )
+    prefix = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+    namespace = obj["metadata"].get("namespace")
+    return f"{prefix}/namespaces/{namespace}/{plural}/{obj['metadata']['name']}" if namespace else (
+        f"{prefix}/{plural}/{obj['metadata']['name']}"
+    )
+
+
+def differences(want: Any, got: Any, path: str = "") -> list[str]:
+    """Where `got` (the API server's object) lacks or changes what `want` (our manifest) says."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return [f"{path}: want a mapping, got {got!r}"]
+        out = []
+        for key, value in want.items():
+            if key not in got:
+                if value in ({}, [], None, False):  # the API server drops empty values
+                    continue
+                out.append(f"{path}.{key}: missing")
+            else:
+                out.extend(differences(value, got[key], f"{path}.{key}"))
+        return out
+    if isinstance(want, list):
+        if not isinstance(got, list) or len(want) != len(got):
+            return [f"{path}: want {want!r}, got {got!r}"]
+        return [d for i, (w, g) in enumerate(zip(want, got)) for d in differences(w, g, f"{path}[{i}]")]
+    if want != got and str(want) != str(got):
+        return [f"{path}: want {want!r}, got {got!r}"]
+    return []
+
+
+def ensure_nodes(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
+    """Fake (kwok) nodes carrying every node selector the stack's pods name, with its extended resources."""
+    selectors: list[dict[str, str]] = []
+    extended: dict[str, str] = {}
+    for obj in objects:
+        spec = obj.get("spec", {}).get("template", {}).get("spec")
+        if not spec:
+            continue
+        selector = spec.get("nodeSelector") or {}
+        if selector not in selectors:
+            selectors.append(selector)
+        for container in spec.get("containers", []):
+            for name in container.get("resources", {}).get("requests", {}):
+                if "/" in name:
+                    extended[name] = "64"
+    existing = cluster.get("/api/v1/nodes")["items"]
+    for selector in selectors:
+        matching = [n for n in existing if selector.items() <= n["metadata"].get("labels", {}).items()]
+        if len(matching) < 4:
+            cluster.add_nodes(selector, 4 - len(matching), extended)
+
+
+def up_stack(workspace: PulumiWorkspace, cluster: Cluster, stack: str, out: Path) -> Any:
+    """`pulumi up` of a stack whose offline preview is in `out`, on nodes its pods can run on."""
+    ensure_nodes(cluster, manifests(out, stack))
+    return workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1200).check()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 1. pulumi preview lists what the offline preview lists; pulumi up puts our manifests in the API server
+
+
+@pytest.fixture(scope="module")
+def offline_out(e2e_tmp: Path) -> Path:
+    out = e2e_tmp / "offline-out"
+    for stack in sorted(STACKS, key=lambda s: s in CONSUMERS):
+        result = offline_preview(stack, out)
+        assert result.returncode == 0, f"offline preview of {stack}: {result.stderr}"
+        (out / f"{stack}.tree").write_text(result.stdout)
+    return out
+
+
+@pytest.fixture(scope="module")
+def offline_stacks(offline_workspace: PulumiWorkspace) -> PulumiWorkspace:
+    for stack in STACKS:
+        offline_workspace.stack_init(stack)
+    return offline_workspace
+
+
+@pytest.mark.parametrize("stack", [s for s in STACKS if s not in CONSUMERS])
+def test_pulumi_preview_lists_the_offline_preview_resources(
+    stack: str, offline_stacks: PulumiWorkspace, offline_out: Path
+) -> None:
+    data, result = preview_json(offline_stacks, stack)
+    assert result.returncode == 0, result.output[-4000:]
+    want = offline_tree((offline_out / f"{stack}.tree").read_text())
+    got = engine_tree(data)
+    assert want, "the offline preview printed no tree"
+    assert got == want, f"only offline: {sorted(want - got)}\nonly pulumi: {sorted(got - want)}"
+
+
+TIMINGS: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module")
+def dev_up(workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path) -> PulumiWorkspace:
+    workspace.stack_init("dev")
+    preview = workspace.run("preview", "-s", "dev").check()
+    TIMINGS["dev preview"] = preview.seconds
+    up = up_stack(workspace, cluster, "dev", offline_out)
+    TIMINGS["dev up"] = up.seconds
+    print(f"\n[e2e timings] pulumi preview dev: {preview.seconds:.1f}s, pulumi up dev: {up.seconds:.1f}s", file=sys.stderr)
+    return workspace
+
+
+def test_pulumi_up_puts_the_offline_manifests_in_the_api_server(
+    dev_up: PulumiWorkspace, cluster: Cluster, offline_out: Path
+) -> None:
+    problems = []
+    for obj in manifests(offline_out, "dev"):
+        live = cluster.get(api_path(obj))
+        if live is None:
+            problems.append(f"{obj['kind']} {obj['metadata']['name']}: not in the API server")
+            continue
+        if obj["kind"] == "ConfigMap" and obj["metadata"]["name"] == "motor-config":
+            # offline preview runs without Motor's scripts; the live one carries them: compare the rest
+            obj = {**obj, "data": {k: v for k, v in obj.get("data", {}).items() if k in live.get("data", {})}}
+        problems += [f"{obj['kind']} {obj['metadata']['name']}{d}" for d in differences(obj, live)]
+    assert not problems, "\n".join(problems)
+
+
+def test_every_deployment_is_ready(dev_up: PulumiWorkspace, cluster: Cluster) -> None:
+    deployments = cluster.get("/apis/apps/v1/namespaces/dev/deployments")["items"]
+    assert deployments
+    not_ready = [
+        d["metadata"]["name"]
+        for d in deployments
+        if d["status"].get("readyReplicas", 0) != d["spec"]["replicas"]
+    ]
+    assert not not_ready
+
+
+def test_second_up_changes_nothing(dev_up: PulumiWorkspace) -> None:
+    result = dev_up.run("up", "--yes", "--expect-no-changes", "-s", "dev").check()
+    assert "unchanged" in result.stdout
