@@ -9,6 +9,8 @@ sections) pass through untouched into the effective user_config.json that Motor'
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 import typing
 from typing import Annotated, Any, Literal, Mapping, Union
 
@@ -53,8 +55,27 @@ MEMCACHE_LOCAL_SERVICE_MODE_BY_HARDWARE = {
     "800I_A3": "standalone", "800T_A3": "standalone",
 }
 
-Port = Annotated[int, Field(ge=1, le=65535)]
-NodePort = Annotated[int, Field(ge=30000, le=32767)]
+# Numbers and booleans are taken as written: `true` is no count or port, "8080" no port, "yes" no boolean
+# (pydantic's lax mode would coerce each). Motor's own files write ports of kv_transfer_config as strings: KvTransferConfig
+# keeps taking those.
+INT32_MAX = 2**31 - 1  # the Go type of replicas and ports in the Kubernetes API
+
+
+def _within_int32(value: int) -> int:
+    if value > INT32_MAX:
+        raise ValueError(f"{value} does not fit a Kubernetes replica count (int32, at most {INT32_MAX})")
+    return value
+
+
+def _no_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is a boolean; write a number")
+    return value
+
+
+Count = Annotated[StrictInt, AfterValidator(_within_int32)]
+Port = Annotated[StrictInt, Field(ge=1, le=65535)]
+NodePort = Annotated[StrictInt, Field(ge=30000, le=32767)]
 K8sQuantity = Annotated[str, Field(pattern=K8S_QUANTITY.pattern)]
 def _mooncake_size(size: int | str) -> int | str:
     rules.mooncake_size_bytes(size)  # raises ValueError naming the accepted forms
@@ -64,9 +85,45 @@ def _mooncake_size(size: int | str) -> int | str:
 # One type, so that a bad size is one problem with its path, not one per union member.
 MooncakeSize = Annotated[Union[StrictInt, StrictStr], AfterValidator(_mooncake_size)]
 AbsolutePath = Annotated[str, Field(pattern=r"^/")]
+
+
+def _no_backsteps(path: str) -> str:
+    """Kubernetes refuses a hostPath with a `..` element (core validation, validatePathNoBacksteps)."""
+    if ".." in path.split("/"):
+        raise ValueError(f"{path!r} contains '..'; Kubernetes refuses it in a hostPath: write the path without it")
+    return path
+
+
+HostPath = Annotated[str, Field(pattern=r"^/"), AfterValidator(_no_backsteps)]
 NonEmpty = Annotated[str, Field(min_length=1)]
 # A Kubernetes label value: at most 63 characters, alphanumeric at both ends, `-`, `_`, `.` inside.
 LabelValue = Annotated[str, Field(max_length=63, pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+# A StorageClass or PVC name (Kubernetes ValidateClassName / NameIsDNSSubdomain).
+ObjectName = Annotated[str, Field(min_length=1, max_length=253, pattern=DNS_SUBDOMAIN)]
+
+
+def _qualified_name(key: str) -> str:
+    """A label or annotation key (apimachinery IsQualifiedName): [DNS subdomain prefix/]name, name <= 63
+    characters, alphanumeric at both ends with '-', '_', '.' inside."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (key.count("/") > 1 or not prefix or len(prefix) > 253 or not re.match(DNS_SUBDOMAIN, prefix)):
+        raise ValueError(f"{key!r} is not a label or annotation key: its prefix before '/' must be a DNS subdomain "
+                         "such as example.com")
+    if not (len(name) <= 63 and re.match(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", name)):
+        raise ValueError(f"{key!r} is not a label or annotation key: the name (after any prefix/) must be 1-63 "
+                         "letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
+    return key
+
+
+def _label_value(value: str) -> str:
+    if len(value) > 63 or not re.match(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$", value):
+        raise ValueError(f"{value!r} is not a label value: at most 63 letters, digits, '-', '_' or '.', starting and "
+                         "ending with a letter or digit (or empty)")
+    return value
+
+
+QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
 # Docker image reference: [registry[:port]/]path[:tag][@digest]; refuses Motor's "<fill in the image>" placeholder.
 IMAGE_REFERENCE = (
     r"^[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
@@ -75,7 +132,8 @@ IMAGE_REFERENCE = (
 STACK_REFERENCE = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 EnvValue = Union[StrictStr, StrictBool, StrictInt, StrictFloat]
-Labels = dict[Annotated[str, Field(min_length=1, max_length=316)], str]
+Labels = dict[QualifiedName, Annotated[StrictStr, AfterValidator(_label_value)]]
+Annotations = dict[QualifiedName, StrictStr]
 
 
 class Closed(BaseModel):
@@ -97,16 +155,16 @@ class StorageCommon(Closed):
     mount_path: AbsolutePath | None = Field(
         None, description="Where prefill pods mount the volume; default /mnt/store-<index> as deploy.py does."
     )
-    read_only: bool = Field(False, description="Mount read-only. UCM's Posix tier writes, so keep false for it.")
-    enable: bool = Field(True, description="false keeps the entry in the file but mounts nothing.")
+    read_only: StrictBool = Field(False, description="Mount read-only. UCM's Posix tier writes, so keep false for it.")
+    enable: StrictBool = Field(True, description="false keeps the entry in the file but mounts nothing.")
 
 
 class PvcStorage(StorageCommon):
     type: Literal["pvc"]
-    storage_class_name: NonEmpty | None = Field(
+    storage_class_name: ObjectName | None = Field(
         None, description="Create a new PVC of this StorageClass (exclusive with claim_name)."
     )
-    claim_name: NonEmpty | None = Field(None, description="Mount an existing PVC (exclusive with storage_class_name).")
+    claim_name: ObjectName | None = Field(None, description="Mount an existing PVC (exclusive with storage_class_name).")
     size: K8sQuantity | None = Field(None, description="New PVC size with a unit; default 200Gi as deploy.py.")
     access_mode: Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"] | None = Field(
         None, description="New PVC access mode; default ReadWriteMany so every prefill pod shares the cache."
@@ -134,7 +192,7 @@ class NfsStorage(StorageCommon):
 
 class HostPathStorage(StorageCommon):
     type: Literal["hostpath"]
-    path: AbsolutePath = Field(description="Directory on every prefill node.")
+    path: HostPath = Field(description="Directory on every prefill node.")
     host_path_type: Literal[
         "", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"
     ] | None = None
@@ -153,12 +211,12 @@ class DeployConfig(Closed):
         description="multi_deployment (one Deployment per instance) or infer_service_set (one InferServiceSet "
         "custom resource); absent means infer_service_set, deploy.py's default.",
     )
-    p_instances_num: int = Field(1, ge=1, le=MAX_INSTANCES, description="Prefill instances (Motor allows 1..16).")
-    d_instances_num: int = Field(1, ge=1, le=MAX_INSTANCES, description="Decode instances (Motor allows 1..16).")
-    single_p_instance_pod_num: int = Field(1, ge=1, description="Pods per prefill instance.")
-    single_d_instance_pod_num: int = Field(1, ge=1, description="Pods per decode instance.")
-    p_pod_npu_num: int = Field(ge=1, le=MAX_NPUS_PER_POD, description="NPUs per prefill pod.")
-    d_pod_npu_num: int = Field(ge=1, le=MAX_NPUS_PER_POD, description="NPUs per decode pod.")
+    p_instances_num: StrictInt = Field(1, ge=1, le=MAX_INSTANCES, description="Prefill instances (Motor allows 1..16).")
+    d_instances_num: StrictInt = Field(1, ge=1, le=MAX_INSTANCES, description="Decode instances (Motor allows 1..16).")
+    single_p_instance_pod_num: Count = Field(1, ge=1, description="Pods per prefill instance.")
+    single_d_instance_pod_num: Count = Field(1, ge=1, description="Pods per decode instance.")
+    p_pod_npu_num: StrictInt = Field(ge=1, le=MAX_NPUS_PER_POD, description="NPUs per prefill pod.")
+    d_pod_npu_num: StrictInt = Field(ge=1, le=MAX_NPUS_PER_POD, description="NPUs per decode pod.")
     image_name: str = Field(pattern=IMAGE_REFERENCE, description="The MindIE Motor vllm-ascend image.")
     hardware_type: HardwareType = Field(description="Motor's hardware type; selects NPU resources and defaults.")
     accelerator_type: LabelValue | None = Field(
@@ -167,14 +225,14 @@ class DeployConfig(Closed):
         "default: module-910b-8 (A2), module-a3-16 (A3), the hardware_type itself (A5). Set it when your nodes "
         "carry another value, e.g. module-a3-16-super-pod.",
     )
-    weight_mount_path: AbsolutePath = Field("/mnt/weight", description="Host path of the model weights.")
+    weight_mount_path: HostPath = Field("/mnt/weight", description="Host path of the model weights.")
     storage: list[StorageEntry] = Field(default_factory=list, description="Volumes for UCM (prefill only).")
     dshm_size: K8sQuantity = Field(rules.DEFAULT_DSHM_SIZE, description="Size of /dev/shm in engine pods; UCM's cache lives there.")
-    prefill_node_selector: dict[str, str] = Field(default_factory=dict)
-    decode_node_selector: dict[str, str] = Field(default_factory=dict)
-    controller_node_selector: dict[str, str] = Field(default_factory=dict)
-    coordinator_node_selector: dict[str, str] = Field(default_factory=dict)
-    kv_pool_node_selector: dict[str, str] = Field(default_factory=dict, description="Nodes of the KV store pods.")
+    prefill_node_selector: Labels = Field(default_factory=dict)
+    decode_node_selector: Labels = Field(default_factory=dict)
+    controller_node_selector: Labels = Field(default_factory=dict)
+    coordinator_node_selector: Labels = Field(default_factory=dict)
+    kv_pool_node_selector: Labels = Field(default_factory=dict, description="Nodes of the KV store pods.")
     scheduling_queue: NonEmpty | None = Field(None, description="Volcano queue (scheduling.volcano.sh/queue-name).")
     coordinator_infer_node_port: NodePort = Field(31015, description="NodePort of the inference API (deploy.py's).")
     coordinator_obs_node_port: NodePort = Field(31017, description="NodePort of coordinator observability.")
@@ -208,6 +266,19 @@ class DeployConfig(Closed):
         problem = self.accelerator_type and accelerator_type_problem(self.hardware_type, self.accelerator_type)
         if problem:
             raise ValueError(f"accelerator_type: {problem}")
+        return self
+
+    @model_validator(mode="after")
+    def _distinct_node_ports(self) -> DeployConfig:
+        """A NodePort is allocated once per cluster: the API server refuses the second Service asking for it."""
+        fields = ("coordinator_infer_node_port", "coordinator_obs_node_port", "controller_observability_node_port")
+        seen: dict[int, str] = {}
+        for name in fields:
+            port = getattr(self, name)
+            if port in seen:
+                raise ValueError(f"{name}: {port} is already {seen[port]}; a NodePort serves one Service, give each "
+                                 "its own")
+            seen[port] = name
         return self
 
     @model_validator(mode="after")
@@ -254,16 +325,16 @@ class KvTransferConfig(Closed):
 
     kv_connector: NonEmpty
     kv_role: Literal["kv_producer", "kv_consumer", "kv_both"] | None = None
-    engine_id: str | int | None = None
+    engine_id: StrictStr | StrictInt | None = None
     kv_buffer_device: str | None = None
-    kv_buffer_size: int | float | None = None
-    kv_rank: int | None = None
-    kv_parallel_size: int | None = None
+    kv_buffer_size: StrictInt | StrictFloat | None = None
+    kv_rank: StrictInt | None = None
+    kv_parallel_size: StrictInt | None = None
     kv_ip: str | None = None
-    kv_port: int | str | None = None
+    kv_port: Annotated[StrictInt | StrictStr | None, BeforeValidator(_no_bool)] = None
     kv_connector_module_path: str | None = None
     kv_load_failure_policy: Literal["fail", "recompute"] | None = None
-    enable_permute_local_kv: bool | None = None
+    enable_permute_local_kv: StrictBool | None = None
     dispatch_profile: Literal["handoff", "trigger"] | None = Field(
         None, description="Motor's escape hatch for connectors outside its P/D dispatch whitelist."
     )
@@ -272,7 +343,8 @@ class KvTransferConfig(Closed):
     @field_validator("kv_port")
     @classmethod
     def _port_number(cls, port: int | str | None) -> int | str | None:
-        if port is not None and not (str(port).isdigit() and 1 <= int(port) <= 65535):
+        # ASCII digits only: str.isdigit() and int() also take "３０００１" and "٣٠٠٠١".
+        if port is not None and not (re.fullmatch(r"[0-9]+", str(port)) and 1 <= int(port) <= 65535):
             raise ValueError(f"{port!r} is not a port number (1-65535)")
         return port
 
@@ -298,9 +370,9 @@ class EngineConfig(Open):
 
     model: NonEmpty = Field(description="Model path inside the pod (usually under weight_mount_path).")
     served_model_name: str | None = None
-    data_parallel_size: int | None = Field(None, ge=1)
-    tensor_parallel_size: int | None = Field(None, ge=1)
-    pipeline_parallel_size: int | None = Field(None, ge=1)
+    data_parallel_size: StrictInt | None = Field(None, ge=1)
+    tensor_parallel_size: StrictInt | None = Field(None, ge=1)
+    pipeline_parallel_size: StrictInt | None = Field(None, ge=1)
     kv_transfer_config: KvTransferConfig | None = None
 
 
@@ -309,7 +381,7 @@ class EngineSection(Closed):
     engine_config: EngineConfig
     motor_nodemanger_config: dict[str, Any] | None = Field(None, description="Motor's node manager, untouched.")
     health_check_config: dict[str, Any] | None = Field(None, description="Motor's engine health check, untouched.")
-    hybrid_attention: bool = Field(
+    hybrid_attention: StrictBool = Field(
         False,
         description="The model mixes attention types (e.g. DeepSeek V4): connectors[0] must then be "
         "MooncakeHybridConnector (seed FAQ 7). Read by motor-kvpool only; not passed to Motor.",
@@ -343,6 +415,21 @@ class StoreResources(Closed):
     requests: ResourceAmounts = Field(default_factory=lambda: ResourceAmounts(cpu="4", memory="2Gi"))
     limits: ResourceAmounts = Field(default_factory=lambda: ResourceAmounts(cpu="8", memory="4Gi"))
 
+    @model_validator(mode="after")
+    def _requests_within_limits(self) -> StoreResources:
+        """Kubernetes refuses a request above its limit (core validation, ValidateResourceRequirements)."""
+        amounts = {"cpu": _cpu_cores, "memory": rules.k8s_quantity_bytes}
+        for name, amount in amounts.items():
+            request, limit = getattr(self.requests, name), getattr(self.limits, name)
+            if request is not None and limit is not None and amount(request) > amount(limit):
+                raise ValueError(f"requests.{name}: {request} is more than limits.{name} {limit}; Kubernetes refuses a "
+                                 "request above its limit")
+        return self
+
+
+def _cpu_cores(amount: str) -> Decimal:
+    return Decimal(amount[:-1]) / 1000 if amount.endswith("m") else Decimal(amount)
+
 
 class StoreCommon(Closed):
     target_stack: str | None = Field(
@@ -351,18 +438,18 @@ class StoreCommon(Closed):
         description="<org>/<project>/<stack> whose KV store this service uses instead of creating one.",
     )
     additional_labels: Labels = Field(default_factory=dict, description="Extra labels on the store objects.")
-    additional_annotations: Labels = Field(default_factory=dict, description="Extra annotations on the store.")
+    additional_annotations: Annotations = Field(default_factory=dict, description="Extra annotations on the store.")
     image: str | None = Field(
         None, pattern=IMAGE_REFERENCE, description="Image of the store server; default the Motor image (deploy.py's)."
     )
     resources: StoreResources = Field(default_factory=StoreResources)
-    protect: bool = Field(
+    protect: StrictBool = Field(
         False, description="Pulumi protect on the store objects: `pulumi destroy` refuses until it is set false."
     )
-    retain_on_delete: bool = Field(
+    retain_on_delete: StrictBool = Field(
         False, description="Leave the store running in the cluster when Pulumi deletes it from the stack."
     )
-    service_monitor: bool = Field(False, description="Create a Prometheus-operator ServiceMonitor for the metrics port.")
+    service_monitor: StrictBool = Field(False, description="Create a Prometheus-operator ServiceMonitor for the metrics port.")
     allowed_consumers: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] = Field(
         default_factory=list,
         description="Namespaces of other services whose engines may use this store (their target_stack names "
@@ -373,18 +460,25 @@ class StoreCommon(Closed):
 class EtcdConfig(Closed):
     """The etcd a store keeps its cluster state in (Mooncake HA leader election and oplog; Yuanrong's ring)."""
 
-    replicas: Literal[1, 3, 5] = Field(1, description="Members; 3 survives the loss of one.")
+    replicas: Annotated[Literal[1, 3, 5], BeforeValidator(_no_bool)] = Field(1, description="Members; 3 survives the loss of one.")
     image: str = Field("registry.k8s.io/etcd:3.5.15-0", pattern=IMAGE_REFERENCE, description="etcd image.")
     port: Port = Field(2379, description="etcd client port.")
     peer_port: Port = Field(2380, description="etcd peer port.")
     storage_size: K8sQuantity = Field("1Gi", description="Data volume per member.")
+
+    @model_validator(mode="after")
+    def _distinct_ports(self) -> EtcdConfig:
+        if self.port == self.peer_port:
+            raise ValueError(f"peer_port: {self.peer_port} is also port; etcd listens on each separately (and the "
+                             "Service would list one port twice), give each its own")
+        return self
 
 
 class MooncakeHA(Closed):
     """mooncake_master leader election through etcd. The oplog is always on: without it a failover loses every
     object's metadata (reference/research/backends.md measured 0/20 kept without, 20/20 with)."""
 
-    master_replicas: int = Field(2, ge=2, le=5, description="Masters: one leader, the rest hot standbys.")
+    master_replicas: StrictInt = Field(2, ge=2, le=5, description="Masters: one leader, the rest hot standbys.")
     etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(replicas=3))
 
 
@@ -396,22 +490,29 @@ class MooncakeStoreConfig(StoreCommon):
     protocol: Literal["ascend", "tcp", "rdma"] = Field("ascend", description="Transport; vllm-ascend needs ascend.")
     device_name: str = Field("", description="NIC to bind; empty selects automatically.")
     global_segment_size: MooncakeSize = Field("1GB", description="Memory each engine contributes to the pool.")
-    default_kv_lease_ttl: int = Field(
+    default_kv_lease_ttl: StrictInt = Field(
         rules.MOONCAKE_LEASE_TTL_DEFAULT_MS, gt=0,
         description="Lease of a read object in ms; must exceed both ASCEND timeouts of the engines.",
     )
-    eviction_high_watermark_ratio: float | None = Field(None, description="Required: usage that starts eviction.")
-    eviction_ratio: float | None = Field(None, description="Required: fraction of the pool freed per eviction.")
+    eviction_high_watermark_ratio: StrictFloat | None = Field(None, description="Required: usage that starts eviction.")
+    eviction_ratio: StrictFloat | None = Field(None, description="Required: fraction of the pool freed per eviction.")
     store_mode: Literal["embedded", "standalone"] = Field(
         "embedded", description="embedded: engines hold the pool; standalone: a store process per engine pod."
     )
     local_buffer_size: MooncakeSize = Field("1GB", description="Engine staging buffer in standalone mode.")
-    store_http_port: int = Field(0, ge=0, le=65535, description="Standalone store REST port; 0 = kernel-chosen.")
-    prefer_alloc_in_same_node: bool | None = Field(None, description="vllm-ascend mooncake.json option.")
-    client_ttl: int = Field(
+    store_http_port: StrictInt = Field(0, ge=0, le=65535, description="Standalone store REST port; 0 = kernel-chosen.")
+    prefer_alloc_in_same_node: StrictBool | None = Field(None, description="vllm-ascend mooncake.json option.")
+    client_ttl: StrictInt = Field(
         10, ge=1, description="Seconds before mooncake_master drops a silent client and its segment (master flag)."
     )
     ha: MooncakeHA | None = Field(None, description="Set to run masters with etcd leader election and the oplog.")
+
+    @model_validator(mode="after")
+    def _distinct_ports(self) -> MooncakeStoreConfig:
+        if self.port == self.metrics_port:
+            raise ValueError(f"metrics_port: {self.metrics_port} is also port; mooncake_master binds each separately "
+                             "(and the Service would list one port twice), give each its own")
+        return self
 
 
 class MemcacheStoreConfig(StoreCommon):
@@ -444,7 +545,7 @@ class YuanrongStoreConfig(StoreCommon):
     backend: Literal["yuanrong"]
     port: Port = Field(31501, description="openYuanrong datasystem worker port on every engine node.")
     etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(), description="etcd for the datasystem cluster state.")
-    shared_memory_size_mb: int = Field(
+    shared_memory_size_mb: StrictInt = Field(
         65536, ge=64, description="Shared memory each worker offers to the engines on its node, in MiB."
     )
 
@@ -461,6 +562,27 @@ StoreConfig = Annotated[
     Field(discriminator="backend"),
     BeforeValidator(_default_backend),
 ]
+
+
+LABEL_VALUE_MAX = 63
+
+
+def engine_mount_paths(hardware_type: str, store: Any) -> dict[str, str]:
+    """The paths every engine container mounts besides the weights and storage[] (components/engine_pool.py):
+    path -> what it holds. A path ending in '/' stands for the folder and everything below it."""
+    # Imported here: those modules build on this one.
+    from components.engine_pool import host_files
+    from components.kv_store.endpoint import CLIENT_CONFIG_DIR
+    from components.motor_pod import CONFIGMAP_PATH
+
+    taken = {CONFIGMAP_PATH: "ConfigMap motor-config", "/dev/shm": "the shared-memory volume (dshm_size)"}
+    taken.update({spec[0]: f"the host file {spec[0]}" for spec in host_files(hardware_type).values()})
+    taken[f"{CLIENT_CONFIG_DIR}/"] = "the KV store's client configuration"
+    if isinstance(store, YuanrongStoreConfig):
+        from components.kv_store.yuanrong import SOCKET_DIR
+
+        taken[SOCKET_DIR] = "the openYuanrong worker sockets"
+    return taken
 
 
 # --- env.json --------------------------------------------------------------------------------------------
@@ -494,7 +616,7 @@ DEPLOYMENT_ONLY_STORE_KEYS = {
 
 
 class ServiceSettings(Closed):
-    create_namespace: bool = Field(True, description="Create the namespace job_id (deploy.py expects it to exist).")
+    create_namespace: StrictBool = Field(True, description="Create the namespace job_id (deploy.py expects it to exist).")
     vllm_ascend_version: str | None = Field(
         None,
         description="vllm-ascend version in the image, e.g. v0.17.0rc2; lets the policy pack say when layerwise "
@@ -545,6 +667,52 @@ class ServiceSettings(Closed):
                     f"{deploy.hardware_type!r}; set inprocess or standalone"
                 )
             store.local_service_mode = mode
+        return self
+
+    @model_validator(mode="after")
+    def _engine_labels_fit(self) -> ServiceSettings:
+        """Engine pods carry the label job-name=<job_id>-<p|d><instance> (components/engine_pool.py, `job_name`);
+        Kubernetes refuses a label value over 63 characters."""
+        deploy = self.motor_deploy_config
+        if deploy.job_id is None:
+            return self
+        last = {"p": deploy.p_instances_num - 1, "d": deploy.d_instances_num - 1}
+        if deploy.deploy_mode == "infer_service_set":
+            longest = max(f"{deploy.job_id}-{letter}" for letter in last)  # one role template per side
+        else:
+            longest = max((f"{deploy.job_id}-{letter}{index}" for letter, index in last.items()), key=len)
+        if len(longest) > LABEL_VALUE_MAX:
+            example = longest.replace(deploy.job_id, "<job_id>", 1)
+            raise ValueError(
+                f"motor_deploy_config.job_id: {deploy.job_id!r} is {len(deploy.job_id)} characters: the label "
+                f"job-name={example} would be {len(longest)} characters (max {LABEL_VALUE_MAX}); use at most "
+                f"{LABEL_VALUE_MAX - (len(longest) - len(deploy.job_id))}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _engine_mount_paths(self) -> ServiceSettings:
+        """Every mountPath of a container is unique (Kubernetes' ValidateVolumeMounts): the weights and the storage
+        entries may not land on a path the engine container already mounts."""
+        deploy = self.motor_deploy_config
+        taken = engine_mount_paths(deploy.hardware_type, self.kv_cache_store_config)
+        wanted = [("motor_deploy_config.weight_mount_path", deploy.weight_mount_path)]
+        wanted += [
+            (f"motor_deploy_config.storage[{index}].mount_path", entry.mount_path)
+            for index, entry in enumerate(deploy.storage) if entry.enable and entry.mount_path
+        ]
+        for field, path in wanted:
+            normal = path.rstrip("/") or "/"
+            owner = taken.get(normal) or next(
+                (what for where, what in taken.items() if where.endswith("/") and normal.startswith(where)), None
+            )
+            if owner:
+                raise ValueError(f"{field}: {path!r} is where engine pods already mount {owner}; choose another path")
+        weight = deploy.weight_mount_path.rstrip("/") or "/"
+        for index, entry in enumerate(deploy.storage):
+            if entry.enable and entry.mount_path and (entry.mount_path.rstrip("/") or "/") == weight:
+                raise ValueError(f"motor_deploy_config.storage[{index}].mount_path: {entry.mount_path!r} is "
+                                 "weight_mount_path, where engine pods mount the weights; choose another path")
         return self
 
     @property

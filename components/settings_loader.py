@@ -9,6 +9,7 @@ key, renamed keys the text of what to write instead; then the consistency rules 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import types
 import typing
@@ -187,7 +188,32 @@ def _describe(error: Mapping[str, Any]) -> str:
     message = error["msg"].removeprefix("Value error, ")
     if kind == "string_pattern_mismatch":
         message = _pattern_message(path, error.get("input"))
+    if kind in _TYPE_MESSAGES:
+        message = _TYPE_MESSAGES[kind](error.get("input"))
+    # A section's validator names the key it is about first (`port: ...`): that key belongs to the path.
+    field, separator, rest = message.partition(": ")
+    if path and separator and _DOTTED_KEY.match(field) and not field[0].isupper():
+        return f"{path}.{field}: {rest}"
     return f"{path}: {message}" if path else message
+
+
+# Strict numbers and booleans: the value is taken as written, never coerced (`true` as 1, "8080" as a port, "yes"
+# as true), so the message says what to write instead.
+def _written(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (bool, int, float, str)) else type(value).__name__
+
+
+_TYPE_MESSAGES = {
+    "int_type": lambda value: (
+        f"{_written(value)} is {'a decimal number' if isinstance(value, float) else 'not a whole number'}; write a "
+        "whole number without quotes, e.g. 2"
+    ),
+    "float_type": lambda value: f"{_written(value)} is not a number; write one without quotes, e.g. 0.9",
+    "bool_type": lambda value: f"{_written(value)} is not a boolean; write true or false",
+}
+_DOTTED_KEY = re.compile(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$")
+
+
 
 
 def _pattern_message(path: str, value: Any) -> str:
@@ -197,7 +223,11 @@ def _pattern_message(path: str, value: Any) -> str:
         return f"{value!r} needs a unit, e.g. 4Gi or 200Gi"
     if path.endswith(".cpu"):
         return f"{value!r} is not a CPU amount; write e.g. 4 or 500m"
+    if path.endswith(("storage_class_name", "claim_name")):
+        return (f"{value!r} is not a Kubernetes object name: lower-case letters, digits, '-' and '.', starting and "
+                "ending with a letter or digit")
     if path.endswith("target_stack"):
+
         return f"{value!r} is not a stack reference; write <organization>/<project>/<stack>"
     if isinstance(value, str) and path.endswith(("_path", ".path")) and not value.startswith("/"):
         return f"{value!r} is not an absolute path; write one starting with /"

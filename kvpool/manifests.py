@@ -18,6 +18,7 @@ from kubernetes_validate import utils as kubernetes_validate_utils
 
 from components.errors import KvpoolError
 from components.units import integral_floats_to_ints
+from kvpool.apiserver_checks import check_manifests
 from kvpool.mock_engine import RecordedResource
 from kvpool.property_values import (
     SECRET_MASK,
@@ -35,7 +36,7 @@ class ManifestValidationError(KvpoolError):
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
-        header = f"manifests: {len(problems)} problem{'s' if len(problems) != 1 else ''} (strict schema check)"
+        header = f"manifests: {len(problems)} problem{'s' if len(problems) != 1 else ''} (strict schema and API-server checks)"
         super().__init__("\n".join([header, *(f"  - {problem}" for problem in problems)]))
 
 
@@ -125,9 +126,18 @@ def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -
             problems.append(f"{obj.label}: {format_path(path)}: {reason} (Kubernetes {error.version})")
             continue
         validated.append(obj.label)
+    problems += apiserver_problems(objects, schema_version)
     if clashes or problems:
         raise ManifestValidationError([*clashes, *problems])
     return ValidationReport(schema_version, validated, not_checked)
+
+
+def apiserver_problems(objects: list[KubernetesObject], schema_version: str) -> list[str]:
+    """What the API server itself would refuse (kvpool/apiserver_checks.py): `manifests/<file>: <object>: <field
+    path>: <reason>`, one line per problem."""
+    files = {obj.label: obj.file_name for obj in objects}
+    found = check_manifests([(obj.label, _without_unknown_values(obj)) for obj in objects], schema_version)
+    return [f"manifests/{files[label]}: {label}: {format_path(path)}: {reason}" for label, path, reason in found]
 
 
 def _service_set_workloads(obj: KubernetesObject) -> list[tuple[PropertyPath, dict[str, Any]]]:

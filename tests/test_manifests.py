@@ -105,7 +105,7 @@ def test_every_invalid_object_is_reported_with_path_reason_and_version() -> None
         "('imagePullPolcy' was unexpected) (Kubernetes 1.30)",
         "Service demo/engine: $.spec.ports[0].port: 'eighty' is not of type 'integer' (Kubernetes 1.30)",
     ]
-    assert str(raised.value).splitlines()[0] == "manifests: 2 problems (strict schema check)"
+    assert str(raised.value).splitlines()[0] == "manifests: 2 problems (strict schema and API-server checks)"
 
 
 def test_a_secret_value_is_not_quoted_in_a_validation_error() -> None:

@@ -111,7 +111,7 @@ def test_invalid_manifests_exit_1_listing_every_problem_and_write_nothing(tmp_pa
 
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr == (
-        "error: manifests: 2 problems (strict schema check)\n"
+        "error: manifests: 2 problems (strict schema and API-server checks)\n"
         "  - Deployment demo/engine: $.spec.template.spec.containers[0]: Additional properties are not allowed "
         "('imagePullPolcy' was unexpected) (Kubernetes 1.30)\n"
         "  - Service demo/engine: $.spec.ports[0].port: 'eighty' is not of type 'integer' (Kubernetes 1.30)\n"

@@ -1,9 +1,11 @@
-"""Every example stack, mutated one field at a time, loads or is refused with a field-named SettingsError.
+"""Every example stack, mutated one field at a time, loads or is refused with a field-named SettingsError; and when it
+loads, the program's manifests pass the strict schema and the API server's own checks (kvpool/apiserver_checks.py).
 
 In-process and fast: the mutated stack file goes through what `python -m kvpool settings|preview` runs first (the
 stack file reader, then the settings loader with the consistency rules). A mutation replaces one value (scalar,
 huge number, unicode text, list, mapping), deletes a key or adds an unknown one. Any exception other than the
-project's user errors, or a refusal without a dotted path, fails the test.
+project's user errors, a refusal without a dotted path, or accepted settings whose manifests the API server would
+refuse, fails the test.
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from components.errors import KvpoolError, SettingsError
 from components.input_files import InputFileError
 from components.pulumi_settings import settings_from_config
 from components.settings import ServiceSettings
+from kvpool.manifests import ManifestValidationError, kubernetes_objects, validate_objects
+from kvpool.mock_engine import run_program
 from kvpool.stack_config import load_stack_config
+from kvpool.stack_references import resolve
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 STACK_FILES = sorted((REPOSITORY / "stacks").glob("Pulumi.*.yaml"))
@@ -79,13 +84,21 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def render_and_check(project: Path) -> None:
+    """Run the program on the stack `load` wrote and validate its manifests as the preview does (ManifestValidationError
+    lists every object the schema or the API server's rules refuse)."""
+    config = load_stack_config(project, "mutated")
+    run = run_program(REPOSITORY, config, stack_references=resolve(REPOSITORY, config, None))
+    validate_objects(kubernetes_objects(run.resources), "1.30")
+
+
 def load(project: Path, document: dict) -> ServiceSettings:
     (project / "stacks" / "Pulumi.mutated.yaml").write_text(yaml.safe_dump(document, allow_unicode=True))
     config = load_stack_config(project, "mutated")
     return settings_from_config(config.values, set(config.secret_keys), "mutated")
 
 
-@settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=200, deadline=10000, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                      HealthCheck.too_slow])
 @given(data=st.data(), stack=st.sampled_from(sorted(EXAMPLES)), operation=st.sampled_from(["replace", "delete", "add"]))
 def test_a_one_field_mutation_loads_or_names_the_field(project: Path, data: st.DataObject, stack: str, operation: str):
@@ -101,6 +114,17 @@ def test_a_one_field_mutation_loads_or_names_the_field(project: Path, data: st.D
             assert PROBLEM_LINE.match(problem), f"problem names no field: {problem!r}"
     except (InputFileError, KvpoolError) as error:
         assert re.search(r"(Pulumi\.mutated\.yaml|motor-kvpool:\w+|'\w+')", str(error)), f"names no file or key: {error}"
+    else:
+        event("settings loaded: manifests rendered and checked")
+        try:
+            render_and_check(project)
+        except ManifestValidationError as error:
+            pytest.fail(f"settings accepted, manifests refused: {error}")
+        except SettingsError as error:  # a refusal the program makes while rendering (a stack reference, env.json)
+            for problem in error.problems:
+                assert PROBLEM_LINE.match(problem), f"problem names no field: {problem!r}"
+        except KvpoolError as error:
+            assert re.search(r"(motor-kvpool:\w+|[\w\]]+(\.[\w\[\]]+)+):? ", str(error)), f"names no field: {error}"
 
 
 def test_the_examples_load_unmutated(project: Path) -> None:
