@@ -7,14 +7,17 @@ kubernetes-validate (no cluster needed); kinds it has no schema for, such as CRD
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import kubernetes_validate
 import yaml
 from kubernetes_validate import utils as kubernetes_validate_utils
+from referencing import Registry, Resource
 
 from components.errors import KvpoolError
 from components.units import integral_floats_to_ints
@@ -108,7 +111,7 @@ def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -
     clashes = _file_name_clashes(objects)
     for obj in objects:
         try:
-            kubernetes_validate.validate(_without_unknown_values(obj), schema_version, strict=True)
+            _validate_strictly(_without_unknown_values(obj), schema_version)
         except kubernetes_validate.SchemaNotFoundError:
             embedded = _service_set_workloads(obj)
             if embedded:
@@ -169,7 +172,7 @@ def _validate_embedded(
     problems = []
     for where, body in embedded:
         try:
-            kubernetes_validate.validate(body, schema_version, strict=True)
+            _validate_strictly(body, schema_version)
         except kubernetes_validate.ValidationError as error:
             # The error's path starts at the embedded object; `where` already ends in its "spec".
             path = format_path((*where, *tuple(error.path)[1:]))
@@ -177,8 +180,82 @@ def _validate_embedded(
     return problems
 
 
+def _validate_strictly(data: dict[str, Any], desired_version: str) -> None:
+    """`kubernetes_validate.validate(data, desired_version, strict=True)`, the same checks, errors and exceptions,
+    with one compiled validator per kind, apiVersion and schema version instead of one per object (the library
+    reads and parses the kind's schema and the 1.3 MB of shared definitions on every call)."""
+    validator, version = _strict_validator(data["kind"], data["apiVersion"], desired_version)
+    try:
+        validator.validate(data)
+    except jsonschema.ValidationError as error:
+        raise kubernetes_validate.ValidationError(error, version=kubernetes_validate_utils.major_minor(version)) from None
+
+
+@functools.cache
+def _strict_validator(kind: str, api_version: str, desired_version: str) -> tuple[jsonschema.Validator, str]:
+    """As kubernetes_validate.validate picks and loads the schema (its version lookup and file names, kept
+    exactly); raises its SchemaNotFoundError and VersionNotSupportedError, which functools.cache does not keep."""
+    utils = kubernetes_validate_utils
+    desired_version = desired_version.removeprefix("v")
+    if utils.major_minor(desired_version) > utils.latest_version():
+        raise kubernetes_validate.VersionNotSupportedError(version=utils.major_minor(desired_version))
+    version = [v for v in utils.all_versions() if utils.major_minor(v) <= utils.major_minor(desired_version)][-1]
+    schema_dir = f"v{version}-local-strict"
+    group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    try:
+        schema = utils.schema_contents(
+            f"kubernetes-json-schema/{schema_dir}/{kind.lower()}-{group_version}.json", desired_version
+        )
+    except FileNotFoundError:
+        raise kubernetes_validate.SchemaNotFoundError(
+            version=utils.major_minor(desired_version), kind=kind, api_version=api_version
+        ) from None
+    registry = Resource.from_contents(_definitions(schema_dir, desired_version)) @ (
+        Resource.from_contents(schema) @ Registry()
+    )
+    return jsonschema.validators.Draft202012Validator(schema, registry=registry), version
+
+
+@functools.cache
+def _definitions(schema_dir: str, desired_version: str) -> Any:
+    return kubernetes_validate_utils.schema_contents(f"kubernetes-json-schema/{schema_dir}/_definitions.json", desired_version)
+
+
 class _ManifestDumper(yaml.SafeDumper):
     """Multi-line strings (config files in ConfigMaps) as `|` blocks, so a reviewer reads them as files."""
+
+
+class _FastManifestDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """The same representation through libyaml's emitter (when PyYAML has it), several times faster. It writes the
+    same text as the pure-Python emitter for every document _libyaml_writes_the_same accepts (tests/test_manifests.py
+    compares the two); any other document goes through _ManifestDumper."""
+
+
+_PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]*")
+_PRINTABLE_ASCII_LINES = re.compile(r"[\x20-\x7e\n]*")
+
+
+def _libyaml_writes_the_same(document: Any) -> bool:
+    """The emitters differ in where they fold long double-quoted scalars (multi-line text that cannot be a block,
+    tabs, other control or non-ASCII characters), in ending a document with a `|+` block and in writing an empty
+    key; only printable ASCII, one line or a text that is written as a `|` or `|-` block, passes."""
+    if isinstance(document, str):
+        if _PRINTABLE_ASCII.fullmatch(document):
+            return True
+        return (
+            _PRINTABLE_ASCII_LINES.fullmatch(document) is not None
+            and not document.endswith("\n\n")
+            and document != "\n"
+            and not any(line != line.rstrip() for line in document.splitlines())
+        )
+    if isinstance(document, dict):
+        return all(
+            key != "" and _libyaml_writes_the_same(key) and _libyaml_writes_the_same(value)
+            for key, value in document.items()
+        )
+    if isinstance(document, list):
+        return all(_libyaml_writes_the_same(item) for item in document)
+    return True
 
 
 def _represent_text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
@@ -187,6 +264,13 @@ def _represent_text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
 
 
 _ManifestDumper.add_representer(str, _represent_text)
+_FastManifestDumper.add_representer(str, _represent_text)
+
+
+def manifest_text(body: dict[str, Any]) -> str:
+    """One object as the YAML file the preview writes."""
+    dumper = _FastManifestDumper if _libyaml_writes_the_same(body) else _ManifestDumper
+    return yaml.dump(body, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
 def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Path]:
@@ -196,8 +280,7 @@ def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Pa
     for obj in objects:
         path = directory / obj.file_name
         masked = mask_leaves(obj.body, obj.secret_paths)
-        text = yaml.dump(masked, Dumper=_ManifestDumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(manifest_text(masked), encoding="utf-8")
         written.append(path)
     for stale in set(directory.glob("*.yaml")) - set(written):
         stale.unlink()

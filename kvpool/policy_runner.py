@@ -24,6 +24,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,12 +123,58 @@ def run_policy_pack(
     """Analyze `run` with the pack in `pack_dir`, run by the interpreter `python` (which must have pulumi and
     pulumi_policy). `policy_config` is the content of a `--policy-pack-config` file. Raises PolicyPackError,
     PolicyConfigError; never prints."""
-    pack_dir = Path(pack_dir).resolve()
-    declared_version = _read_manifest(pack_dir)
-    with _PackProcess(pack_dir, _pack_environment(config, python), python) as process:
-        with grpc.insecure_channel(f"127.0.0.1:{process.port}", options=_CHANNEL_OPTIONS) as channel:
-            session = _Session(analyzer_pb2_grpc.AnalyzerStub(channel), process, declared_version, run)
-            return session.analyze(config, policy_config)
+    with StartedPolicyPack(pack_dir, config, python) as pack:
+        return pack.analyze(run, policy_config)
+
+
+class StartedPolicyPack:
+    """A pack whose process starts now, so that its imports overlap the program run; `analyze` (or
+    `analyze_in_background`) later holds the conversation. Nothing here raises: what would have stopped
+    run_policy_pack before the analysis (no PulumiPolicy.yaml, a config too large, no interpreter) is raised by
+    `analyze`, in the same order. Leaving the `with` block stops the process."""
+
+    def __init__(self, pack_dir: Path, config: StackConfig, python: str = sys.executable) -> None:
+        self.config = config
+        self._process: _PackProcess | None = None
+        self._failure: KvpoolError | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        pack_dir = Path(pack_dir).resolve()
+        try:
+            self._declared_version = _read_manifest(pack_dir)
+            self._process = _PackProcess(pack_dir, _pack_environment(config, python), python)
+            self._process.start()
+        except KvpoolError as error:
+            self._failure = error
+
+    def analyze(self, run: ProgramRun, policy_config: Mapping[str, Any] | None = None) -> PolicyReport:
+        if self._failure is not None:
+            raise self._failure
+        assert self._process is not None
+        self._process.wait_until_serving()
+        with grpc.insecure_channel(f"127.0.0.1:{self._process.port}", options=_CHANNEL_OPTIONS) as channel:
+            session = _Session(analyzer_pb2_grpc.AnalyzerStub(channel), self._process, self._declared_version, run)
+            return session.analyze(self.config, policy_config)
+
+    def analyze_in_background(
+        self, run: ProgramRun, policy_config: Mapping[str, Any] | None = None
+    ) -> Future[PolicyReport]:
+        """`analyze` on a thread of its own: the pack works in its process while the caller goes on (the thread
+        mostly waits for the pack's answers, outside the GIL)."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policy-pack")
+        return self._executor.submit(self.analyze, run, policy_config)
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.stop()  # first: an analysis still running (the caller failed) then fails at once
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+
+    def __enter__(self) -> StartedPolicyPack:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 class _Session:
@@ -143,6 +190,9 @@ class _Session:
         self.by_urn = {resource.urn: resource for resource in run.resources}
         self.pack_label = "policy pack"
         self.settings: dict[str, PolicyConfig] = {}
+        # Each resource's inputs as the engine sends them, encoded once: Remediate, Analyze and AnalyzeStack send
+        # them, and every resource's request carries its provider's.
+        self.inputs = {resource.urn: _properties(resource) for resource in run.resources}
 
     def analyze(self, config: StackConfig, policy_config: Mapping[str, Any] | None) -> PolicyReport:
         self._handshake()
@@ -171,25 +221,27 @@ class _Session:
         the program's exports."""
         violations: list[Violation] = []
         remediations: list[Remediation] = []
-        state = {resource.urn: _properties(resource) for resource in self.run.resources}
+        state = dict(self.inputs)
         state[self.run.stack_urn] = encode_properties(
             self.run.outputs, self.run.secret_output_paths, self.run.unknown_output_paths
         )
         for resource in self.run.resources:
             if resource.type == STACK_REFERENCE_TYPE:
                 continue  # a read, not a registration: the engine analyzes registrations only
-            properties = _properties(resource)
+            properties = self.inputs[resource.urn]
             remediated = self._remediate(resource, properties, remediations, violations)
             if remediated is not None:
                 properties = state[resource.urn] = remediated
-            request = _analyze_request(resource, properties, self.by_urn)
+            request = _analyze_request(resource, properties, self.by_urn, self.inputs)
             response = self._call_blaming_a_policy("Analyze", request, resource)
             # As the engine: a resource policy's violation is about the analyzed resource, whatever URN it names.
             violations += [self._violation(diagnostic, resource.urn) for diagnostic in response.diagnostics]
         return violations, remediations, state
 
     def _analyze_stack(self, state: Mapping[str, struct_pb2.Struct]) -> list[Violation]:
-        resources = [_stack_resource(resource, state[resource.urn], self.by_urn) for resource in self.run.resources]
+        resources = [
+            _stack_resource(resource, state[resource.urn], self.by_urn, self.inputs) for resource in self.run.resources
+        ]
         request = analyzer_pb2.AnalyzeStackRequest(resources=resources)
         response = self._call_blaming_a_policy("AnalyzeStack", request, None)
         return [self._violation(diagnostic, diagnostic.urn) for diagnostic in response.diagnostics]
@@ -216,7 +268,7 @@ class _Session:
         """The engine's first pass: remediate-level policies may rewrite the inputs the second pass analyzes.
         Returns the rewritten inputs, None when no policy rewrote them."""
         remediated = None
-        request = _analyze_request(resource, properties, self.by_urn)
+        request = _analyze_request(resource, properties, self.by_urn, self.inputs)
         response = self._call_blaming_a_policy("Remediate", request, resource)
         for remediation in response.remediations:
             if remediation.diagnostic:  # the remediation could not run; the engine shows an advisory violation
@@ -385,7 +437,8 @@ class _PackProcess:
         self._process: subprocess.Popen[str] | None = None
         self.port = 0
 
-    def __enter__(self) -> _PackProcess:
+    def start(self) -> None:
+        """Start the process; its port is read by wait_until_serving."""
         try:
             self._process = subprocess.Popen(
                 # "." as the program: the CLI starts the shim in the pack's folder and passes it "."
@@ -403,15 +456,23 @@ class _PackProcess:
             raise PolicyPackError(f"cannot start the policy pack with {self.python}: {error.strerror}") from None
         self._drain(self._read_stdout)
         self._drain(self._read_stderr)
+
+    def wait_until_serving(self) -> None:
+        if self.port:
+            return
         try:
             self.port = self._wait_for_port()
         except BaseException:
-            self._stop()
+            self.stop()
             raise
+
+    def __enter__(self) -> _PackProcess:
+        self.start()
+        self.wait_until_serving()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._stop()
+        self.stop()
 
     def exit_code(self) -> int | None:
         return self._process.poll() if self._process else None
@@ -428,7 +489,7 @@ class _PackProcess:
                 _with_stderr(f"{where} did not print its port within {START_TIMEOUT_SECONDS:g} s", self.stderr_tail())
             ) from None
         if not line:
-            self._stop()  # collect all of stderr: the reason is in it
+            self.stop()  # collect all of stderr: the reason is in it
             raise PolicyPackError(
                 _with_stderr(f"{where} exited with code {self.exit_code()} before serving", self.stderr_tail())
             )
@@ -458,7 +519,7 @@ class _PackProcess:
         for line in self._process.stderr:
             self._stderr.append(line)
 
-    def _stop(self) -> None:
+    def stop(self) -> None:
         if self._process is None:
             return
         if self._process.poll() is None:
@@ -541,19 +602,22 @@ def _options(resource: RecordedResource, parent: str = "") -> analyzer_pb2.Analy
 
 
 def _provider(
-    resource: RecordedResource, by_urn: Mapping[str, RecordedResource]
+    resource: RecordedResource, by_urn: Mapping[str, RecordedResource], inputs: Mapping[str, struct_pb2.Struct]
 ) -> analyzer_pb2.AnalyzerProviderResource | None:
     """The resource's explicit provider (a reference is `<urn>::<id>`), with the provider's inputs."""
     provider = by_urn.get(resource.provider.rsplit("::", 1)[0]) if resource.provider else None
     if provider is None:
         return None
     return analyzer_pb2.AnalyzerProviderResource(
-        type=provider.type, urn=provider.urn, name=provider.name, properties=_properties(provider)
+        type=provider.type, urn=provider.urn, name=provider.name, properties=inputs[provider.urn]
     )
 
 
 def _analyze_request(
-    resource: RecordedResource, properties: struct_pb2.Struct, by_urn: Mapping[str, RecordedResource]
+    resource: RecordedResource,
+    properties: struct_pb2.Struct,
+    by_urn: Mapping[str, RecordedResource],
+    inputs: Mapping[str, struct_pb2.Struct],
 ) -> analyzer_pb2.AnalyzeRequest:
     return analyzer_pb2.AnalyzeRequest(
         type=resource.type,
@@ -561,12 +625,15 @@ def _analyze_request(
         name=resource.name,
         properties=properties,
         options=_options(resource, parent=resource.parent_urn or ""),
-        provider=_provider(resource, by_urn),
+        provider=_provider(resource, by_urn, inputs),
     )
 
 
 def _stack_resource(
-    resource: RecordedResource, properties: struct_pb2.Struct, by_urn: Mapping[str, RecordedResource]
+    resource: RecordedResource,
+    properties: struct_pb2.Struct,
+    by_urn: Mapping[str, RecordedResource],
+    inputs: Mapping[str, struct_pb2.Struct],
 ) -> analyzer_pb2.AnalyzerResource:
     # AnalyzeStack carries the parent beside the options, not in them (the engine's AnalyzeResources).
     return analyzer_pb2.AnalyzerResource(
@@ -575,7 +642,7 @@ def _stack_resource(
         name=resource.name,
         properties=properties,
         options=_options(resource),
-        provider=_provider(resource, by_urn),
+        provider=_provider(resource, by_urn, inputs),
         parent=resource.parent_urn or "",
         dependencies=resource.dependencies,
     )

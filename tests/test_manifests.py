@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import kubernetes_validate
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from kvpool import manifests
 from kvpool.manifests import (
     KubernetesObject,
     KubernetesVersionError,
@@ -232,3 +236,44 @@ def test_service_set_roles_are_checked_as_deployments_and_services() -> None:
         "InferServiceSet ns/vllm: $.spec.template.roles[0].services[0].spec.ports[0].port: 'x' is not of type "
         "'integer' (Kubernetes 1.30)",
     ]
+
+
+def _python_emitter_text(document: dict) -> str:
+    dumper = type("PythonEmitter", (yaml.SafeDumper,), {})
+    dumper.add_representer(str, manifests._represent_text)
+    return yaml.dump(document, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+_TEXT = st.one_of(
+    st.text(max_size=300),
+    st.text(alphabet=list("ab :#-|>'\"{}[],&*!%@`\n\t") + ["é", "\u2028", "\x85"], max_size=300),
+)
+_DOCUMENTS = st.recursive(
+    st.one_of(_TEXT, st.integers(), st.floats(allow_nan=False), st.booleans(), st.none()),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(_TEXT, children, max_size=4)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_DOCUMENTS)
+def test_manifest_text_is_what_the_python_emitter_writes(value: object) -> None:
+    # libyaml writes the files where it writes the same text; everything else goes through the Python emitter.
+    document = {"apiVersion": "v1", "kind": "ConfigMap", "data": value}
+    assert manifests.manifest_text(document) == _python_emitter_text(document)
+
+
+def test_the_compiled_validators_agree_with_kubernetes_validate(demo_objects: list[KubernetesObject]) -> None:
+    bad = kubernetes_objects(run_fixture("bad-manifest-field").resources)
+    for obj in [*demo_objects, *bad]:
+        outcomes = []
+        for validate in (lambda body: kubernetes_validate.validate(body, "1.30", strict=True),
+                         lambda body: manifests._validate_strictly(body, "1.30")):
+            try:
+                validate(obj.body)
+                outcomes.append(None)
+            except kubernetes_validate.ValidationError as error:
+                outcomes.append((error.message, tuple(error.path), error.version))
+            except kubernetes_validate.SchemaNotFoundError as error:
+                outcomes.append(error.message)
+        assert outcomes[0] == outcomes[1], obj.label
