@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.errors import KvpoolError
+from components.kv_conductor import coordinator_env as conductor_env
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.labels import KV_CLIENT_LABEL, common_labels
 from components.checksums import annotations, digest
@@ -130,7 +131,8 @@ class ControlPlane(pulumi.ComponentResource):
         store_env = {key: value for key, value in engine_contract.items() if key in COORDINATOR_STORE_ENV}
         self.coordinator = self._deployment(
             COORDINATOR, COORDINATOR_ROLE, deploy.coordinator_node_selector,
-            {**store_env, **settings.env.motor_coordinator_env}, COORDINATOR_RESOURCES, "motor_coordinator_env",
+            {**store_env, **conductor_env(settings, workloads), **settings.env.motor_coordinator_env},
+            COORDINATOR_RESOURCES, "motor_coordinator_env",
             kv_client=bool(store_env),
         )
         self._service(

@@ -10,6 +10,8 @@ import pulumi_kubernetes as k8s
 
 from components.control_plane import ControlPlane
 from components.engine_pool import EnginePool, instance_name
+from components.kv_conductor import KVConductor
+from components.kv_conductor import service_host as conductor_host
 from components.errors import user_errors_as_run_errors
 from components.hardware import engine_node_selector
 from components.kv_store import KVStore, KVStoreEndpoint
@@ -63,6 +65,9 @@ def build(settings: ServiceSettings, project_dir: Path) -> None:
             "node_port": deploy.coordinator_infer_node_port,
         },
     )
+    if settings.kv_conductor_config is not None:
+        pulumi.export("kv_conductor", {"service": conductor_host(settings, workloads),
+                                       "port": settings.kv_conductor_config.http_server_port})
     # deploy.py finds these on the cluster's nodes; here the preview says what the engine nodes must carry.
     pulumi.export("engine_node_labels", engine_node_selector(deploy.hardware_type, deploy.accelerator_type))
     pulumi.export(
@@ -92,6 +97,9 @@ def build_service(
     scripts = control_plane.scripts_digest
     EnginePool("prefill", settings, "prefill", endpoint, workloads, prefill_storage, secret, scripts, opts)
     EnginePool("decode", settings, "decode", endpoint, workloads, secret=secret, scripts_digest=scripts, opts=opts)
+    if settings.kv_conductor_config is not None:
+        KVConductor("kv-conductor", settings, workloads, endpoint, control_plane.role_envs, scripts,
+                    [control_plane.motor_config], opts)
     # In a service set the store's Deployment and Service live inside the InferServiceSet: protect it with the store.
     owned = settings.kv_cache_store_config if owns_store else None
     workloads.finish(

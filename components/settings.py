@@ -585,6 +585,53 @@ def engine_mount_paths(hardware_type: str, store: Any) -> dict[str, str]:
     return taken
 
 
+# --- kv_conductor_config (Motor's KV conductor: KV-cache affinity scheduling) ----------------------------------
+# Motor's docs (docs/zh/user_guide/features/KV_cache_affinity.md) and code: deploy.py deploys the conductor for this
+# top-level section; Motor's kv_conductor.sh hands the section, completed by mooncake_config.py `conductor`, to the
+# conductor; Motor's coordinator reads http_server_port from it (config_utils._resolve_kv_conductor_http_port).
+
+# What Motor's mooncake_config.py writes into kvevent_instance.mooncake_master itself, and from where.
+CONDUCTOR_DERIVED_KEYS = {
+    "endpoint": "tcp://<KVS_MASTER_SERVICE>:<kv_cache_store_config.port>, the pool's master",
+    "modelname": "motor_engine_prefill_config.engine_config.served_model_name",
+}
+
+
+class MooncakeMasterEvents(Closed):
+    """The pool's master as a KV-event source of the conductor (Motor supports Mooncake only)."""
+
+    type: Literal["Mooncake"] = Field("Mooncake", description="KV event backend; Motor supports Mooncake only.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_by_motor(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            for key, source in CONDUCTOR_DERIVED_KEYS.items():
+                if key in data:
+                    raise ValueError(
+                        f"{key}: Motor's mooncake_config.py writes it in the pod ({source}) and would replace "
+                        "what is written here; remove it"
+                    )
+        return data
+
+
+class KvEventInstance(Closed):
+    mooncake_master: MooncakeMasterEvents = Field(description="The Mooncake master of kv_cache_store_config.")
+
+
+class KvConductorConfig(Closed):
+    """Motor's KV conductor (Deployment mindie-motor-kv-conductor, Service kv-conductor) indexes the prefill
+    engines' KV events and answers the coordinator's overlap queries (scheduler_type kv_cache_affinity)."""
+
+    http_server_port: StrictInt = Field(
+        13333, ge=1024, le=65535,
+        description="The conductor's HTTP port (Motor's docs: 1024-65535, default 13333); the coordinator dials it.",
+    )
+    kvevent_instance: KvEventInstance | None = Field(
+        None, description="Also index the Mooncake pool master's events (kv_cache_store_config must be Mooncake).",
+    )
+
+
 # --- env.json --------------------------------------------------------------------------------------------
 
 
@@ -597,6 +644,7 @@ class EnvConfig(Closed):
     motor_engine_prefill_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
     motor_engine_decode_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
     motor_kv_cache_store_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
+    motor_kv_conductor_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
 
 
 # --- the service -----------------------------------------------------------------------------------------
@@ -636,6 +684,9 @@ class ServiceSettings(Closed):
     motor_engine_decode_config: EngineSection
     kv_cache_store_config: StoreConfig | None = None
     env: EnvConfig = Field(default_factory=EnvConfig)
+    kv_conductor_config: KvConductorConfig | None = Field(
+        None, description="Deploy Motor's KV conductor for KV-cache affinity scheduling (README, KV-cache affinity)."
+    )
 
     @model_validator(mode="after")
     def _derived_defaults(self, info: ValidationInfo) -> ServiceSettings:

@@ -31,7 +31,7 @@ from policies import rules
 
 USER_CONFIG_SECTIONS = (
     "motor_deploy_config", "motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config",
-    "motor_engine_prefill_config", "motor_engine_decode_config", "kv_cache_store_config",
+    "motor_engine_prefill_config", "motor_engine_decode_config", "kv_cache_store_config", "kv_conductor_config",
 )
 PULUMI_CONFIG_KEYS = ("create_namespace", "motor_deployer_dir", "vllm_ascend_version", *USER_CONFIG_SECTIONS, "env")
 
@@ -58,7 +58,6 @@ MIGRATIONS = {
             + ("" if value else " (it is empty: nothing is lost)")
         )
         for section, role in (
-            ("motor_kv_conductor_env", "KV conductor"),
             ("motor_mf_store_env", "mf_store (sglang)"),
             ("motor_engine_union_env", "PD-hybrid (union) engine"),
             ("motor_engine_encode_env", "encode engine"),
@@ -238,7 +237,8 @@ def _pattern_message(path: str, value: Any) -> str:
 
 # Sections where an empty mapping means "not set": deploy.py enables a store only for a non-empty
 # kv_cache_store_config, and the CLI hands Pulumi.yaml's `default: {}` for every stack that omits a key.
-_EMPTY_MEANS_ABSENT = ("kv_cache_store_config", "kv_cache_pool_config", "motor_nodemanger_config", "env")
+_EMPTY_MEANS_ABSENT = ("kv_cache_store_config", "kv_cache_pool_config", "motor_nodemanger_config", "env",
+                      "kv_conductor_config")
 
 
 def _one_line_per_field(lines: list[str]) -> list[str]:

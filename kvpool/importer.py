@@ -21,7 +21,7 @@ from components.settings_loader import USER_CONFIG_SECTIONS, load_from_motor_fil
 
 # deploy.py of the kv_cache_pool generation drove only Mooncake (Ascend/MindIE-PyMotor master).
 _MOONCAKE_ONLY_KEYS = set(MooncakeStoreConfig.model_fields) - {"backend", "port", "target_stack"}
-_ROLES_NOT_DEPLOYED = ("motor_kv_conductor_env", "motor_mf_store_env", "motor_engine_union_env", "motor_engine_encode_env")
+_ROLES_NOT_DEPLOYED = ("motor_mf_store_env", "motor_engine_union_env", "motor_engine_encode_env")
 _PLACEHOLDER_FIELDS = ("motor_deploy_config.image_name", "motor_deploy_config.weight_mount_path")
 
 

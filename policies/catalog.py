@@ -264,6 +264,23 @@ POLICIES = [
         MANDATORY, lambda view, _: rules.check_fabric_segment_alignment(_owned_store(view), view.engine_envs),
         "Use a segment size that is a multiple of 1GB.",
     ),
+    _stack_policy(
+        "kvpool-configure-kv-cache-affinity",
+        "Checks that scheduler_type kv_cache_affinity comes with a KV conductor, and a conductor with what it indexes: "
+        "prefill kv-events-config in the form Motor's coordinator registers, prefix caching, the block size the "
+        "coordinator reads, and a Mooncake pool when it follows the pool's master (Motor KV_cache_affinity.md, "
+        "conductor_api_client.py, mooncake_config.py).",
+        MANDATORY, lambda view, _: rules.check_kv_cache_affinity(view.user_config),
+        "Add kv_conductor_config and prefill kv-events-config {publisher: zmq, enable_kv_cache_events: true, "
+        "endpoint: tcp://*:<port>}; keep prefix caching on; follow the pool's master only with backend mooncake.",
+    ),
+    _stack_policy(
+        "kvpool-configure-kv-event-ports",
+        "Checks that the prefill KV-event ports (endpoint and replay_endpoint, one per DP rank) collide with no other "
+        "port of the prefill pod (KV transfer, vLLM's DP RPC and API ports, a standalone store).",
+        MANDATORY, lambda view, _: rules.check_kv_event_ports(view.user_config),
+        "Move kv-events-config's endpoint or replay_endpoint to ports no other process of the pod binds.",
+    ),
     ResourceValidationPolicy(
         name="kvpool-configure-standalone-store-memory",
         description="Checks that each standalone Mooncake store container's memory limit exceeds the segment it "

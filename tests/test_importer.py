@@ -94,21 +94,43 @@ def test_legacy_pool_config_becomes_a_mooncake_store():
 def test_empty_sections_of_roles_not_deployed_are_dropped_and_said():
     user_config, env = as_motor_files(plain_pd())
     user_config["motor_deploy_config"]["deploy_mode"] = "multi_deployment"
-    env["motor_kv_conductor_env"] = {}
+    env["motor_mf_store_env"] = {}
     conversion = convert(user_config, env)
-    assert "motor_kv_conductor_env" not in conversion.env
-    assert conversion.notes == ["env motor_kv_conductor_env dropped: it was empty and motor-kvpool deploys no reader for it"]
+    assert "motor_mf_store_env" not in conversion.env
+    assert conversion.notes == ["env motor_mf_store_env dropped: it was empty and motor-kvpool deploys no reader for it"]
 
 
 def test_non_empty_sections_of_roles_not_deployed_are_refused(tmp_path):
     service = plain_pd()
-    service["env"] = {"motor_kv_conductor_env": {"PORT": "1"}}
+    service["env"] = {"motor_mf_store_env": {"PORT": "1"}}
     user_path, env_path = write_pair(tmp_path, service)
     with pytest.raises(SettingsError) as caught:
         import_pair(user_path, env_path, "svc", tmp_path / "stacks")
     assert caught.value.problems == [
-        "env.motor_kv_conductor_env: motor-kvpool deploys no KV conductor, so this section has no reader; remove it"
+        "env.motor_mf_store_env: motor-kvpool deploys no mf_store (sglang), so this section has no reader; remove it"
     ]
+
+
+def test_kv_conductor_sections_are_kept(tmp_path):
+    """KV-cache affinity: user_config.json's kv_conductor_config and env.json's motor_kv_conductor_env survive import."""
+    from tests.program_runs import stack_values
+
+    service = stack_values("kv-affinity")
+    service["env"] = {"motor_kv_conductor_env": {"RUST_LOG": "info"}}
+    user_path, env_path = write_pair(tmp_path, service)
+    target, conversion = import_pair(user_path, env_path, "kv-affinity", tmp_path / "stacks")
+    assert conversion.env["motor_kv_conductor_env"] == {"RUST_LOG": "info"}
+    config = yaml.safe_load(target.read_text())["config"]
+    assert config["motor-kvpool:kv_conductor_config"] == service["kv_conductor_config"]
+    assert config["motor-kvpool:env"]["motor_kv_conductor_env"] == {"RUST_LOG": "info"}
+
+
+def test_refused_imports_write_nothing(tmp_path):
+    service = plain_pd()
+    service["env"] = {"motor_mf_store_env": {"PORT": "1"}}
+    user_path, env_path = write_pair(tmp_path, service)
+    with pytest.raises(SettingsError):
+        import_pair(user_path, env_path, "svc", tmp_path / "stacks")
     assert not (tmp_path / "stacks").exists()
 
 

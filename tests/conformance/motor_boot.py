@@ -5,8 +5,9 @@ with the rendered env, in a private mount and PID namespace laid out like the po
   (each key a symlink into `..data/`), with the volume's defaultMode; subPath mounts are read-only file binds.
 - /usr/local, /etc, /mnt and /dev are overlays on the host's, so Motor's scripts can create what a container
   image would let them create (CONFIG_PATH, the CANN set_env.sh stub, /dev/davinci*) without touching the host.
-- The heavy processes are stubs on PATH: Motor's own python processes (`python3 -m motor.*`, `ccae_reporter`)
-  record their argv, env and the config files their env points at, and on an engine run Motor's real
+- The heavy processes are stubs on PATH: Motor's own python processes (`python3 -m motor.*`, `ccae_reporter`) and
+  the KV conductor binary kv_conductor.sh starts (`mooncake_conductor`) record their argv, env and the config files
+  their env points at, and on an engine run Motor's real
   LocalService.prepare() when the pool is MemCache; vllm's helpers (lspci, hccn_tool, npu-smi) answer as on an
   Ascend node. Every other python3 call (Motor's mooncake_config.py, hccl_tools.py) runs for real.
 """
@@ -34,7 +35,8 @@ FAILURE_MARKS = ("No such file or directory", "command not found", "Read-only fi
 RECORDER = r'''
 import json, os, sys
 record = {"argv": sys.argv[1:], "env": dict(os.environ), "files": {}, "prepare": None}
-for var in ("MOONCAKE_CONFIG_PATH", "MMC_LOCAL_CONFIG_PATH", "USER_CONFIG_PATH", "RANKTABLE_PATH", "HCCL_PATH"):
+for var in ("MOONCAKE_CONFIG_PATH", "MMC_LOCAL_CONFIG_PATH", "USER_CONFIG_PATH", "RANKTABLE_PATH", "HCCL_PATH",
+            "CONDUCTOR_CONFIG_PATH"):
     path = os.environ.get(var)
     if path:
         record["files"][var] = {
@@ -71,6 +73,12 @@ class Boot:
     def process(self, module: str) -> dict[str, Any]:
         found = [r for r in self.records if r["argv"][:2] == ["-m", module]]
         assert len(found) == 1, f"{module} started {len(found)} times; output:\n{self.output}"
+        return found[0]
+
+    def command(self, name: str) -> dict[str, Any]:
+        """The one record of a stubbed binary (not a python module), e.g. mooncake_conductor."""
+        found = [r for r in self.records if r["argv"][:1] == [name]]
+        assert len(found) == 1, f"{name} started {len(found)} times; output:\n{self.output}"
         return found[0]
 
     def failures(self) -> list[str]:
@@ -129,6 +137,8 @@ def boot(
         esac
         exec {python} "$@"
     """))
+    # kv_conductor.sh's last command: the conductor binary the image carries (Mooncake's or Motor's kv-conductor).
+    _write_stub(stubs, "mooncake_conductor", f'exec {python} {workdir}/recorder.py mooncake_conductor "$@"\n')
     _write_stub(stubs, "lspci", f'echo "00:00.0 Processing accelerators: Device 19e5:{PCI_IDS[hardware_family]}"\n')
     _write_stub(stubs, "hccn_tool", 'echo "ipaddr:10.0.0.$2"\necho "netmask:255.255.255.0"\n')
     _write_stub(stubs, "npu-smi", 'echo "Super Device ID : $(( $5 * 2 + $7 ))"\n')

@@ -14,7 +14,10 @@ from components.motor_config import MOTOR_FILES
 from tests.conformance.motor_boot import Boot, boot
 from tests.program_runs import Rendered, render, stack_values
 
-STACKS = ("dev", "mooncake-layerwise", "mooncake-ha", "yuanrong", "ucm", "service-set", "service-a", "service-b")
+STACKS = ("dev", "mooncake-layerwise", "mooncake-ha", "yuanrong", "ucm", "service-set", "service-a", "service-b",
+          "kv-affinity")
+# Stacks with kv_conductor_config: the only ones that deploy the kv_conductor role.
+CONDUCTOR_STACKS = ("kv-affinity",)
 SERVICE_SET = "InferServiceSet"
 # (workload, container) of each Motor role; the store runs its own binaries (tests/live checks those).
 # In a service set each role is one template named after the role.
@@ -23,7 +26,12 @@ ROLES = {
     "decode": ("vllm-d0", "vllm"),
     "controller": ("mindie-motor-controller", "controller"),
     "coordinator": ("mindie-motor-coordinator", "coordinator"),
+    "kv_conductor": ("mindie-motor-kv-conductor", "kv-conductor"),
 }
+
+
+def roles_of(stack: str) -> list[str]:
+    return [role for role in ROLES if role != "kv_conductor" or stack in CONDUCTOR_STACKS]
 
 
 def rendered_with_motor(stack: str, motor_checkout: Path) -> Rendered:
@@ -88,15 +96,17 @@ def test_motor_config_holds_deploy_pys_file_set(
         assert set(run.get("ConfigMap", "motor-config")["data"]) == keys, stack
 
 
-@pytest.mark.parametrize("stack", STACKS)
-@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(("stack", "role"), [(stack, role) for stack in STACKS for role in roles_of(stack)])
 def test_role_boots_through_motors_scripts(
     rendered: dict[str, Rendered], stack: str, role: str, motor_checkout: Path, tmp_path: Path
 ) -> None:
     result = boot_role(rendered[stack], role, motor_checkout, tmp_path)
     assert result.failures() == [], result.output
-    module = "motor.node_manager.main" if role in ("prefill", "decode") else f"motor.{role}.main"
-    process = result.process(module)
+    if role == "kv_conductor":
+        process = result.command("mooncake_conductor")  # kv_conductor.sh starts the binary, no Motor module
+    else:
+        module = "motor.node_manager.main" if role in ("prefill", "decode") else f"motor.{role}.main"
+        process = result.process(module)
     # Motor's processes read the synced copy of our user_config.json, and the env.json values we set.
     user_config = process["files"]["USER_CONFIG_PATH"]
     assert user_config["path"] == "/usr/local/Ascend/pyMotor/conf/user_config.json"
@@ -162,9 +172,11 @@ def test_engine_env_json_values_apply_after_set_cann_env(rendered, motor_checkou
 def test_probe_and_prestop_scripts_exist_in_motor_config(rendered) -> None:
     for stack, run in rendered.items():
         data = run.get("ConfigMap", "motor-config")["data"]
-        for role, (workload, name) in ROLES.items():
+        for role in roles_of(stack):
+            workload, name = ROLES[role]
             container = next(c for c in pod_spec(run, workload)["containers"] if c["name"] == name)
-            commands = [probe["exec"]["command"][-1] for key, probe in container.items() if key.endswith("Probe")]
+            commands = [probe["exec"]["command"][-1] for key, probe in container.items()
+                        if key.endswith("Probe") and "exec" in probe]
             commands += [container["lifecycle"]["preStop"]["exec"]["command"][-1]] if "lifecycle" in container else []
             for command in commands:
                 script = command.split()[0].removeprefix("/mnt/configmap/")

@@ -1,0 +1,285 @@
+"""KV-cache affinity scheduling: the KVConductor's exact objects, the coordinator's KV_CONDUCTOR_SERVICE, the
+settings and rules that refuse what Motor would not run, and env.json's motor_kv_conductor_env."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from components.errors import SettingsError
+from components.settings_loader import load_from_pulumi_config
+from kvpool.mock_engine import ProgramError
+from policies import rules
+from tests.program_runs import Rendered, env_of, render, stack_values
+
+NAME = "mindie-motor-kv-conductor"
+
+
+def affinity() -> dict[str, Any]:
+    return copy.deepcopy(stack_values("kv-affinity"))
+
+
+def prefill_engine(service: dict[str, Any]) -> dict[str, Any]:
+    return service["motor_engine_prefill_config"]["engine_config"]
+
+
+def problems_of(service: dict[str, Any], stack: str = "kv-affinity") -> list[str]:
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(service, stack)
+    return caught.value.problems
+
+
+@pytest.fixture(scope="module")
+def rendered() -> Rendered:
+    return render(affinity(), stack="kv-affinity")
+
+
+def test_deployment_as_deploy_py_renders_it(rendered):
+    deployment = rendered.get("Deployment", NAME)
+    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["selector"] == {"matchLabels": {"app": NAME}}
+    pod = deployment["spec"]["template"]
+    assert pod["metadata"]["labels"]["app"] == NAME and pod["metadata"]["labels"]["deploy-name"] == NAME
+    assert pod["metadata"]["labels"]["motor-kvpool.io/kv-client"] == "true"  # it dials the pool's master
+    assert sorted(pod["metadata"]["annotations"]) == ["checksum/kv-conductor-config", "checksum/motor-env"]
+    spec = pod["spec"]
+    assert spec["automountServiceAccountToken"] is False and spec["securityContext"] == {"fsGroup": 1001}
+    assert spec["volumes"] == [{"name": "motor-config", "configMap": {"name": "motor-config", "defaultMode": 0o550}}]
+    container = rendered.container("Deployment", NAME, "kv-conductor")
+    assert container["command"] == ["/bin/bash", "-c", "source /mnt/configmap/boot.sh"]
+    assert container["image"] == affinity()["motor_deploy_config"]["image_name"]
+    assert container["ports"] == [{"name": "http", "containerPort": 13333, "protocol": "TCP"}]
+    assert container["resources"] == {"requests": {"cpu": "4", "memory": "2Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}}
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "Unconfined"},
+    }
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["tcpSocket"] == {"port": "http"}, probe
+    env = env_of(container)
+    assert env["ROLE"] == "kv_conductor"
+    assert env["CONFIG_PATH"] == "/usr/local/Ascend/pyMotor/conf" and env["CONFIGMAP_PATH"] == "/mnt/configmap"
+    assert env["KVS_MASTER_SERVICE"] == "mindie-motor-kvs-master.kv-affinity.svc.cluster.local"
+
+
+def test_service_and_coordinator_env(rendered):
+    service = rendered.get("Service", "kv-conductor")
+    assert service["spec"] == {
+        "type": "ClusterIP", "selector": {"app": NAME},
+        "ports": [{"name": "http", "port": 13333, "targetPort": 13333, "protocol": "TCP"}],
+    }
+    coordinator = env_of(rendered.container("Deployment", "mindie-motor-coordinator", "coordinator"))
+    assert coordinator["KV_CONDUCTOR_SERVICE"] == "kv-conductor.kv-affinity.svc.cluster.local"
+    assert rendered.run.outputs["kv_conductor"] == {
+        "service": "kv-conductor.kv-affinity.svc.cluster.local", "port": 13333,
+    }
+    user_config = json.loads(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])
+    assert user_config["kv_conductor_config"] == {
+        "http_server_port": 13333, "kvevent_instance": {"mooncake_master": {"type": "Mooncake"}},
+    }
+
+
+def test_network_policy_admits_the_coordinator_and_dials_the_event_ports(rendered):
+    assert rendered.get("NetworkPolicy", NAME)["spec"] == {
+        "podSelector": {"matchLabels": {"app": NAME}},
+        "policyTypes": ["Ingress", "Egress"],
+        "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "mindie-motor-coordinator"}}}],
+                     "ports": [{"port": 13333, "protocol": "TCP"}]}],
+        "egress": [
+            # two DP ranks per prefill pod: 5557-5558 and 6667-6668, where vLLM's publisher binds them
+            {"to": [{"podSelector": {"matchLabels": {"app.kubernetes.io/component": "prefill",
+                                                     "app.kubernetes.io/part-of": "kv-affinity"}}}],
+             "ports": [{"port": 5557, "endPort": 5558, "protocol": "TCP"},
+                       {"port": 6667, "endPort": 6668, "protocol": "TCP"}]},
+            {"to": [{"podSelector": {"matchLabels": {"app": "mindie-motor-kv-store"}}}],
+             "ports": [{"port": 50088, "protocol": "TCP"}]},
+            {"to": [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+             "ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]},
+        ],
+    }
+
+
+def test_without_kvevent_instance_the_conductor_neither_dials_the_pool_nor_is_its_client():
+    service = affinity()
+    del service["kv_conductor_config"]["kvevent_instance"]
+    rendered = render(service, stack="kv-affinity")
+    labels = rendered.get("Deployment", NAME)["spec"]["template"]["metadata"]["labels"]
+    assert "motor-kvpool.io/kv-client" not in labels
+    assert len(rendered.get("NetworkPolicy", NAME)["spec"]["egress"]) == 1
+
+
+def test_no_conductor_without_its_section():
+    rendered = render(stack_values("mooncake-layerwise"), stack="mooncake-layerwise")
+    assert NAME not in rendered.names("Deployment") and "kv-conductor" not in rendered.names("Service")
+    assert "KV_CONDUCTOR_SERVICE" not in env_of(rendered.container("Deployment", "mindie-motor-coordinator", "coordinator"))
+
+
+def test_service_set_holds_the_conductor_role_under_deploy_pys_names():
+    service = affinity()
+    service["motor_deploy_config"]["deploy_mode"] = "infer_service_set"
+    rendered = render(service, stack="kv-affinity")
+    roles = {role["name"]: role for role in rendered.get("InferServiceSet", "vllm")["spec"]["template"]["roles"]}
+    assert roles["kv-conductor"]["services"][0]["name"] == "kv-conductor"
+    coordinator = roles["coordinator"]["spec"]["template"]["spec"]["containers"][0]
+    assert env_of(coordinator)["KV_CONDUCTOR_SERVICE"] == "kv-conductor-vllm-0-kv-conductor.kv-affinity.svc.cluster.local"
+    assert NAME in rendered.names("NetworkPolicy")  # a plain object in either mode
+
+
+def test_env_json_section_is_applied_and_guarded():
+    service = affinity()
+    service["env"] = {"motor_kv_conductor_env": {"RUST_LOG": "debug"}}
+    rendered = render(service, stack="kv-affinity")
+    assert env_of(rendered.container("Deployment", NAME, "kv-conductor"))["RUST_LOG"] == "debug"
+    service["env"] = {"motor_kv_conductor_env": {"KVS_MASTER_SERVICE": "elsewhere"}}
+    with pytest.raises(ProgramError) as caught:
+        render(service, stack="kv-affinity")
+    assert ("env.motor_kv_conductor_env.KVS_MASTER_SERVICE is 'elsewhere' but the KV conductor needs "
+            "'mindie-motor-kvs-master.kv-affinity.svc.cluster.local'") in str(caught.value)
+
+
+# --- refusals: settings layer and policy pack share policies/rules.py ------------------------------------------
+
+
+def test_affinity_without_a_conductor():
+    service = affinity()
+    del service["kv_conductor_config"]
+    assert problems_of(service) == [
+        "motor_coordinator_config.scheduler_config.scheduler_type: is kv_cache_affinity but kv_conductor_config is "
+        "not set: no conductor is deployed, the coordinator gets no KV_CONDUCTOR_SERVICE and routes by load alone "
+        "(Motor logs a fallback per request); add kv_conductor_config (e.g. http_server_port: 13333) or choose "
+        "another scheduler_type."
+    ]
+
+
+def test_conductor_without_kv_events():
+    service = affinity()
+    del prefill_engine(service)["kv-events-config"]
+    assert problems_of(service) == [
+        "motor_engine_prefill_config.engine_config.kv-events-config: is missing: kv_conductor_config deploys the "
+        "conductor, but the prefill engines publish no KV events for it to index; add kv-events-config {publisher: "
+        "zmq, enable_kv_cache_events: true, endpoint: \"tcp://*:5557\", topic: kv-events}."
+    ]
+
+
+def test_kv_events_spelled_with_underscores():
+    service = affinity()
+    prefill_engine(service)["kv_events_config"] = prefill_engine(service).pop("kv-events-config")
+    assert problems_of(service)[0].startswith(
+        "motor_engine_prefill_config.engine_config.kv_events_config: Motor's coordinator reads kv-events-config"
+    )
+
+
+def test_conductor_without_prefix_caching():
+    service = affinity()
+    prefill_engine(service)["enable-prefix-caching"] = False
+    assert problems_of(service) == [
+        "motor_engine_prefill_config.engine_config.enable-prefix-caching: turns prefix caching off: vLLM publishes "
+        "KV block events from its prefix cache only, so the conductor would index nothing; remove it."
+    ]
+
+
+def test_endpoint_in_a_form_the_coordinator_does_not_register():
+    service = affinity()
+    prefill_engine(service)["kv-events-config"]["endpoint"] = "tcp://0.0.0.0:5557"
+    assert problems_of(service) == [
+        "motor_engine_prefill_config.engine_config.kv-events-config.endpoint: is 'tcp://0.0.0.0:5557'; Motor's "
+        "coordinator registers tcp://<pod IP>:<port + DP rank> by splitting it at '*:' (conductor_api_client.py) "
+        "and registers nothing for any other form: write tcp://*:<port>."
+    ]
+
+
+def test_event_port_colliding_with_the_transfer_ports():
+    service = affinity()
+    # kv_port 30001 with DP 2 x TP 2: vllm-ascend binds 30001-30004
+    prefill_engine(service)["kv-events-config"]["replay_endpoint"] = "tcp://*:30003"
+    assert problems_of(service) == [
+        "motor_engine_prefill_config.engine_config.kv-events-config.replay_endpoint: binds ports 30003-30004 (one "
+        "per DP rank) in every prefill pod, and motor_engine_prefill_config.engine_config.kv_transfer_config"
+        ".kv_connector_extra_config.connectors[0].kv_port (the KV transfer ports) takes 30001-30004 there too (port "
+        "30003): one of them fails to bind; choose ports apart."
+    ]
+
+
+def test_event_and_replay_ranges_overlapping():
+    service = affinity()
+    prefill_engine(service)["kv-events-config"]["replay_endpoint"] = "tcp://*:5558"
+    assert problems_of(service)[0].startswith(
+        "motor_engine_prefill_config.engine_config.kv-events-config.replay_endpoint: binds ports 5558-5559 (one per "
+        "DP rank) in every prefill pod, and motor_engine_prefill_config.engine_config.kv-events-config.endpoint (the "
+        "other KV-event endpoint) takes 5557-5558"
+    )
+
+
+def test_conductor_following_a_pool_of_another_backend():
+    service = affinity()
+    service["kv_cache_store_config"] = {"backend": "memcache"}
+    for side in ("prefill", "decode"):
+        engine = service[f"motor_engine_{side}_config"]["engine_config"]
+        engine["kv_transfer_config"]["kv_connector_extra_config"]["connectors"][1]["kv_connector_extra_config"] = {
+            "backend": "memcache"}
+    assert problems_of(service) == [
+        "kv_conductor_config.kvevent_instance.mooncake_master: points the conductor at the pool's master as a "
+        "Mooncake event source, but kv_cache_store_config.backend is 'memcache': Motor's conductor config knows a "
+        "Mooncake master only and would dial the memcache server's port; remove kvevent_instance (the conductor "
+        "still indexes the engines' events) or use backend: mooncake."
+    ]
+
+
+def test_block_size_spelled_as_the_coordinator_does_not_read_it():
+    service = affinity()
+    prefill_engine(service)["block_size"] = prefill_engine(service).pop("block-size") // 2
+    assert problems_of(service) == [
+        "motor_engine_prefill_config.engine_config.block_size: is 64, but Motor's coordinator reads block-size (with "
+        "a hyphen) only and registers and queries the conductor with 128-token blocks: every query would miss; "
+        "write block-size: 64."
+    ]
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"http_server_port": 80}, "kv_conductor_config.http_server_port: Input should be greater than or equal to 1024"),
+    ({"http_server_port": "13333"}, "kv_conductor_config.http_server_port: \"13333\" is not a whole number; write a "
+                                    "whole number without quotes, e.g. 2"),
+    ({"kvevent_instance": {"mooncake_master": {"type": "Memcache"}}},
+     "kv_conductor_config.kvevent_instance.mooncake_master.type: 'Memcache' is not allowed; write one of 'Mooncake'"),
+    ({"kvevent_instance": {"mooncake_master": {"type": "Mooncake", "endpoint": "tcp://x:1"}}},
+     "kv_conductor_config.kvevent_instance.mooncake_master.endpoint: Motor's mooncake_config.py writes it in the pod "
+     "(tcp://<KVS_MASTER_SERVICE>:<kv_cache_store_config.port>, the pool's master) and would replace what is written "
+     "here; remove it"),
+    ({"http_port": 1}, "kv_conductor_config.http_port: unknown key; did you mean 'http_server_port'?"),
+])
+def test_kv_conductor_config_fields(change, problem):
+    service = affinity()
+    service["kv_conductor_config"].update(change)
+    assert problems_of(service) == [problem]
+
+
+def test_empty_section_means_no_conductor_and_the_env_section_is_accepted():
+    service = copy.deepcopy(stack_values("mooncake-layerwise"))
+    service["kv_conductor_config"] = {}
+    service["env"]["motor_kv_conductor_env"] = {"RUST_LOG": "info"}
+    settings = load_from_pulumi_config(service, "mooncake-layerwise")
+    assert settings.kv_conductor_config is None and settings.env.motor_kv_conductor_env == {"RUST_LOG": "info"}
+
+
+def test_consumer_with_another_master_port_is_refused():
+    owner = affinity()
+    owner["kv_cache_store_config"].update(port=50100, allowed_consumers=["kv-affinity-b"])
+    outputs = render(owner, stack="kv-affinity").run.outputs
+    service = affinity()
+    service["kv_cache_store_config"] = {"backend": "mooncake", "target_stack": "organization/motor-kvpool/kv-affinity"}
+    with pytest.raises(ProgramError) as caught:
+        render(service, stack="kv-affinity-b", stack_references={"organization/motor-kvpool/kv-affinity": outputs})
+    assert ("kv_cache_store_config.port: 50088 is where Motor's mooncake_config.py points the KV conductor "
+            "(kv_conductor_config.kvevent_instance), but the pool's master listens on 50100 "
+            "(organization/motor-kvpool/kv-affinity's kv_store.port); write port: 50100.") in str(caught.value)
+
+
+def test_rules_hold_for_the_example_stack(rendered):
+    user_config = json.loads(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])
+    assert rules.check_kv_cache_affinity(user_config) == [] and rules.check_kv_event_ports(user_config) == []
+    assert rules.kv_event_ports(user_config) == {
+        "motor_engine_prefill_config.engine_config.kv-events-config.endpoint": range(5557, 5559),
+        "motor_engine_prefill_config.engine_config.kv-events-config.replay_endpoint": range(6667, 6669),
+    }
