@@ -238,3 +238,77 @@ def test_every_deployment_is_ready(dev_up: PulumiWorkspace, cluster: Cluster) ->
 def test_second_up_changes_nothing(dev_up: PulumiWorkspace) -> None:
     result = dev_up.run("up", "--yes", "--expect-no-changes", "-s", "dev").check()
     assert "unchanged" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 3. pulumi preview --policy-pack policies: the pack's verdicts under the real engine equal the offline ones
+
+EVICTION_POLICY = "kvpool-configure-sustainable-mooncake-eviction"
+PROTECTION_POLICY = "kvpool-enable-store-protection"
+
+
+def offline_in_copy(workspace: PulumiWorkspace, stack: str, *extra: str) -> subprocess.CompletedProcess:
+    """`python -m kvpool preview` of the workspace's copy of the project."""
+    return subprocess.run(
+        [str(REPO / "venv" / "bin" / "python"), "-m", "kvpool", "preview", "--stack", stack,
+         "--out", str(workspace.root / "kvpool-out"), *extra],
+        cwd=workspace.project, capture_output=True, text=True, timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def policy_stacks(offline_stacks: PulumiWorkspace) -> PulumiWorkspace:
+    return offline_stacks
+
+
+def mandatory_names(text: str) -> set[str]:
+    return set(re.findall(r"\[mandatory\]\s+(kvpool-[a-z0-9-]+)", text))
+
+
+def test_policy_pack_mandatory_violation_fails_preview_as_offline(policy_stacks: PulumiWorkspace, e2e_tmp: Path) -> None:
+    """dev declared a production stack: its unprotected store breaks the mandatory store-protection rule."""
+    config = e2e_tmp / "production-dev.json"
+    config.write_text(json.dumps({PROTECTION_POLICY: {"productionStacks": "dev"}}))
+    offline = offline_in_copy(policy_stacks, "dev", "--policy-config", str(config))
+    offline_text = offline.stdout + offline.stderr
+    assert offline.returncode == 1, offline_text
+    want = mandatory_names(offline_text)
+    assert PROTECTION_POLICY in want, offline_text
+    result = policy_stacks.run("preview", "-s", "dev", "--policy-pack", "policies", "--policy-pack-config", str(config))
+    assert result.returncode != 0, result.output[-4000:]
+    assert "mandatory" in result.output
+    for name in want:  # the same policy, with the same message as offline (the violation's first detail line)
+        assert name in result.output, result.output[-6000:]
+        detail = re.search(rf"\[mandatory\] {name}  [^\n]*\n    ([^\n]+)", offline_text)
+        assert detail, offline_text
+        assert " ".join(detail.group(1).split())[:80] in " ".join(result.output.split()), (detail.group(1), result.output)
+
+    result = policy_stacks.run("preview", "-s", "dev", "--policy-pack", "policies")  # default config: dev passes
+    assert result.returncode == 0, result.output[-4000:]
+
+
+def test_policy_pack_advisory_warns_and_config_applies(policy_stacks: PulumiWorkspace, e2e_tmp: Path) -> None:
+    """mooncake-layerwise's eviction (0.7, 0.2) passes the pack's default thresholds; stricter thresholds given
+    with --policy-pack-config make it an advisory warning, and then, raised to mandatory, a failure."""
+    stack = "mooncake-layerwise"
+    result = policy_stacks.run("preview", "-s", stack, "--policy-pack", "policies")
+    assert result.returncode == 0 and EVICTION_POLICY not in result.output, result.output[-4000:]
+
+    thresholds = {"maxHighWatermark": 0.5, "minEvictionRatio": 0.3}
+    advisory = e2e_tmp / "strict-thresholds.json"
+    advisory.write_text(json.dumps({EVICTION_POLICY: thresholds}))
+    offline = offline_in_copy(policy_stacks, stack, "--policy-config", str(advisory))
+    assert offline.returncode == 0 and f"[advisory] {EVICTION_POLICY}" in offline.stdout + offline.stderr, (
+        offline.stdout + offline.stderr
+    )
+    result = policy_stacks.run("preview", "-s", stack, "--policy-pack", "policies", "--policy-pack-config", str(advisory))
+    assert result.returncode == 0, result.output[-4000:]
+    assert re.search(rf"\[advisory\][^\n]*{EVICTION_POLICY}", result.output), result.output[-4000:]
+
+    mandatory = e2e_tmp / "strict-thresholds-mandatory.json"
+    mandatory.write_text(json.dumps({EVICTION_POLICY: {"enforcementLevel": "mandatory", **thresholds}}))
+    offline = offline_in_copy(policy_stacks, stack, "--policy-config", str(mandatory))
+    assert offline.returncode == 1 and EVICTION_POLICY in mandatory_names(offline.stdout + offline.stderr)
+    result = policy_stacks.run("preview", "-s", stack, "--policy-pack", "policies", "--policy-pack-config", str(mandatory))
+    assert result.returncode != 0, result.output[-4000:]
+    assert re.search(rf"\[mandatory\][^\n]*{EVICTION_POLICY}", result.output), result.output[-4000:]

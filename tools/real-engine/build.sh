@@ -104,6 +104,12 @@ build_etcd() {
 build_kwok() {
     cd "$HERE/kwok"
     gobuild -ldflags "-s -w" -o "$1/kwok" sigs.k8s.io/kwok/cmd/kwok
+    # kwok runs no stage unless given one: keep the module's "fast" node and pod stages beside the binary.
+    local mod; mod="$(go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)"
+    mkdir -p "$1/../stages"
+    local f; for f in "$mod"/kustomize/stage/node/fast/node-*.yaml "$mod"/kustomize/stage/pod/fast/pod-*.yaml; do
+        echo "---"; cat "$f"
+    done >"$1/../stages/fast.yaml"
 }
 
 want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=("${ALL[@]}")
