@@ -33,6 +33,7 @@ from components.motor_pod import (
     MOTOR_POD_SECURITY_CONTEXT,
     MOTOR_SECURITY_CONTEXT,
     PROBES,
+    check_internal_env,
     env_list,
     motor_env,
 )
@@ -94,6 +95,8 @@ class ControlPlane(pulumi.ComponentResource):
         self._workloads = workloads
         self._secret = secret
         engine_contract = dict(endpoint.engine_env) if endpoint else {}
+        store_env = {key: value for key, value in engine_contract.items() if key in COORDINATOR_STORE_ENV}
+        check_internal_env(settings, store_env)
         motor_files = read_motor_files(settings, project_dir)
         self.role_envs = script_envs(settings, engine_contract)
         # Motor's scripts as read from the checkout (before the env functions, which each role's own env covers).
@@ -128,7 +131,6 @@ class ControlPlane(pulumi.ComponentResource):
             CONTROLLER_OBS_SERVICE, CONTROLLER_ROLE, CONTROLLER, "obs", CONTROLLER_OBS_PORT,
             deploy.controller_observability_node_port,
         )
-        store_env = {key: value for key, value in engine_contract.items() if key in COORDINATOR_STORE_ENV}
         self.coordinator = self._deployment(
             COORDINATOR, COORDINATOR_ROLE, deploy.coordinator_node_selector,
             {**store_env, **conductor_env(settings, workloads), **settings.env.motor_coordinator_env},

@@ -45,20 +45,35 @@ KV_TRANSFER_ANNOTATION = "motor-kvpool.io/kv-transfer-config"
 # go (hostPath type "" = no check, as deploy.py's template has it: hccn_tool sits in the driver's tools folder,
 # whose layout differs between driver versions). Not mounted: deploy.py's /data, /mnt and /var/queue_schedule,
 # whole host folders no Motor script or process reads (grep of Motor 8919e55); storage[] names what a service needs.
+# name -> (host path, hostPath type, read-only). Read-only unless something in the pod writes it:
+# - version.info, hccn_tool: read and run only. /etc/hccn.conf: Motor only queries it (`hccn_tool -i N -ip -g`,
+#   startup/hccl_tools.py:121); writing it (`hccn_tool -s`) is the node administrator's job, never an engine's.
+# - /root/ascend/log: CANN writes its plog there; /var/coredump: common.sh chmods it and the kernel writes cores.
+# - /dev/infiniband, /dev/hisi_hdc: device nodes the RDMA verbs and HDC drivers open read-write; kept as deploy.py
+#   mounts them.
 HOST_FILES = {
-    "ascend-driver-version": ("/usr/local/Ascend/driver/version.info", "File"),
-    "hccn-conf": ("/etc/hccn.conf", ""),
-    "hccn-tool": ("/usr/local/Ascend/driver/tools/hccn_tool", ""),
-    "plog-path": ("/root/ascend/log", "DirectoryOrCreate"),
-    "coredump": ("/var/coredump", "DirectoryOrCreate"),
-    "rdma": ("/dev/infiniband", ""),
-    "hisi-hdc": ("/dev/hisi_hdc", ""),
+    "ascend-driver-version": ("/usr/local/Ascend/driver/version.info", "File", True),
+    "hccn-conf": ("/etc/hccn.conf", "", True),
+    "hccn-tool": ("/usr/local/Ascend/driver/tools/hccn_tool", "", True),
+    "plog-path": ("/root/ascend/log", "DirectoryOrCreate", False),
+    "coredump": ("/var/coredump", "DirectoryOrCreate", False),
+    "rdma": ("/dev/infiniband", "", False),
+    "hisi-hdc": ("/dev/hisi_hdc", "", False),
 }
+# deploy.py gives engines allowPrivilegeEscalation false and seccomp Unconfined (the NPU stack's ioctls need it);
+# motor-kvpool also drops the default capabilities no engine process uses: Motor's scripts and code make no device
+# node (the Ascend device plugin injects /dev/davinci*), open no raw socket (`ping` appears only in log text), never
+# chroot, set file capabilities or change the capability bounding set, and write no audit records (grep of Motor
+# 8919e55). The rest of the runtime's defaults are kept: CHOWN, DAC_OVERRIDE, FOWNER, FSETID, KILL, SETGID, SETUID
+# and NET_BIND_SERVICE may be used by CANN and the driver's tools (which switch to HwHiAiUser and own their log
+# folders); nothing here shows they are unneeded.
+ENGINE_DROPPED_CAPABILITIES = ["AUDIT_WRITE", "MKNOD", "NET_RAW", "SETFCAP", "SETPCAP", "SYS_CHROOT"]
+ENGINE_SECURITY_CONTEXT = {**MOTOR_SECURITY_CONTEXT, "capabilities": {"drop": ENGINE_DROPPED_CAPABILITIES}}
 
 
-def host_files(hardware_type: str) -> dict[str, tuple[str, str]]:
-    """Every host file an engine of this hardware mounts, by volume name."""
-    extra = {name: (path, kind) for name, path, kind in HARDWARE[hardware_type].host_files}
+def host_files(hardware_type: str) -> dict[str, tuple[str, str, bool]]:
+    """Every host file an engine of this hardware mounts, by volume name: (path, hostPath type, read-only)."""
+    extra = {name: (path, kind, read_only) for name, path, kind, read_only in HARDWARE[hardware_type].host_files}
     return {**HOST_FILES, **extra}
 
 
@@ -143,7 +158,7 @@ class EnginePool(pulumi.ComponentResource):
             MOTOR_CONFIG_VOLUME,
             {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": deploy.dshm_size}},
             {"name": "weight-mount", "hostPath": {"path": deploy.weight_mount_path, "type": "Directory"}},
-            *(host_path_volume(name, path, kind) for name, (path, kind) in host_files(deploy.hardware_type).items()),
+            *(host_path_volume(name, path, kind) for name, (path, kind, _) in host_files(deploy.hardware_type).items()),
         ]
         if self._endpoint is not None:
             if mounted_client_files(self._endpoint):
@@ -161,8 +176,12 @@ class EnginePool(pulumi.ComponentResource):
         mounts = [
             MOTOR_CONFIG_MOUNT,
             {"name": "dshm", "mountPath": "/dev/shm"},
-            {"name": "weight-mount", "mountPath": deploy.weight_mount_path},
-            *({"name": name, "mountPath": path} for name, (path, _) in host_files(deploy.hardware_type).items()),
+            # The weights are only read: a read-only mount keeps a compromised engine from altering the model.
+            {"name": "weight-mount", "mountPath": deploy.weight_mount_path, "readOnly": True},
+            *(
+                {"name": name, "mountPath": path, **({"readOnly": True} if read_only else {})}
+                for name, (path, _, read_only) in host_files(deploy.hardware_type).items()
+            ),
             *self._client_mounts(),
             *self._storage_mounts,
         ]
@@ -175,7 +194,7 @@ class EnginePool(pulumi.ComponentResource):
             "resources": {"requests": {npu: npus, "cpu": "16", "memory": "64Gi"}, "limits": {npu: npus}},
             **PROBES,
             "lifecycle": ENGINE_LIFECYCLE,
-            "securityContext": MOTOR_SECURITY_CONTEXT,
+            "securityContext": ENGINE_SECURITY_CONTEXT,
             "volumeMounts": mounts,
         }
 

@@ -16,20 +16,22 @@ class Hardware:
     accelerator_type_marker: str | None
     family: str  # A2, A3 or A5 (Ascend 950)
     memcache_protocol: str
-    # Host files engines mount beyond the common ones (name -> (path, hostPath type)): A5's UB transport tools.
-    host_files: tuple[tuple[str, str, str], ...] = ()
+    # Host files engines mount beyond the common ones (name, path, hostPath type, read-only): A5's UB transport.
+    host_files: tuple[tuple[str, str, str, bool], ...] = ()
 
 
 _A2 = Hardware("huawei.com/Ascend910", "huawei-Ascend910", "module-910b-8", "910b", "A2", "device_rdma")
 _A3 = Hardware("huawei.com/Ascend910", "huawei-Ascend910", "module-a3-16", "a3", "A3", "device_sdma")
-# deploy.py's A5 template mounts these (the UB transport's libraries, route table and admin tool).
+# deploy.py's A5 template mounts these (the UB transport's libraries, route table and admin tool). The libraries
+# and the tool are only loaded and run: read-only. /etc/hixlep (created if absent, so something writes it) and the
+# route table are the UB transport's state, which cannot be run here to show it never writes them: kept writable.
 _A5 = Hardware(
     "huawei.com/npu", "huawei-npu", None, None, "A5", "device_urma",
     host_files=(
-        ("usr-lib64", "/usr/lib64", "Directory"),
-        ("hixlep", "/etc/hixlep", "DirectoryOrCreate"),
-        ("route-conf", "/lib/route.conf", "File"),
-        ("urma-admin", "/usr/bin/urma_admin", "File"),
+        ("usr-lib64", "/usr/lib64", "Directory", True),
+        ("hixlep", "/etc/hixlep", "DirectoryOrCreate", False),
+        ("route-conf", "/lib/route.conf", "File", False),
+        ("urma-admin", "/usr/bin/urma_admin", "File", True),
     ),
 )
 

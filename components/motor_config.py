@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from components.errors import KvpoolError
+from components.input_files import InputFileError, read_text
 from components.motor_env import shell_text
+from components.project_files import ProjectFileError, inside_folder
 from components.settings import ServiceSettings
 
 MOTOR_CONFIG_NAME = "motor-config"
@@ -79,24 +81,34 @@ def render_user_config(settings: ServiceSettings) -> str:
 
 
 def read_motor_files(settings: ServiceSettings, project_dir: Path) -> dict[str, str]:
-    """deploy.py's files by ConfigMap key. Never copied into this repository: Motor's code stays Motor's."""
+    """deploy.py's files by ConfigMap key. Never copied into this repository: Motor's code stays Motor's.
+
+    The folder may lie outside the project (it is Motor's checkout), but only MOTOR_FILES are read from it, each
+    resolved (symlinks, `..`) and refused unless it stays inside the folder: a symlinked boot.sh pointing at
+    /proc/self/environ or /etc/shadow would otherwise be published in motor-config. Errors never quote content."""
     if settings.motor_deployer_dir is None:
         return {}
     folder = project_dir / settings.motor_deployer_dir
     hint = "point motor_deployer_dir at Motor's examples/deployer folder (the one holding deploy.py)"
     if not folder.is_dir():
         raise MotorScriptsError(f"motor_deployer_dir: {folder} is not a folder; {hint}")
-    missing = [relative for _, relative in MOTOR_FILES if not (folder / relative).is_file()]
+    paths = {}
+    for key, relative in MOTOR_FILES:
+        try:
+            paths[key] = inside_folder(folder, relative, "motor_deployer_dir", "Motor's deployer folder")
+        except ProjectFileError as error:
+            raise MotorScriptsError(str(error)) from None
+    missing = [relative for key, relative in MOTOR_FILES if not paths[key].is_file()]
     if missing:
         raise MotorScriptsError(
             f"motor_deployer_dir: {folder} lacks {', '.join(missing)}, which deploy.py puts in motor-config; {hint}"
         )
     files = {}
-    for key, relative in MOTOR_FILES:
+    for key, path in paths.items():
         try:
-            files[key] = (folder / relative).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise MotorScriptsError(f"motor_deployer_dir: cannot read {folder / relative} as text: {error}") from None
+            files[key] = read_text(path)
+        except InputFileError as error:
+            raise MotorScriptsError(f"motor_deployer_dir: {error}") from None
     return files
 
 

@@ -7,7 +7,9 @@ from typing import Any, Mapping
 
 from components.kv_store.endpoint import MOTOR_CONF_DIR
 from components.motor_config import MOTOR_CONFIG_NAME
+from components.errors import KvpoolError
 from components.motor_env import env_text
+from components.settings import ServiceSettings
 from components.workloads import Workloads
 
 CONFIGMAP_PATH = "/mnt/configmap"
@@ -71,3 +73,45 @@ def motor_env(role: str, workloads: Workloads, job_name: str) -> dict[str, str]:
         "CONFIG_PATH": CONFIG_PATH,
         **control_plane_env(workloads),
     }
+
+
+class InternalEnvConflict(KvpoolError):
+    """env.json sets a variable motor-kvpool sets itself for Motor's processes."""
+
+
+# What motor_env() and the field references set in every Motor pod, and deploy.py's derived common values (Motor's
+# alarms and log folders read them); the control plane's pods also get POD_NAMESPACE.
+MOTOR_INTERNAL_ENV = (
+    "ROLE", "JOB_NAME", "CONFIGMAP_PATH", "CONFIG_PATH", "CONTROLLER_SERVICE", "COORDINATOR_SERVICE",
+    "COORDINATOR_INFER_SERVICE", "COORDINATOR_OBS_SERVICE", *FIELD_ENV, "ENGINE_TYPE", "MODEL_NAME", "SERVICE_ID",
+)
+_CONTROL_PLANE_INTERNAL_ENV = (*MOTOR_INTERNAL_ENV, "POD_NAMESPACE")
+INTERNAL_ENV_BY_SECTION = {
+    "motor_common_env": _CONTROL_PLANE_INTERNAL_ENV,  # reaches the controller and coordinator too
+    "motor_controller_env": _CONTROL_PLANE_INTERNAL_ENV,
+    "motor_coordinator_env": _CONTROL_PLANE_INTERNAL_ENV,
+    "motor_engine_prefill_env": MOTOR_INTERNAL_ENV,
+    "motor_engine_decode_env": MOTOR_INTERNAL_ENV,
+}
+
+
+def check_internal_env(settings: ServiceSettings, coordinator_store_env: Mapping[str, str]) -> None:
+    """env.json may not set what motor-kvpool sets for Motor's processes: as container env the later entry would
+    win silently, and in the scripts' set_*_env functions it would rewrite a pod's ROLE or its config paths.
+    `coordinator_store_env`: the store variables the coordinator gets (env.json may repeat them, never contradict
+    them, as for the engines: components/motor_env.py engine_env). The engines' store variables are checked there."""
+    sections = settings.env.model_dump(mode="json")
+    problems = [
+        f"env.{section}.{name}: motor-kvpool sets {name} itself for Motor's processes"
+        for section, names in INTERNAL_ENV_BY_SECTION.items()
+        for name in sections[section]
+        if name in names
+    ]
+    for section in ("motor_common_env", "motor_coordinator_env"):
+        for name, value in sections[section].items():
+            if name in coordinator_store_env and env_text(value) != coordinator_store_env[name]:
+                problems.append(f"env.{section}.{name} is {value!r} but the KV store needs {coordinator_store_env[name]!r}")
+    if problems:
+        raise InternalEnvConflict(
+            "; ".join(problems) + ". Remove them from env.json: motor-kvpool sets them (components/motor_pod.py)."
+        )

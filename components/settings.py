@@ -9,6 +9,7 @@ sections) pass through untouched into the effective user_config.json that Motor'
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from decimal import Decimal
 import typing
@@ -455,6 +456,16 @@ class StoreCommon(Closed):
         description="Namespaces of other services whose engines may use this store (their target_stack names "
         "this stack); the store's NetworkPolicy admits their engine pods and nobody else's.",
     )
+    metrics_scraper_namespaces: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] = Field(
+        default_factory=list,
+        description="Namespaces whose pods may scrape the store's metrics port (where Prometheus runs). Besides "
+        "them, only pods of the service's own namespace labelled motor-kvpool.io/metrics-scraper: \"true\".",
+    )
+    allowed_sidecar_images: list[Annotated[str, Field(pattern=IMAGE_REFERENCE)]] = Field(
+        default_factory=list,
+        description="With target_stack: images the owner's Mooncake standalone store container may run in this "
+        "service's engine pods, besides this service's own store image (image, else image_name).",
+    )
 
 
 class EtcdConfig(Closed):
@@ -541,12 +552,25 @@ class MemcacheStoreConfig(StoreCommon):
         return self
 
 
+def _cidr(text: str) -> str:
+    try:
+        return str(ipaddress.ip_network(text, strict=True))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a network address such as 10.0.0.0/16") from None
+
+
 class YuanrongStoreConfig(StoreCommon):
     backend: Literal["yuanrong"]
     port: Port = Field(31501, description="openYuanrong datasystem worker port on every engine node.")
     etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(), description="etcd for the datasystem cluster state.")
     shared_memory_size_mb: StrictInt = Field(
         65536, ge=64, description="Shared memory each worker offers to the engines on its node, in MiB."
+    )
+    etcd_client_cidrs: list[Annotated[str, AfterValidator(_cidr)]] = Field(
+        default_factory=list,
+        description="Addresses (CIDRs) of the engine nodes: the workers use the host network, so they reach etcd "
+        "from their node's address, which no pod selector names. etcd's NetworkPolicy admits its client port from "
+        "these only; unset, from anywhere (etcd has no authentication: set it).",
     )
 
 
@@ -659,7 +683,8 @@ ENGINE_ENV_DEFAULTS = {"PYTHONHASHSEED": "0", "ASCEND_CONNECT_TIMEOUT": "10000",
 # the section into mooncake.json) never reads them, so they stay out of the effective user_config.json.
 DEPLOYMENT_ONLY_STORE_KEYS = {
     "target_stack", "image", "resources", "protect", "retain_on_delete", "service_monitor", "ha", "etcd",
-    "local_service_conf", "client_ttl", "allowed_consumers",
+    "local_service_conf", "client_ttl", "allowed_consumers", "metrics_scraper_namespaces", "allowed_sidecar_images",
+    "etcd_client_cidrs",
 }
 
 

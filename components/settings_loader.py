@@ -268,6 +268,7 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSetting
     findings = rules.check_service(settings.user_config(), settings.env_sections(), hybrid, owns_store)
     for section, values in settings.env_sections().items():
         findings += rules.check_plaintext_secrets(values, f"env.{section}")
+    findings += rules.check_plaintext_config_secrets(settings.user_config())
     if findings:
         raise SettingsError([str(finding) for finding in findings], source)
     return settings

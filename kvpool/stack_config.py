@@ -78,6 +78,7 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
     declarations = _parse_declarations(project_file, project_name, project.get("config") or {})
     stack_file = _stack_file(project_file, project, stack)
     stack_values, secret_keys = _read_stack_values(stack_file)
+    _refuse_plain_secret_env(stack_file, f"{project_name}:secret_env", stack_values, secret_keys)
 
     missing = sorted(d.key for d in declarations if _is_missing(d, project_name, stack_values))
     if missing:
@@ -190,6 +191,22 @@ def _config_value_nodes(root: yaml.MappingNode | None) -> list[tuple[str, yaml.N
         if key_node.value == "config" and isinstance(value_node, yaml.MappingNode):
             return [(str(k.value), v) for k, v in value_node.value]
     return []
+
+
+def _refuse_plain_secret_env(stack_file: Path, key: str, values: dict[str, Any], secret_keys: set[str]) -> None:
+    """secret_env holds only `secure:` values: a plain one beside them makes the whole key secret for the CLI, so
+    nothing downstream can tell it was never encrypted, yet it sits in plain text in the stack file."""
+    value = values.get(key)
+    if key not in secret_keys or not isinstance(value, dict):
+        return
+    # Lists and mappings are refused later as not one value (components/pulumi_settings.py).
+    plain = sorted(name for name, item in value.items() if item != SECRET_PLACEHOLDER and not isinstance(item, (dict, list)))
+    if plain:
+        raise StackConfigError("\n".join(
+            f"{stack_file}: {key}.{name}: is plain text beside secure values; every secret_env value must be "
+            f"encrypted: `pulumi config set --secret --path secret_env.{name} VALUE`"
+            for name in plain
+        ))
 
 
 def _replace_secure_values(value: Any) -> tuple[Any, bool]:

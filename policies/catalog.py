@@ -6,6 +6,7 @@ message of a violation is the rule's own text, naming the field to edit and what
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any, Callable, Iterable
@@ -123,12 +124,65 @@ def _pod_templates(args: ResourceValidationArgs) -> Iterable[dict]:
 
 def _plaintext_secrets(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type == "kubernetes:core/v1:ConfigMap":
-        for finding in rules.check_plaintext_secrets(args.props.get("data") or {}, "data"):
+        data = args.props.get("data") or {}
+        findings = rules.check_plaintext_secrets(data, "data")
+        for key in data:
+            if str(key).endswith(".json"):  # motor-config's user_config.json: its pass-through sections
+                try:
+                    document = json.loads(data[key])
+                except (TypeError, ValueError, RecursionError):
+                    continue
+                findings += rules.check_plaintext_config_secrets(document, f"data[{key}]")
+        for finding in findings:
             report(f"ConfigMap {args.name}: {finding}")
     for template in _pod_templates(args):
         for container, env in _env_values((template.get("spec") or {}).get("containers") or []):
             for finding in rules.check_plaintext_secrets(env, f"containers[{container}].env"):
                 report(f"{args.resource_type.split(':')[-1]} {args.name}: {finding}")
+
+
+def _kind(resource_type: str) -> str:
+    return resource_type.split(":")[-1]
+
+
+def _sensitive_host_paths(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for template in _pod_templates(args):
+        for volume in (template.get("spec") or {}).get("volumes") or []:
+            path = (volume.get("hostPath") or {}).get("path")
+            for finding in rules.check_host_path(path, f"volumes[{volume.get('name', '?')}].hostPath.path"):
+                report(f"{_kind(args.resource_type)} {args.name}: {finding}")
+
+
+def _privileged_containers(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for template in _pod_templates(args):
+        for finding in rules.check_privileged_pod(template.get("spec") or {}, "spec"):
+            report(f"{_kind(args.resource_type)} {args.name}: {finding}")
+
+
+def _system_namespaces(args: StackValidationArgs, report: ReportViolation) -> None:
+    """Nothing in a namespace Kubernetes owns, but for the read-only ConfigMap Role Motor's controller needs there
+    (components/rbac.py: MindX DL writes its device reports to kube-system) and its binding to our account."""
+    kube = [r for r in args.resources if r.resource_type.startswith("kubernetes:")]
+    readers = {
+        ((r.props.get("metadata") or {}).get("namespace"), (r.props.get("metadata") or {}).get("name"))
+        for r in kube
+        if _kind(r.resource_type) == "Role" and rules.is_read_only_configmap_role(list(r.props.get("rules") or []))
+    }
+    for resource in kube:
+        kind, metadata = _kind(resource.resource_type), resource.props.get("metadata") or {}
+        namespace = metadata.get("name") if kind == "Namespace" else metadata.get("namespace")
+        if (namespace, metadata.get("name")) in readers and kind == "Role":
+            continue
+        if kind == "RoleBinding":
+            ref = resource.props.get("roleRef") or {}
+            subjects = list(resource.props.get("subjects") or [])
+            if ref.get("kind") == "Role" and (namespace, ref.get("name")) in readers and subjects and all(
+                s.get("kind") == "ServiceAccount" and not rules.check_system_namespace(s.get("namespace"), "")
+                for s in subjects
+            ):
+                continue
+        for finding in rules.check_system_namespace(namespace, f"{kind} {metadata.get('name', resource.name)}"):
+            report(str(finding), resource.urn)
 
 
 def _store_protection(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -302,6 +356,30 @@ POLICIES = [
         "text (secrets only as Pulumi secrets).",
         validate=_plaintext_secrets, enforcement_level=MANDATORY, severity=Severity.CRITICAL,
         remediation_steps="Store the value with `pulumi config set --secret` and deliver it through a Secret.",
+    ),
+    ResourceValidationPolicy(
+        name="kvpool-disallow-sensitive-host-paths",
+        description="Checks that no pod mounts the host's root, a system folder or a path that controls the node or "
+        "holds its credentials (/etc, /proc, /sys, /root, /var/run/docker.sock, the kubelet's folder ...); the Ascend "
+        "driver files, logs and devices engines need are allowed.",
+        validate=_sensitive_host_paths, enforcement_level=MANDATORY, severity=Severity.CRITICAL,
+        remediation_steps="Mount a folder of the service's own (e.g. /mnt/<service>) instead.",
+    ),
+    StackValidationPolicy(
+        name="kvpool-disallow-system-namespaces",
+        description="Checks that no object lives in a namespace Kubernetes owns (kube-system, kube-public, "
+        "kube-node-lease, default), except the read-only ConfigMap Role Motor's controller holds where MindX DL writes "
+        "its device reports, and its binding.",
+        validate=_system_namespaces, enforcement_level=MANDATORY, severity=Severity.HIGH,
+        remediation_steps="Set motor_deploy_config.job_id to a namespace of the service's own.",
+    ),
+    ResourceValidationPolicy(
+        name="kvpool-disallow-privileged-containers",
+        description="Checks that no container is privileged, adds a capability that amounts to root on the node "
+        "(SYS_ADMIN, NET_ADMIN, ALL ...) or allows privilege escalation, and that no pod shares the node's PID or IPC "
+        "namespace.",
+        validate=_privileged_containers, enforcement_level=MANDATORY, severity=Severity.CRITICAL,
+        remediation_steps="Remove privileged, the added capabilities and hostPID/hostIPC.",
     ),
     ResourceValidationPolicy(
         name="kvpool-enable-store-protection",

@@ -162,7 +162,7 @@ def test_unreadable_motor_scripts_are_refused(tmp_path):
     values["motor_deployer_dir"] = str(tmp_path)
     with pytest.raises(ProgramError) as caught:
         render(values)
-    assert str(caught.value).startswith(f"motor_deployer_dir: cannot read {tmp_path}/startup/boot.sh as text: ")
+    assert str(caught.value) == f"motor_deployer_dir: {tmp_path}/startup/boot.sh: is UTF-16 text; save it as UTF-8"
 
 
 def test_infer_service_set_holds_every_role_with_crd_prefixed_service_names():
@@ -243,3 +243,31 @@ def test_a_misspelt_string_key_is_named_as_unknown():
         "stack 'dev': 1 problem\n  - motor-kvpool:motor_deployer_dirr: unknown configuration key; did you mean "
         "motor-kvpool:motor_deployer_dir?"
     )
+
+
+@pytest.mark.parametrize("target", ["/proc/self/environ", "/etc/shadow", "../../outside.sh"])
+def test_a_motor_file_symlinked_out_of_the_deployer_folder_is_refused(tmp_path, target):
+    """motor_deployer_dir may lie outside the project, but only deploy.py's files inside it are read."""
+    folder = deployer_folder(tmp_path / "deployer")
+    (tmp_path / "outside.sh").write_text("SECRET=1\n")
+    (folder / "startup" / "boot.sh").unlink()
+    (folder / "startup" / "boot.sh").symlink_to(target)
+    values = stack_values("dev")
+    values["motor_deployer_dir"] = str(folder)
+    with pytest.raises(ProgramError) as caught:
+        render(values)
+    resolved = (folder / "startup" / "boot.sh").resolve()
+    assert str(caught.value) == (
+        f"motor_deployer_dir: startup/boot.sh resolves to {resolved}, outside Motor's deployer folder {folder}; "
+        f"motor-kvpool reads only files inside it (a symlink or `..` may not lead out). Copy the file into Motor's "
+        f"deployer folder."
+    )
+
+
+def test_a_symlink_inside_the_deployer_folder_is_followed(tmp_path):
+    folder = deployer_folder(tmp_path)
+    (folder / "startup" / "boot.sh").unlink()
+    (folder / "startup" / "boot.sh").symlink_to("common.sh")
+    values = stack_values("dev")
+    values["motor_deployer_dir"] = str(folder)
+    assert render(values).get("ConfigMap", "motor-config")["data"]["boot.sh"] == "# startup/common.sh\n"

@@ -79,22 +79,55 @@ def test_standalone_local_service_on_a3(tmp_path):
     assert env_of(rendered.container("Deployment", "vllm-p0", "vllm"))["MMC_LOCAL_SERVICE_MODE"] == "standalone"
 
 
-def test_users_local_conf_is_merged_and_our_keys_win(tmp_path):
-    conf = tmp_path / "mmc-local.conf"
-    conf.write_text("# tuned\nock.mmc.local_service.dram.size = 40GB\nock.mmc.meta_service_url = tcp://" + FQDN + ":50088\n")
-    rendered = render(memcache(local_service_conf=str(conf)))
+FIXTURES = "tests/fixtures/memcache"
+
+
+def test_users_local_conf_is_merged_and_our_keys_win():
+    rendered = render(memcache(local_service_conf=f"{FIXTURES}/tuned-mmc-local.conf"))
     text = rendered.get("ConfigMap", "motor-config")["data"]["kv_store_backends.memcache.mmc-local.conf"]
     assert "ock.mmc.local_service.dram.size = 40GB" in text
     assert text.count("ock.mmc.meta_service_url") == 1
 
 
-def test_users_local_conf_that_contradicts_the_store_is_refused(tmp_path):
-    conf = tmp_path / "mmc-local.conf"
-    conf.write_text("ock.mmc.meta_service_url = tcp://10.0.0.1:50088\n")
+def test_users_local_conf_that_contradicts_the_store_is_refused():
+    conf = f"{FIXTURES}/contradicting-mmc-local.conf"
     with pytest.raises(ProgramError) as caught:
-        render(memcache(local_service_conf=str(conf)))
+        render(memcache(local_service_conf=conf))
     assert str(caught.value) == (
-        f"kv_cache_store_config.local_service_conf: ock.mmc.meta_service_url is 'tcp://10.0.0.1:50088' in {conf} "
-        f"but the store is at 'tcp://{FQDN}:50088'. Remove these keys from the file: motor-kvpool sets them from "
-        f"the store's Service and ports."
+        f"kv_cache_store_config.local_service_conf: ock.mmc.meta_service_url in {conf} differs from the store's "
+        f"'tcp://{FQDN}:50088'. Remove these keys from the file: motor-kvpool sets them from the store's Service and "
+        f"ports."
     )
+
+
+def test_a_malformed_local_conf_is_refused_without_quoting_the_file():
+    conf = f"{FIXTURES}/malformed-mmc-local.conf"
+    with pytest.raises(ProgramError) as caught:
+        render(memcache(local_service_conf=conf))
+    assert str(caught.value) == (
+        f"kv_cache_store_config.local_service_conf: {conf}:2: expected `key = value` with a MemCache option name"
+    )
+
+
+@pytest.mark.parametrize("path", ["/proc/self/environ", "/etc/passwd", "../../etc/passwd", "tests/../../x.conf"])
+def test_a_local_conf_outside_the_project_is_refused(path):
+    with pytest.raises(ProgramError) as caught:
+        render(memcache(local_service_conf=path))
+    message = str(caught.value)
+    assert message.startswith(f"kv_cache_store_config.local_service_conf: {path} resolves to "), message
+    assert ", outside the project folder " in message and "root:" not in message
+
+
+def test_a_symlink_in_the_project_that_leads_out_is_refused(tmp_path):
+    from tests.program_runs import PROJECT_DIR
+
+    relative = f"out/hostile-{tmp_path.name}.conf"  # out/ is git-ignored; the name is this run's own
+    link = PROJECT_DIR / relative
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to("/proc/self/environ")
+    try:
+        with pytest.raises(ProgramError) as caught:
+            render(memcache(local_service_conf=relative))
+    finally:
+        link.unlink()
+    assert str(caught.value).startswith(f"kv_cache_store_config.local_service_conf: {relative} resolves to /proc/")

@@ -115,17 +115,40 @@ def test_ha_renders_etcd_and_the_oplog():
     assert client["master_server_address"] == f"etcd://{endpoints}"
 
 
-def test_network_policy_admits_engine_pods_to_rpc_and_anyone_to_metrics():
+ENGINES = {"podSelector": {"matchLabels": {"motor-kvpool.io/kv-client": "true"}}}
+SCRAPERS = {"podSelector": {"matchLabels": {"motor-kvpool.io/metrics-scraper": "true"}}}
+
+
+def test_network_policy_admits_engine_pods_to_rpc_and_only_scrapers_to_metrics():
     policy = render(mooncake()).get("NetworkPolicy", "mindie-motor-kv-store")
     assert policy["spec"] == {
         "podSelector": {"matchLabels": {"app": "mindie-motor-kv-store"}},
         "policyTypes": ["Ingress"],
         "ingress": [
-            {"from": [{"podSelector": {"matchLabels": {"motor-kvpool.io/kv-client": "true"}}}],
-             "ports": [{"port": 50088, "protocol": "TCP"}]},
-            {"ports": [{"port": 9003, "protocol": "TCP"}]},
+            {"from": [ENGINES], "ports": [{"port": 50088, "protocol": "TCP"}]},
+            {"from": [SCRAPERS], "ports": [{"port": 9003, "protocol": "TCP"}]},
         ],
     }
+
+
+def test_metrics_scraper_namespaces_are_admitted_to_the_metrics_port_only():
+    policy = render(mooncake(metrics_scraper_namespaces=["monitoring"])).get("NetworkPolicy", "mindie-motor-kv-store")
+    assert policy["spec"]["ingress"][1] == {
+        "from": [SCRAPERS, {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
+        "ports": [{"port": 9003, "protocol": "TCP"}],
+    }
+    assert policy["spec"]["ingress"][0]["from"] == [ENGINES]
+
+
+def test_ha_etcd_admits_engines_and_masters_to_the_client_port_and_only_members_to_the_peer_port():
+    rendered = render(mooncake(ha={"master_replicas": 2, "etcd": {"replicas": 3}}))
+    policy = rendered.get("NetworkPolicy", "mindie-motor-kv-store-etcd")
+    etcd = {"podSelector": {"matchLabels": {"app": "mindie-motor-kv-store-etcd"}}}
+    masters = {"podSelector": {"matchLabels": {"app": "mindie-motor-kv-store"}}}
+    assert policy["spec"]["ingress"] == [
+        {"from": [ENGINES, etcd, masters], "ports": [{"port": 2379, "protocol": "TCP"}]},
+        {"from": [etcd], "ports": [{"port": 2380, "protocol": "TCP"}]},
+    ]
 
 
 def test_protect_and_retain_reach_every_store_object():

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from tests.program_runs import env_of, render_stack
+import pytest
+
+from kvpool.mock_engine import ProgramError
+from tests.program_runs import env_of, render, render_stack, stack_values
 
 ETCD = "mindie-motor-kv-store-etcd-0.mindie-motor-kv-store-etcd-peers.yuanrong.svc.cluster.local:2379"
 
@@ -42,9 +45,36 @@ def test_engines_reach_the_worker_of_their_node():
             "hostPath": {"path": "/var/run/motor-kvpool/datasystem", "type": "DirectoryOrCreate"}} in volumes
 
 
-def test_etcd_members_and_no_policy_that_host_network_workers_could_not_pass():
+def test_etcd_admits_the_worker_nodes_to_its_client_port_and_only_members_to_its_peer_port():
     rendered = render_stack("yuanrong")
     etcd = rendered.get("StatefulSet", "mindie-motor-kv-store-etcd")
     assert etcd["spec"]["replicas"] == 1
     assert etcd["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.k8s.io/etcd:3.5.15-0"
-    assert rendered.names("NetworkPolicy") == []
+    # The workers are host-network pods, which no NetworkPolicy selects: none is made for them; etcd has one.
+    assert rendered.names("NetworkPolicy") == ["mindie-motor-kv-store-etcd"]
+    members = {"podSelector": {"matchLabels": {"app": "mindie-motor-kv-store-etcd"}}}
+    assert rendered.get("NetworkPolicy", "mindie-motor-kv-store-etcd")["spec"]["ingress"] == [
+        {"from": [members, {"ipBlock": {"cidr": "192.168.0.0/16"}}], "ports": [{"port": 2379, "protocol": "TCP"}]},
+        {"from": [members], "ports": [{"port": 2380, "protocol": "TCP"}]},
+    ]
+
+
+def test_without_node_cidrs_etcd_warns_and_still_closes_its_peer_port():
+    values = stack_values("yuanrong")
+    del values["kv_cache_store_config"]["etcd_client_cidrs"]
+    rendered = render(values, stack="yuanrong")
+    members = {"podSelector": {"matchLabels": {"app": "mindie-motor-kv-store-etcd"}}}
+    assert rendered.get("NetworkPolicy", "mindie-motor-kv-store-etcd")["spec"]["ingress"] == [
+        {"ports": [{"port": 2379, "protocol": "TCP"}]},
+        {"from": [members], "ports": [{"port": 2380, "protocol": "TCP"}]},
+    ]
+    assert any("etcd_client_cidrs is unset" in line for line in rendered.run.log_messages)
+
+
+def test_etcd_client_cidrs_must_be_networks():
+    values = stack_values("yuanrong")
+    values["kv_cache_store_config"]["etcd_client_cidrs"] = ["10.0.0.1/16"]
+    with pytest.raises(ProgramError) as caught:
+        render(values, stack="yuanrong")
+    assert "kv_cache_store_config.etcd_client_cidrs[0]: '10.0.0.1/16' is not a network address such as 10.0.0.0/16" \
+        in str(caught.value)

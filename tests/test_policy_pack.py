@@ -15,7 +15,7 @@ import pytest
 from kvpool.mock_engine import ProgramRun, run_program
 from kvpool.policy_runner import run_policy_pack
 from kvpool.stack_config import StackConfig, load_stack_config
-from tests.program_runs import PROJECT_DIR
+from tests.program_runs import PROJECT_DIR, render, stack_values
 
 PACK = PROJECT_DIR / "policies"
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
@@ -103,7 +103,7 @@ def test_pack_lists_every_policy_with_its_level():
     run, config = program("dev")
     report = run_policy_pack(PACK, run, config)
     assert (report.pack_name, report.pack_version) == ("motor-kvpool", "0.1.0")
-    assert len(report.policies) == 21
+    assert len(report.policies) == 24
     assert sorted(p.name for p in report.policies if p.enforcement_level == "advisory") == [
         "kvpool-configure-layerwise-pool-patch", "kvpool-configure-sustainable-mooncake-eviction"
     ]
@@ -357,3 +357,74 @@ def test_faq5_backend_of_the_referenced_stack():
         "kv_cache_store_config.backend: is 'memcache' but the store of organization/motor-kvpool/service-a "
         "(target_stack) runs 'mooncake'; write backend: mooncake and the same in every AscendStoreConnector."
     ]
+
+
+def test_plaintext_secrets_in_user_config_json(dev):
+    run, config = dev
+    changed = edit_user_config(run, lambda uc: uc["motor_engine_prefill_config"]["engine_config"].update(hf_token="hf_x"))
+    assert only(violations(changed, config), "kvpool-disallow-plaintext-secrets") == [
+        "ConfigMap motor-config: data[user_config.json].motor_engine_prefill_config.engine_config.hf_token: looks like "
+        "a secret but is plain text; keep it as a Pulumi secret delivered through a Kubernetes Secret: `pulumi config "
+        "set --secret --path secret_env.HF_TOKEN VALUE`."
+    ]
+
+
+def pod_spec(change: Callable[[dict], None]) -> Callable[[dict], None]:
+    return lambda inputs: change(inputs["spec"]["template"]["spec"])
+
+
+@pytest.mark.parametrize("path", ["/", "/etc", "/var/run/docker.sock", "/proc", "/sys/fs", "/root", "/var/lib/kubelet"])
+def test_sensitive_host_paths(dev, path):
+    run, config = dev
+    changed = edit(run, DEPLOYMENT, "vllm-p0", pod_spec(
+        lambda spec: spec["volumes"].append({"name": "host", "hostPath": {"path": path}})))
+    [detail] = only(violations(changed, config), "kvpool-disallow-sensitive-host-paths")
+    assert detail.startswith(f"Deployment vllm-p0: volumes[host].hostPath.path: {path!r} ")
+
+
+def test_the_ascend_host_paths_engines_need_pass():
+    """hccn_tool, /etc/hccn.conf, the driver's version.info, plog, coredump, the RDMA devices, and A5's libraries."""
+    values = stack_values("dev")
+    values["motor_deploy_config"]["hardware_type"] = "950-SuperPod-Atlas-8"
+    values["kv_cache_store_config"]["local_service_mode"] = "inprocess"
+    a5 = render(values, stack="dev").run
+    volumes = a5.resource(DEPLOYMENT, "vllm-p0").inputs["spec"]["template"]["spec"]["volumes"]
+    assert {"/usr/lib64", "/etc/hccn.conf", "/root/ascend/log"} <= {v["hostPath"]["path"] for v in volumes if "hostPath" in v}
+    assert violations(a5, load_stack_config(PROJECT_DIR, "dev")) == []
+
+
+def test_privileged_containers(dev):
+    run, config = dev
+
+    def escalate(spec: dict) -> None:
+        spec["hostPID"] = True
+        spec["containers"][0]["securityContext"] = {"privileged": True, "capabilities": {"add": ["SYS_ADMIN"]}}
+
+    assert sorted(only(violations(edit(run, DEPLOYMENT, "vllm-d0", pod_spec(escalate)), config),
+                       "kvpool-disallow-privileged-containers")) == sorted([
+        "Deployment vllm-d0: spec.hostPID: is true: the pod sees the node's processes; remove it.",
+        "Deployment vllm-d0: spec.containers[vllm].securityContext.privileged: is true: the container gets every "
+        "device and capability of the node; remove it.",
+        "Deployment vllm-d0: spec.containers[vllm].securityContext.capabilities.add: adds SYS_ADMIN, which amount to "
+        "root on the node; remove them.",
+    ])
+
+
+def test_system_namespaces(dev):
+    run, config = dev
+
+    def into_kube_system(inputs: dict) -> None:
+        inputs["metadata"]["namespace"] = "kube-system"
+
+    found = only(violations(edit(run, DEPLOYMENT, "vllm-d0", into_kube_system), config), "kvpool-disallow-system-namespaces")
+    assert found == ["Deployment vllm-d0: is 'kube-system', a namespace Kubernetes itself uses; give the service a "
+                     "namespace of its own (job_id defaults to the stack name)."]
+
+
+def test_the_controllers_configmap_role_in_kube_system_passes_but_not_a_wider_one(dev):
+    run, config = dev
+    roles = [r for r in run.resources if r.type == "kubernetes:rbac.authorization.k8s.io/v1:Role"]
+    assert [r.inputs["metadata"]["namespace"] for r in roles] == ["kube-system"]  # passes: test_example_stacks_pass
+    widened = edit(run, roles[0].type, roles[0].name, lambda inputs: inputs["rules"][0]["verbs"].append("update"))
+    found = only(violations(widened, config), "kvpool-disallow-system-namespaces")
+    assert sorted(detail.split(":")[0] for detail in found) == [f"Role {roles[0].name}", f"RoleBinding {roles[0].name}"]

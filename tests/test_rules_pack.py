@@ -179,3 +179,53 @@ def test_plaintext_secrets():
     assert [f.path for f in rules.check_plaintext_secrets({"HF_TOKEN": "hf_abc", "DB_PASSWORD": "x"}, "env")] == [
         "env.HF_TOKEN", "env.DB_PASSWORD"
     ]
+
+
+@pytest.mark.parametrize("name", ["DB_PASS", "OPENAI_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "MY_PWD"])
+def test_secret_looking_env_names(name):
+    assert [f.path for f in rules.check_plaintext_secrets({name: "x"}, "env")] == [f"env.{name}"]
+
+
+@pytest.mark.parametrize("name", ["TOKEN_LIMIT_FILE", "PASSWD_PATH", "MAX_TOKENS", "FIRST_TOKEN_TIMEOUT", "PASSAGE"])
+def test_names_about_secrets_are_not_secrets(name):
+    assert rules.check_plaintext_secrets({name: "x"}, "env") == []
+
+
+def test_plaintext_config_secrets_walk_every_section():
+    config = {"engine_config": {"hf_token": "hf_x", "max_tokens": "8"}, "tls_config": {"password": "p", "passwd_file": "/f",
+              "label_key": "accelerator-type"}, "list": [{"apiKey": "k"}]}
+    assert [f.path for f in rules.check_plaintext_config_secrets(config)] == [
+        "engine_config.hf_token", "tls_config.password", "list[0].apiKey"
+    ]
+
+
+@pytest.mark.parametrize("path", ["/", "/etc", "/etc/", "//etc", "/x/../etc", "/var/run/docker.sock", "/run/containerd",
+                                  "/proc/1/root", "/sys", "/root", "/root/.ssh", "/var", "/var/lib/kubelet/pods", "/usr",
+                                  "/dev", "/etc/kubernetes/pki", "/boot"])
+def test_sensitive_host_paths(path):
+    assert [f.path for f in rules.check_host_path(path, "p")] == ["p"]
+
+
+@pytest.mark.parametrize("path", [
+    "/usr/local/Ascend/driver/version.info", "/etc/hccn.conf", "/usr/local/Ascend/driver/tools/hccn_tool",
+    "/root/ascend/log", "/var/coredump", "/dev/infiniband", "/dev/hisi_hdc", "/usr/lib64", "/etc/hixlep",
+    "/lib/route.conf", "/usr/bin/urma_admin", "/var/run/motor-kvpool/datasystem", "/mnt/weight", "/data01/models/",
+])
+def test_the_host_paths_engines_need_pass(path):
+    assert rules.check_host_path(path, "p") == []
+
+
+def test_system_namespaces():
+    assert [str(f) for f in rules.check_system_namespace("kube-system", "motor_deploy_config.job_id")] == [
+        "motor_deploy_config.job_id: is 'kube-system', a namespace Kubernetes itself uses; give the service a namespace "
+        "of its own (job_id defaults to the stack name)."
+    ]
+    assert rules.check_system_namespace("dev", "x") == []
+
+
+def test_read_only_configmap_role():
+    read = {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "watch"]}
+    assert rules.is_read_only_configmap_role([read])
+    assert not rules.is_read_only_configmap_role([{**read, "verbs": ["list", "update"]}])
+    assert not rules.is_read_only_configmap_role([{**read, "resources": ["secrets"]}])
+    assert not rules.is_read_only_configmap_role([])

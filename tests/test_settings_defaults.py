@@ -57,6 +57,8 @@ def test_memcache_defaults():
         "retain_on_delete": False,
         "service_monitor": False,
         "allowed_consumers": [],
+        "metrics_scraper_namespaces": [],
+        "allowed_sidecar_images": [],
         "local_service_mode": "inprocess",
         "local_service_conf": None,
     }

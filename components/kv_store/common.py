@@ -25,12 +25,19 @@ class StoreEnvConflict(KvpoolError):
     """env.json's store section sets a variable the store container's contract sets."""
 
 
+# Who a store port admits (components/kv_store/common.py network_policy):
+CLIENTS = "clients"  # engine pods of this and the allowed consumers' namespaces, and the store's own peers
+SCRAPERS = "scrapers"  # metrics: pods labelled METRICS_SCRAPER_LABEL here, and the metrics_scraper_namespaces
+MEMBERS = "members"  # the store's own members only (etcd's peer port)
+# Pods of the service's namespace carrying this label may scrape the store's metrics.
+METRICS_SCRAPER_LABEL = "motor-kvpool.io/metrics-scraper"
+
+
 @dataclass(frozen=True)
 class StorePort:
     name: str
     port: int
-    # Clients use it (admitted only from engine pods); the others (metrics) are open to scrapers.
-    client: bool
+    admits: str = CLIENTS
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,7 @@ class StoreContext:
     protect: bool
     retain_on_delete: bool
     allowed_consumers: tuple[str, ...]
+    metrics_scraper_namespaces: tuple[str, ...]
     # env.json's motor_kv_cache_store_env, which deploy.py exports in the store pod (kv_cache_store.sh). Not
     # motor_common_env: the store runs no Motor process, and a common change would restart it and empty the pool.
     env: dict[str, str]
@@ -129,23 +137,41 @@ def headless_service(ctx: StoreContext, name: str, app: str, ports: Sequence[Sto
 
 
 def network_policy(
-    ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort], peers: Sequence[str] = ()
+    ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort], peers: Sequence[str] = (),
+    members: Sequence[str] = (), engines: bool = True, node_cidrs: Sequence[str] | None = (),
 ) -> k8s.networking.v1.NetworkPolicy:
-    """Client ports: engine pods (labelled KV_CLIENT_LABEL) of this namespace and of the allowed consumers'
-    namespaces, and the pods named in `peers` (store members talking to each other); other ports (metrics):
-    anyone, so Prometheus can scrape."""
-    engines = {"matchLabels": {KV_CLIENT_LABEL: "true"}}
-    clients: list[dict[str, Any]] = [{"podSelector": engines}]
-    clients += [
-        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}, "podSelector": engines}
-        for namespace in ctx.allowed_consumers
-    ]
+    """Each port admits exactly who needs it:
+    - CLIENTS: with `engines`, engine pods (labelled KV_CLIENT_LABEL) of this namespace and of the allowed
+      consumers' namespaces; the pods named in `peers` (the store's own pods that use it); and `node_cidrs`
+      (clients on the host network, which no pod selector names; None: any address, when they are not known);
+    - SCRAPERS: pods labelled METRICS_SCRAPER_LABEL in this namespace and every pod of the configured
+      metrics_scraper_namespaces (where Prometheus runs);
+    - MEMBERS: the pods named in `members` only.
+    The kubelet's probes come from the node, which the common network plugins admit regardless of policy."""
+    engine_pods = {"matchLabels": {KV_CLIENT_LABEL: "true"}}
+    clients: list[dict[str, Any]] = []
+    if engines:
+        clients.append({"podSelector": engine_pods})
+        clients += [
+            {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}, "podSelector": engine_pods}
+            for namespace in ctx.allowed_consumers
+        ]
     clients += [{"podSelector": {"matchLabels": selector(peer)}} for peer in peers]
-    client_ports = [{"port": p.port, "protocol": "TCP"} for p in ports if p.client]
-    open_ports = [{"port": p.port, "protocol": "TCP"} for p in ports if not p.client]
-    ingress = [{"from": clients, "ports": client_ports}]
-    if open_ports:
-        ingress.append({"ports": open_ports})
+    member_pods = [{"podSelector": {"matchLabels": selector(member)}} for member in members]
+    if node_cidrs is not None:
+        clients += [{"ipBlock": {"cidr": cidr}} for cidr in node_cidrs]
+    scrapers: list[dict[str, Any]] = [{"podSelector": {"matchLabels": {METRICS_SCRAPER_LABEL: "true"}}}]
+    scrapers += [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}
+        for namespace in ctx.metrics_scraper_namespaces
+    ]
+    sources = {CLIENTS: None if node_cidrs is None else clients, SCRAPERS: scrapers, MEMBERS: member_pods}
+    ingress = []
+    for admits in (CLIENTS, SCRAPERS, MEMBERS):
+        admitted = [{"port": p.port, "protocol": "TCP"} for p in ports if p.admits == admits]
+        if admitted:
+            # `from` absent admits every source: only the host-network clients of unknown address need it.
+            ingress.append({**({} if sources[admits] is None else {"from": sources[admits]}), "ports": admitted})
     return k8s.networking.v1.NetworkPolicy(
         name,
         metadata=ctx.metadata(name, app),
@@ -229,6 +255,11 @@ def store_host(ctx: StoreContext) -> str:
     return ctx.workloads.service_host(STORE_SERVICE, COMPONENT)
 
 
+def service_engine_env(host: str, backend: str, engine_env: Mapping[str, str]) -> dict[str, str]:
+    """KVS_MASTER_SERVICE and KV_STORE_BACKEND first, as deploy.py sets them, then the backend's own."""
+    return {"KVS_MASTER_SERVICE": host, "KV_STORE_BACKEND": backend, **engine_env}
+
+
 def service_endpoint(
     ctx: StoreContext, backend: str, port: int, metrics_port: int, engine_env: dict[str, str], **parts: Any
 ) -> KVStoreEndpoint:
@@ -241,6 +272,6 @@ def service_endpoint(
         metrics_port=metrics_port,
         namespace=ctx.namespace,
         deploy_mode=ctx.workloads.deploy_mode,
-        engine_env={"KVS_MASTER_SERVICE": host, "KV_STORE_BACKEND": backend, **engine_env},
+        engine_env=service_engine_env(host, backend, engine_env),
         **parts,
     )

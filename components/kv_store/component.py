@@ -50,6 +50,7 @@ class KVStore(pulumi.ComponentResource):
             protect=store.protect,
             retain_on_delete=store.retain_on_delete,
             allowed_consumers=tuple(store.allowed_consumers),
+            metrics_scraper_namespaces=tuple(store.metrics_scraper_namespaces),
             env={name: env_text(value) for name, value in settings.env.motor_kv_cache_store_env.items()},
         )
         if isinstance(store, MooncakeStoreConfig):

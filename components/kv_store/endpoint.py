@@ -7,7 +7,7 @@ into a ConfigMap of its own namespace.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # Where engine containers mount the store's client files that Motor's scripts do not place themselves
@@ -44,9 +44,3 @@ class KVStoreEndpoint:
     def as_output(self, stack: str) -> dict[str, Any]:
         """The `kv_store` stack output: the contract another stack's StackReference reads."""
         return {"schema": SCHEMA, "stack": stack, **asdict(self)}
-
-    @classmethod
-    def from_output(cls, output: dict[str, Any]) -> KVStoreEndpoint:
-        """From a StackReference's `kv_store` (whole numbers already ints again: see shared.check_contract)."""
-        return cls(**{f.name: output[f.name] for f in fields(cls) if f.name in output})
-

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi_kubernetes as k8s
 
 from components.kv_store.common import (
+    MEMBERS,
     RESTRICTED_CONTAINER,
     StoreContext,
     StorePort,
@@ -45,13 +46,17 @@ def etcd_command(name: str, namespace: str, etcd: EtcdConfig) -> list[str]:
 
 
 def build_etcd(
-    ctx: StoreContext, store_name: str, etcd: EtcdConfig, clients: list[str] | None
+    ctx: StoreContext, store_name: str, etcd: EtcdConfig, clients: list[str], engines: bool,
+    node_cidrs: list[str] | None = (),  # type: ignore[assignment]
 ) -> k8s.apps.v1.StatefulSet:
-    """StatefulSet + headless peer Service + a NetworkPolicy admitting the store pods `clients` and engine pods.
-    `clients=None`: the clients use the host network, which no NetworkPolicy can name, so none is made."""
+    """StatefulSet + headless peer Service + a NetworkPolicy: the peer port admits the members only; the client
+    port admits the members, the store pods `clients`, the engine pods when `engines` (Mooncake HA's clients find
+    the leader through etcd), and `node_cidrs`: clients on the host network (Yuanrong's workers), whose address no
+    pod selector names; None admits any address to the client port (etcd has no authentication: the stack should
+    name them)."""
     name = etcd_name(store_name)
     peers_service = k8s_name(name, "peers")
-    ports = [StorePort("client", etcd.port, client=True), StorePort("peer", etcd.peer_port, client=True)]
+    ports = [StorePort("client", etcd.port), StorePort("peer", etcd.peer_port, MEMBERS)]
     headless = headless_service(ctx, peers_service, name, ports)
     members = k8s.apps.v1.StatefulSet(
         name,
@@ -95,6 +100,8 @@ def build_etcd(
         },
         opts=ctx.opts([headless]),
     )
-    if clients is not None:
-        network_policy(ctx, name, name, ports, peers=[name, *clients])
+    network_policy(
+        ctx, name, name, ports, peers=[name, *clients], members=[name], engines=engines,
+        node_cidrs=node_cidrs,
+    )
     return members

@@ -8,6 +8,7 @@ reference/research/motor-deployer.md §5.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pulumi_kubernetes as k8s
@@ -17,6 +18,7 @@ from components.hardware import HARDWARE
 from components.kv_store.common import (
     POD_IP_ENV,
     RESTRICTED_CONTAINER,
+    SCRAPERS,
     STORE_NAME,
     StoreContext,
     StorePort,
@@ -28,6 +30,7 @@ from components.kv_store.common import (
 )
 from components.kv_store.endpoint import MOTOR_CONF_DIR, KVStoreEndpoint
 from components.labels import k8s_name
+from components.project_files import read_project_file
 from components.settings import MemcacheStoreConfig
 
 META_CONF_DIR = "/etc/memcache"
@@ -42,6 +45,16 @@ META_COMMAND = (
 )
 
 
+LOCAL_SERVICE_MODES = ("inprocess", "standalone")
+
+
+def engine_env(local_service_mode: str) -> dict[str, str]:
+    """What engines set beyond the Service's host and the backend (service_endpoint adds those). Motor's
+    sync_mmc_local_config copies the conf from motor-config to this writable file, which its node manager rewrites
+    in place (LocalService.prepare); a ConfigMap file would be read-only."""
+    return {"MMC_LOCAL_CONFIG_PATH": f"{MOTOR_CONF_DIR}/{LOCAL_FILE}", "MMC_LOCAL_SERVICE_MODE": local_service_mode}
+
+
 class LocalServiceConfError(KvpoolError):
     """The user's LocalService conf cannot be read or contradicts what motor-kvpool sets."""
 
@@ -50,15 +63,21 @@ def render_conf(entries: dict[str, str]) -> str:
     return "".join(f"{key} = {value}\n" for key, value in entries.items())
 
 
+# What a conf key may be: MemCache's dotted option names (Ascend/memcache config/*.conf).
+CONF_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
 def parse_conf(text: str, source: str) -> dict[str, str]:
+    """`key = value` lines. An error names the line, never its text: the file may hold what its reader must not
+    see (a path mistaken for a conf, a secret)."""
     entries = {}
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         key, separator, value = stripped.partition("=")
-        if not separator:
-            raise LocalServiceConfError(f"{source}:{number}: expected `key = value`, got {stripped!r}")
+        if not separator or not CONF_KEY.match(key.strip()):
+            raise LocalServiceConfError(f"{source}:{number}: expected `key = value` with a MemCache option name")
         entries[key.strip()] = value.strip()
     return entries
 
@@ -91,19 +110,14 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
     }
     if store.local_service_conf is None:
         return {**ours, **defaults}
-    path = project_dir / store.local_service_conf
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise LocalServiceConfError(
-            f"kv_cache_store_config.local_service_conf: cannot read {path}: {error.strerror}"
-        ) from None
-    users = parse_conf(text, str(path))
+    field = "kv_cache_store_config.local_service_conf"
+    _, text = read_project_file(project_dir, store.local_service_conf, field)
+    users = parse_conf(text, f"{field}: {store.local_service_conf}")
     conflicts = [key for key, value in ours.items() if key in users and users[key] != value]
     if conflicts:
         raise LocalServiceConfError(
             "kv_cache_store_config.local_service_conf: "
-            + "; ".join(f"{key} is {users[key]!r} in {path} but the store is at {ours[key]!r}" for key in conflicts)
+            + "; ".join(f"{key} in {store.local_service_conf} differs from the store's {ours[key]!r}" for key in conflicts)
             + ". Remove these keys from the file: motor-kvpool sets them from the store's Service and ports."
         )
     return {**defaults, **users, **ours}
@@ -112,9 +126,9 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
 def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> KVStoreEndpoint:
     host = store_host(ctx)
     ports = [
-        StorePort("meta", store.port, client=True),
-        StorePort("config-store", store.config_store_port, client=True),
-        StorePort("metrics", store.metrics_port, client=False),
+        StorePort("meta", store.port),
+        StorePort("config-store", store.config_store_port),
+        StorePort("metrics", store.metrics_port, SCRAPERS),
     ]
     conf_name = k8s_name(STORE_NAME, "meta-conf")
     conf_data = {META_TEMPLATE: render_conf(meta_conf(store))}
@@ -139,9 +153,6 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
     store_server(ctx, meta, ports, store.service_monitor, volumes, depends_on=[conf], config_files=conf_data)
     return service_endpoint(
         ctx, "memcache", store.port, store.metrics_port,
-        # Motor's sync_mmc_local_config copies the conf from motor-config to this writable file, which its node
-        # manager rewrites in place (LocalService.prepare); a ConfigMap file would be read-only.
-        {"MMC_LOCAL_CONFIG_PATH": f"{MOTOR_CONF_DIR}/{LOCAL_FILE}",
-         "MMC_LOCAL_SERVICE_MODE": str(store.local_service_mode)},
+        engine_env(str(store.local_service_mode)),
         client_files={LOCAL_FILE: render_conf(local_conf(store, host, ctx.hardware_type, project_dir))},
     )

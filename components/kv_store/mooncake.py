@@ -12,6 +12,7 @@ from typing import Any
 from components.kv_store.common import (
     POD_IP_ENV,
     RESTRICTED_CONTAINER,
+    SCRAPERS,
     STORE_NAME,
     StoreContext,
     StorePort,
@@ -28,6 +29,15 @@ from components.units import mooncake_size_bytes
 
 CLIENT_FILE = "mooncake.json"
 STANDALONE_CONTAINER = "mooncake-store"
+CLIENT_CONFIG_KEYS = (
+    "metadata_server", "protocol", "device_name", "master_server_address", "global_segment_size",
+    "local_buffer_size", "prefer_alloc_in_same_node",
+)
+
+
+def engine_env() -> dict[str, str]:
+    """What engines set beyond the Service's host and the backend (service_endpoint adds those)."""
+    return {"MOONCAKE_CONFIG_PATH": f"{CLIENT_CONFIG_DIR}/{CLIENT_FILE}"}
 
 
 def master_args(store: MooncakeStoreConfig, etcd_endpoints: list[str]) -> list[str]:
@@ -101,18 +111,18 @@ def standalone_sidecar(store: MooncakeStoreConfig, image: str, master_address: s
     }
 
 
-def _json(data: dict[str, Any]) -> str:
+def render_json(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
 def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
     host = store_host(ctx)
-    ports = [StorePort("rpc", store.port, client=True), StorePort("metrics", store.metrics_port, client=False)]
+    ports = [StorePort("rpc", store.port), StorePort("metrics", store.metrics_port, SCRAPERS)]
     etcd_endpoints: list[str] = []
     depends_on = []
     if store.ha is not None:
         etcd_endpoints = client_endpoints(STORE_NAME, ctx.namespace, store.ha.etcd)
-        depends_on.append(build_etcd(ctx, STORE_NAME, store.ha.etcd, clients=[STORE_NAME]))
+        depends_on.append(build_etcd(ctx, STORE_NAME, store.ha.etcd, clients=[STORE_NAME], engines=True))
     master = {
         "name": "mooncake-master",
         "image": ctx.image,
@@ -129,10 +139,10 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
     replicas = store.ha.master_replicas if store.ha else 1
     store_server(ctx, master, ports, store.service_monitor, replicas=replicas, depends_on=depends_on)
     address = master_server_address(store, host, etcd_endpoints)
-    files = {CLIENT_FILE: _json(client_config(store, address))}
+    files = {CLIENT_FILE: render_json(client_config(store, address))}
     sidecars = [standalone_sidecar(store, ctx.image, address)] if store.store_mode == "standalone" else []
     return service_endpoint(
         ctx, "mooncake", store.port, store.metrics_port,
-        {"MOONCAKE_CONFIG_PATH": f"{CLIENT_CONFIG_DIR}/{CLIENT_FILE}"},
+        engine_env(),
         client_files=files, sidecars=sidecars, lease_ttl_ms=store.default_kv_lease_ttl,
     )

@@ -10,6 +10,7 @@ import pulumi
 from components.errors import KvpoolError, user_errors_as_run_errors
 
 from components.kv_store.compatibility import COMPATIBILITY_FIELDS, compatibility
+from components.kv_store.contract import sanitized_endpoint
 from components.kv_store.endpoint import SCHEMA, KVStoreEndpoint
 from components.units import integral_floats_to_ints
 from components.hardware import HARDWARE
@@ -37,6 +38,9 @@ def contract_problems(settings: ServiceSettings, own: str, target: str, output: 
         older = schema is None or isinstance(schema, int) and schema < SCHEMA
         fix = f"run `pulumi up` on {target} with this motor-kvpool" if older else f"upgrade motor-kvpool in {own}"
         return [f"{field}: {target} exports {OUTPUT} schema {schema}, but {own} reads schema {SCHEMA}; {fix}."]
+    _, problems = sanitized_endpoint(settings, target, output)
+    if problems:
+        return problems  # the owner's output is not what a store exports: compare nothing else with it
     store = settings.kv_cache_store_config
     deploy = settings.motor_deploy_config
     problems = []
@@ -109,7 +113,10 @@ def check_contract(settings: ServiceSettings, own: str, target: str, output: Any
         raise SharedStoreError(
             f"{own} cannot use the KV store of {target}:\n" + "\n".join(f"  - {p}" for p in problems)
         )
-    return KVStoreEndpoint.from_output(output)
+    # What the consumer renders is built from the owner's data fields, never copied (components/kv_store/contract.py).
+    endpoint, _ = sanitized_endpoint(settings, target, output)
+    assert endpoint is not None
+    return endpoint
 
 
 def shared_store(settings: ServiceSettings, own: str) -> pulumi.Output[KVStoreEndpoint]:

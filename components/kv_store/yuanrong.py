@@ -8,6 +8,7 @@ reference/research/backends.md §3 (verified there: worker with etcd, Python KVC
 
 from __future__ import annotations
 
+import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kv_store.common import (
@@ -31,6 +32,21 @@ WORKER_COMMAND = (
     'LD_LIBRARY_PATH="$DS/lib:$LD_LIBRARY_PATH" exec "$DS/datasystem_worker" "$@"'
 )
 HOST_IP_ENV = {"name": "HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}}
+SOCKETS_VOLUME = "datasystem-sockets"
+
+
+def engine_env(port: int) -> dict[str, str]:
+    """What engines set to reach the worker of their node (the consumer of another stack's store rebuilds it)."""
+    return {
+        "KV_STORE_BACKEND": "yuanrong",
+        "DS_WORKER_ADDR": f"$(HOST_IP):{port}",
+        "DATASYSTEM_CLIENT_LOG_DIR": "/tmp/datasystem/client-logs",
+    }
+
+
+def engine_host_paths() -> dict[str, dict[str, str]]:
+    """The worker's socket folder, the one host path engines mount for a store."""
+    return {SOCKETS_VOLUME: {"path": SOCKET_HOST_DIR, "mount_path": SOCKET_DIR}}
 
 
 def worker_args(store: YuanrongStoreConfig, etcd_address: str, namespace: str) -> list[str]:
@@ -49,7 +65,18 @@ def worker_args(store: YuanrongStoreConfig, etcd_address: str, namespace: str) -
 
 def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
     etcd_endpoints = client_endpoints(STORE_NAME, ctx.namespace, store.etcd)
-    etcd = build_etcd(ctx, STORE_NAME, store.etcd, clients=None)
+    # The workers use the host network, so no NetworkPolicy can select them (one applies to pod-network pods
+    # only): the worker port on each node is reachable from the node's network, and the engines reach it at
+    # $(HOST_IP). etcd runs on the pod network and is protected: its peer port admits its members only, its client
+    # port the workers' node addresses (etcd_client_cidrs); the engines never dial it.
+    if not store.etcd_client_cidrs:
+        pulumi.log.warn(
+            "kv_cache_store_config.etcd_client_cidrs is unset: Yuanrong's etcd (plain HTTP, no authentication) admits "
+            "its client port from any address; set it to the engine nodes' address ranges"
+        )
+    etcd = build_etcd(
+        ctx, STORE_NAME, store.etcd, clients=[], engines=False, node_cidrs=list(store.etcd_client_cidrs) or None
+    )
     worker = {
         "name": "datasystem-worker",
         "image": ctx.image,
@@ -92,10 +119,6 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         metrics_port=store.port,
         namespace=ctx.namespace,
         deploy_mode=ctx.workloads.deploy_mode,
-        engine_env={
-            "KV_STORE_BACKEND": "yuanrong",
-            "DS_WORKER_ADDR": f"$(HOST_IP):{store.port}",
-            "DATASYSTEM_CLIENT_LOG_DIR": "/tmp/datasystem/client-logs",
-        },
-        host_paths={"datasystem-sockets": {"path": SOCKET_HOST_DIR, "mount_path": SOCKET_DIR}},
+        engine_env=engine_env(store.port),
+        host_paths=engine_host_paths(),
     )
