@@ -179,16 +179,29 @@ def machine() -> str:
            f"Python {platform.python_version()}"
 
 
-def others_running() -> str:
-    """The busiest processes that are not this benchmark's, by CPU since they started."""
-    lines = subprocess.run(["ps", "-eo", "pid,pcpu,etimes,comm", "--sort=-pcpu"], capture_output=True, text=True).stdout
-    mine = {os.getpid(), os.getppid()}
-    busy = []
-    for line in lines.splitlines()[1:]:
-        pid, pcpu, _, comm = line.split(None, 3)
-        if int(pid) not in mine and float(pcpu) >= 10:
-            busy.append(f"{comm} ({float(pcpu):.0f} %)")
-    return ", ".join(busy[:8]) or "nothing above 10 % CPU"
+def others_running(seconds: float = 2.0) -> str:
+    """The processes that used the CPU during `seconds`, busiest first (from /proc/<pid>/stat)."""
+    def ticks() -> dict[int, tuple[str, int]]:
+        found = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                text = stat.read_text()
+            except OSError:
+                continue
+            name, fields = text[text.index("(") + 1 : text.rindex(")")], text.rsplit(")", 1)[1].split()
+            found[int(stat.parent.name)] = (name, int(fields[11]) + int(fields[12]))
+        return found
+
+    before = ticks()
+    time.sleep(seconds)
+    after = ticks()
+    hz = os.sysconf("SC_CLK_TCK")
+    busy = sorted(
+        ((used - before[pid][1]) / hz / seconds, name)
+        for pid, (name, used) in after.items()
+        if pid in before and pid != os.getpid() and used > before[pid][1]
+    )[::-1]
+    return ", ".join(f"{name} {100 * share:.0f} %" for share, name in busy[:6] if share >= 0.05) or "nothing (< 5 % CPU)"
 
 
 def plot(rows: list[dict], target: Path) -> None:
@@ -319,8 +332,8 @@ def main() -> None:
         "create). Memory ratio: largest process (all processes).",
         "",
         f"Other load on the machine: load average {' '.join(f'{x:.1f}' for x in load_before)} before and "
-        f"{' '.join(f'{x:.1f}' for x in load_after)} after; busiest other processes before: {others_before}; "
-        f"after: {others_after}.",
+        f"{' '.join(f'{x:.1f}' for x in load_after)} after; CPU use of other processes over 2 s before the runs: "
+        f"{others_before}; after: {others_after}.",
         "",
         "![wall time against instances](preview.png)",
     ]
