@@ -158,7 +158,7 @@ class Cluster:
             f"--secure-port={free_port()}",
             "--leader-elect=false",
             f"--service-account-private-key-file={certs / 'sa.key'}",
-            "--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller",
+            "--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller",
         )
         scheduler_config = self.root / "scheduler.yaml"
         # Motor's engine pods name schedulerName: volcano (deploy.py's templates do); no Volcano runs here, so one
