@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any, Callable, Iterable
 
 from pulumi_policy import (
@@ -23,7 +22,7 @@ from pulumi_policy import (
 )
 
 import rules
-from service_view import SERVICE_SET, STORE_COMPONENT, ServiceView, service_view
+from service_view import ServiceView, holds_store, pod_templates, service_view
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 Check = Callable[[ServiceView, dict[str, Any]], list[rules.Finding]]
@@ -85,21 +84,17 @@ def _eviction_headroom(view: ServiceView, config: dict) -> list[rules.Finding]:
 
 
 def _duplicate_names(args: StackValidationArgs, report: ReportViolation) -> None:
-    seen: dict[tuple[str, str, str], str] = {}
-    for resource in args.resources:
-        if not resource.resource_type.startswith("kubernetes:") or resource.resource_type.startswith("kubernetes:pulumi"):
-            continue
-        metadata = resource.props.get("metadata") or {}
-        key = (resource.resource_type, metadata.get("namespace", ""), metadata.get("name", resource.name))
-        if key in seen:
-            report(f"{key[0]} {key[1]}/{key[2]} is declared twice; the second would overwrite the first in the "
-                   f"cluster. Give one of them another name.", resource.urn)
-        seen.setdefault(key, resource.urn)
+    kube = [r for r in args.resources
+            if r.resource_type.startswith("kubernetes:") and not r.resource_type.startswith("kubernetes:pulumi")]
+    keys = [(r.resource_type, (r.props.get("metadata") or {}).get("namespace", ""),
+             (r.props.get("metadata") or {}).get("name", r.name)) for r in kube]
+    for index, message in rules.check_duplicate_names(keys):
+        report(message, kube[index].urn)
 
 
 def _standalone_memory(args: ResourceValidationArgs, report: ReportViolation) -> None:
     """The standalone store sidecar gets its segment size as MOONCAKE_GLOBAL_SEGMENT_SIZE."""
-    for template in _pod_templates(args):
+    for template in pod_templates(args.resource_type, args.props):
         for container in (template.get("spec") or {}).get("containers") or []:
             env = {e["name"]: e.get("value") for e in container.get("env") or []}
             segment = env.get("MOONCAKE_GLOBAL_SEGMENT_SIZE")
@@ -112,14 +107,6 @@ def _standalone_memory(args: ResourceValidationArgs, report: ReportViolation) ->
 def _env_values(containers: Iterable[dict]) -> Iterable[tuple[str, dict[str, Any]]]:
     for container in containers:
         yield container.get("name", "?"), {e["name"]: e.get("value") for e in container.get("env") or []}
-
-
-def _pod_templates(args: ResourceValidationArgs) -> Iterable[dict]:
-    if args.resource_type == SERVICE_SET:
-        for role in ((args.props.get("spec") or {}).get("template") or {}).get("roles") or []:
-            yield (role.get("spec") or {}).get("template") or {}
-    elif "template" in (args.props.get("spec") or {}):
-        yield args.props["spec"]["template"]
 
 
 def _plaintext_secrets(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -135,7 +122,7 @@ def _plaintext_secrets(args: ResourceValidationArgs, report: ReportViolation) ->
                 findings += rules.check_plaintext_config_secrets(document, f"data[{key}]")
         for finding in findings:
             report(f"ConfigMap {args.name}: {finding}")
-    for template in _pod_templates(args):
+    for template in pod_templates(args.resource_type, args.props):
         for container, env in _env_values((template.get("spec") or {}).get("containers") or []):
             for finding in rules.check_plaintext_secrets(env, f"containers[{container}].env"):
                 report(f"{args.resource_type.split(':')[-1]} {args.name}: {finding}")
@@ -146,7 +133,7 @@ def _kind(resource_type: str) -> str:
 
 
 def _sensitive_host_paths(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    for template in _pod_templates(args):
+    for template in pod_templates(args.resource_type, args.props):
         for volume in (template.get("spec") or {}).get("volumes") or []:
             path = (volume.get("hostPath") or {}).get("path")
             for finding in rules.check_host_path(path, f"volumes[{volume.get('name', '?')}].hostPath.path"):
@@ -154,7 +141,7 @@ def _sensitive_host_paths(args: ResourceValidationArgs, report: ReportViolation)
 
 
 def _privileged_containers(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    for template in _pod_templates(args):
+    for template in pod_templates(args.resource_type, args.props):
         for finding in rules.check_privileged_pod(template.get("spec") or {}, "spec"):
             report(f"{_kind(args.resource_type)} {args.name}: {finding}")
 
@@ -186,18 +173,12 @@ def _system_namespaces(args: StackValidationArgs, report: ReportViolation) -> No
 
 
 def _store_protection(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    labels = (args.props.get("metadata") or {}).get("labels") or {}
-    roles = ((args.props.get("spec") or {}).get("template") or {}).get("roles") or []
-    holds_store = labels.get("app.kubernetes.io/component") == STORE_COMPONENT or (
-        args.resource_type == SERVICE_SET and any(role.get("name") == STORE_COMPONENT for role in roles)
-    )
-    if not holds_store:
+    if not holds_store(args.resource_type, args.props):
         return
     stack = os.environ.get("PULUMI_STACK", "")
-    if re.fullmatch(args.get_config()["productionStacks"], stack) and not args.opts.protect:
-        report(f"{args.name} belongs to the KV store of production stack {stack!r} but is not protected: a "
-               f"`pulumi destroy` or a rename would delete the pool every service reads. Set "
-               f"kv_cache_store_config.protect: true.")
+    problem = rules.store_protection_problem(args.name, stack, args.get_config()["productionStacks"], args.opts.protect)
+    if problem:
+        report(problem)
 
 
 POLICIES = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import pulumi
 
@@ -57,21 +57,34 @@ def _engine_envs(resources: Iterable[Any]) -> dict[str, dict[str, str]]:
             if side in SIDES and side not in envs:
                 envs[side] = _container_env((resource.props.get("spec") or {}).get("template") or {})
         elif resource.resource_type == SERVICE_SET:
-            for role in ((resource.props.get("spec") or {}).get("template") or {}).get("roles") or []:
-                if role.get("name") in SIDES:
-                    envs[role["name"]] = _container_env((role.get("spec") or {}).get("template") or {})
+            for role, template in service_set_roles(resource.props):
+                if role in SIDES:
+                    envs[role] = _container_env(template)
     return envs
 
 
-def _owns_store(resources: Iterable[Any]) -> bool:
-    for resource in resources:
-        labels = (resource.props.get("metadata") or {}).get("labels") or {}
-        roles = ((resource.props.get("spec") or {}).get("template") or {}).get("roles") or []
-        if labels.get("app.kubernetes.io/component") == STORE_COMPONENT or (
-            resource.resource_type == SERVICE_SET and any(role.get("name") == STORE_COMPONENT for role in roles)
-        ):
-            return True
-    return False
+def service_set_roles(props: Mapping[str, Any]) -> Iterator[tuple[Any, Mapping[str, Any]]]:
+    """(name, pod template) of every role of an InferServiceSet: spec.template.roles[].spec.template, the one walk
+    of a service set's roles."""
+    for role in ((props.get("spec") or {}).get("template") or {}).get("roles") or []:
+        yield role.get("name"), (role.get("spec") or {}).get("template") or {}
+
+
+def pod_templates(resource_type: str, props: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """The pod templates of a workload: each role's of an InferServiceSet, a Deployment's (or other owner's) own."""
+    if resource_type == SERVICE_SET:
+        for _, template in service_set_roles(props):
+            yield template
+    elif "template" in (props.get("spec") or {}):
+        yield props["spec"]["template"]
+
+
+def holds_store(resource_type: str, props: Mapping[str, Any]) -> bool:
+    """Whether an object belongs to the KV store: labelled as its component, or a service set with its role."""
+    labels = (props.get("metadata") or {}).get("labels") or {}
+    return labels.get("app.kubernetes.io/component") == STORE_COMPONENT or (
+        resource_type == SERVICE_SET and any(role == STORE_COMPONENT for role, _ in service_set_roles(props))
+    )
 
 
 def _stack_flags() -> tuple[dict[str, bool], str | None]:
@@ -98,7 +111,7 @@ def service_view(resources: Iterable[Any]) -> ServiceView | None:
         user_config=user_config,
         engine_envs=_engine_envs(resources),
         config_urn=config_map.urn,
-        owns_store=_owns_store(resources),
+        owns_store=any(holds_store(r.resource_type, r.props) for r in resources),
         hybrid_attention=hybrid,
         vllm_ascend_version=version,
         referenced_store=references[0] if references else None,

@@ -139,7 +139,7 @@ def test_env_json_section_is_applied_and_guarded():
             "'mindie-motor-kvs-master.kv-affinity.svc.cluster.local'") in str(caught.value)
 
 
-# --- refusals: settings layer and policy pack share policies/rules.py ------------------------------------------
+# --- refusals: settings layer and policy pack share policies/rules/ -------------------------------------------
 
 
 def test_affinity_without_a_conductor():

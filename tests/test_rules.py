@@ -1,4 +1,4 @@
-"""The consistency rules of policies/rules.py, called directly, and through the settings layer."""
+"""The consistency rules of policies/rules/, called directly, and through the settings layer."""
 
 from __future__ import annotations
 

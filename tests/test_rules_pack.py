@@ -229,3 +229,101 @@ def test_read_only_configmap_role():
     assert not rules.is_read_only_configmap_role([{**read, "verbs": ["list", "update"]}])
     assert not rules.is_read_only_configmap_role([{**read, "resources": ["secrets"]}])
     assert not rules.is_read_only_configmap_role([])
+
+
+# --- the words of the messages the pack tests no longer assert (tests/test_policies_in_process.py asserts the
+# policy, its level and the resource; each text is asserted here once) ---------------------------------------
+
+
+def test_referenced_backend():
+    assert rules.check_referenced_backend("memcache", "org/motor-kvpool/a", "memcache") == []
+    assert [str(f) for f in rules.check_referenced_backend("memcache", "org/motor-kvpool/a", "mooncake")] == [
+        "kv_cache_store_config.backend: is 'memcache' but the store of org/motor-kvpool/a (target_stack) runs "
+        "'mooncake'; write backend: mooncake and the same in every AscendStoreConnector."
+    ]
+
+
+def test_ucm_as_store_backend_message():
+    [finding] = rules.check_not_ucm_store_backend({"backend": "ucm"}, {})
+    assert str(finding) == (
+        "kv_cache_store_config.backend: is 'ucm', but UCM is not a KV store backend: configure UCMConnector as "
+        "connectors[1] of prefill (its store_pipeline and storage_backends say where prefixes go), and keep "
+        "kv_cache_store_config.backend at mooncake for the P/D transfer (seed FAQ 6)."
+    )
+
+
+def test_dispatch_connector_message():
+    [finding] = rules.check_dispatch_connector({"prefill": kv("P2pNcclConnector"), "decode": kv("NixlConnector")})
+    assert str(finding) == (
+        "motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[0]."
+        "kv_connector: 'P2pNcclConnector' is not in Motor's P/D dispatch whitelist (MooncakeConnectorV1, "
+        "MooncakeHybridConnector, MooncakeLayerwiseConnector, NixlConnector), so Motor refuses to dispatch; use one "
+        "of them, or set dispatch_profile (handoff or trigger) on both sides."
+    )
+
+
+def test_layerwise_pool_backend_message():
+    [finding] = rules.check_layerwise_pool_backend(
+        {"prefill": kv("MooncakeConnectorV1", {"use_layerwise": True}), "decode": None}, "mooncake")
+    assert finding.message == (
+        "the layerwise KV pool works only with backend 'memcache' (vllm-ascend layerwise_kv_pool), not 'mooncake'; "
+        "remove use_layerwise here or switch the store to memcache."
+    )
+
+
+def test_layerwise_pool_patch_message():
+    layerwise = {"prefill": kv("MooncakeLayerwiseConnector"), "decode": None}
+    assert [str(f) for f in rules.check_layerwise_pool_patch("v0.16.0", layerwise)] == [
+        "motor_engine_prefill_config.engine_config.kv_transfer_config: layerwise transfer with a KV pool on "
+        "vllm-ascend v0.16.0 (before v0.17.0rc2) needs Motor's vllm_multi_connector.patch (seed 001); apply it in "
+        "the image or upgrade."
+    ]
+
+
+def test_plaintext_secret_message():
+    assert [str(f) for f in rules.check_plaintext_secrets({"HF_TOKEN": "hf_abc123"}, "containers[vllm].env")] == [
+        "containers[vllm].env.HF_TOKEN: looks like a secret but is plain text; keep it as a Pulumi secret delivered "
+        "through a Kubernetes Secret: `pulumi config set --secret --path secret_env.HF_TOKEN VALUE`."
+    ]
+
+
+def test_sensitive_host_path_message():
+    assert [str(f) for f in rules.check_host_path("/var/run/docker.sock", "volumes[host].hostPath.path")] == [
+        "volumes[host].hostPath.path: '/var/run/docker.sock' lies in the host's /var/run/docker.sock, which controls "
+        "the node or holds its credentials; mount a folder of its own (e.g. /mnt/<service>) instead."
+    ]
+
+
+def test_privileged_pod_messages():
+    spec = {"hostPID": True, "containers": [
+        {"name": "vllm", "securityContext": {"privileged": True, "capabilities": {"add": ["SYS_ADMIN"]},
+                                             "allowPrivilegeEscalation": True}}]}
+    assert [str(f) for f in rules.check_privileged_pod(spec, "spec")] == [
+        "spec.hostPID: is true: the pod sees the node's processes; remove it.",
+        "spec.containers[vllm].securityContext.privileged: is true: the container gets every device and capability "
+        "of the node; remove it.",
+        "spec.containers[vllm].securityContext.capabilities.add: adds SYS_ADMIN, which amount to root on the node; "
+        "remove them.",
+        "spec.containers[vllm].securityContext.allowPrivilegeEscalation: is true: a setuid binary can regain the "
+        "capabilities the container dropped; set false.",
+    ]
+
+
+def test_duplicate_names():
+    deployment = ("kubernetes:apps/v1:Deployment", "dev", "vllm-p0")
+    service = ("kubernetes:core/v1:Service", "dev", "vllm-p0")
+    assert rules.check_duplicate_names([deployment, service]) == []
+    assert rules.check_duplicate_names([deployment, service, deployment]) == [
+        (2, "kubernetes:apps/v1:Deployment dev/vllm-p0 is declared twice; the second would overwrite the first in the "
+            "cluster. Give one of them another name.")
+    ]
+
+
+def test_store_protection():
+    production = r"(prod|production)([-_].*)?|.*[-_]prod"
+    assert rules.store_protection_problem("kv-store", "dev", production, protected=False) is None
+    assert rules.store_protection_problem("kv-store", "prod-eu", production, protected=True) is None
+    assert rules.store_protection_problem("kv-store", "prod-eu", production, protected=False) == (
+        "kv-store belongs to the KV store of production stack 'prod-eu' but is not protected: a `pulumi destroy` or a "
+        "rename would delete the pool every service reads. Set kv_cache_store_config.protect: true."
+    )

@@ -14,6 +14,16 @@ import pytest
 
 from tests.live.rendered import BACKENDS
 
+LIVE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test here is `live` (root and the backends' binaries): `pytest -m "not live"` leaves them out."""
+    for item in items:
+        if LIVE in item.path.parents:
+            item.add_marker(pytest.mark.live)
+
 
 @pytest.fixture(scope="session", autouse=True)
 def backends_installed() -> None:

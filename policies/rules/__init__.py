@@ -1,0 +1,80 @@
+"""The consistency rules of a KV-pool service, as pure functions over plain data.
+
+One rule, one place: the settings layer (`components.settings`) calls these to fail fast on `pulumi up`, and the
+policy pack (`policies/catalog.py`) wraps the same functions for `pulumi preview --policy-pack`. This package
+imports nothing from the rest of the project, because `pulumi policy publish` ships only the pack's folder; its
+modules import one another relatively, so it loads both as `policies.rules` (the program) and as `rules` (the pack).
+
+Every rule takes the plain dictionaries of MindIE Motor's `user_config.json` / `env.json` sections and returns a
+list of `Finding`s; an empty list means the rule holds. Sources are cited per rule. One module per concern:
+
+- `units`: Kubernetes quantities, Mooncake sizes, vllm-ascend versions (the one home of size parsing)
+- `sections`: sides, sections and connectors of a configuration; `Finding`
+- `connectors`: kv_role by side, the dispatch connector, hybrid attention, layerwise transfer with a pool
+- `store`: one backend, Mooncake eviction and lease, fabric segments, a standalone store's memory, protection
+- `ucm`: UCMConnector's place and storage
+- `kv_conductor`: KV-cache affinity and the prefill KV-event ports
+- `env`: ASCEND timeouts as vllm-ascend applies them, one hash seed
+- `security`: plain-text secrets, host paths, system namespaces, privileged pods
+- `naming`: duplicate object names
+- `service`: every mandatory rule over one service (what the settings layer runs), instance counts
+
+Callers import the package (`from policies import rules; rules.check_x(...)`); every public name is here.
+"""
+
+from .connectors import (
+    LAYERWISE_PATCH_FIXED_IN, check_dispatch_connector, check_hybrid_attention_connector, check_kv_role_by_side,
+    check_layerwise_pool_backend, check_layerwise_pool_patch,
+)
+from .env import (
+    ASCEND_CONNECT_TIMEOUT_DEFAULT_MS, HCCL_RDMA_RETRY_CNT_DEFAULT, HCCL_RDMA_TIMEOUT_DEFAULT, check_hash_seed,
+    effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int,
+)
+from .kv_conductor import (
+    CONDUCTOR_POOL_BACKEND, KV_CACHE_AFFINITY, KV_EVENTS_CONFIG, MOTOR_DEFAULT_BLOCK_SIZE, check_kv_cache_affinity,
+    check_kv_event_ports, kv_event_port, kv_event_ports,
+)
+from .naming import check_duplicate_names
+from .sections import (
+    DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, DISPATCH_CONNECTORS, HYBRID_CONNECTOR, MULTI_CONNECTOR, ROLE_BY_SIDE, SIDES,
+    STORE_CONNECTOR, UCM_CONNECTOR, Finding, connectors_of, engine_env_section, engine_envs, engine_section,
+    kv_transfer_configs, kv_transfer_path, store_connector_backends, transfer_connector, uses_pool,
+)
+from .security import (
+    NOT_SECRET_LAST_WORDS, PRIVILEGED_CAPABILITIES, READ_VERBS, SECRET_WORDS, SENSITIVE_HOST_PATHS, SYSTEM_HOST_ROOTS,
+    SYSTEM_NAMESPACES, check_deploy_host_paths, check_host_path, check_plaintext_config_secrets, check_plaintext_secrets,
+    check_privileged_container, check_privileged_pod, check_system_namespace, host_path_problem,
+    is_read_only_configmap_role, looks_secret,
+)
+from .service import MOTOR_MAX_INSTANCES, check_instance_counts, check_service
+from .store import (
+    MOONCAKE_LEASE_TTL_DEFAULT_MS, SUSTAINABLE_EVICTION_RATIO, SUSTAINABLE_HIGH_WATERMARK, UCM_BACKEND_MESSAGE,
+    check_backend_consistency, check_fabric_segment_alignment, check_lease_exceeds_timeouts, check_mooncake_eviction,
+    check_mooncake_eviction_headroom, check_not_ucm_store_backend, check_referenced_backend,
+    check_standalone_store_memory, store_protection_problem,
+)
+from .ucm import check_ucm_placement, check_ucm_storage, ucm_store_configs
+from .units import K8S_QUANTITY, MOONCAKE_SIZE, k8s_quantity_bytes, mooncake_size_bytes, parse_version
+
+__all__ = [
+    "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE",
+    "DISPATCH_CONNECTORS", "HCCL_RDMA_RETRY_CNT_DEFAULT", "HCCL_RDMA_TIMEOUT_DEFAULT", "HYBRID_CONNECTOR",
+    "K8S_QUANTITY", "KV_CACHE_AFFINITY", "KV_EVENTS_CONFIG", "LAYERWISE_PATCH_FIXED_IN",
+    "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE", "MOTOR_MAX_INSTANCES",
+    "MULTI_CONNECTOR", "NOT_SECRET_LAST_WORDS", "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE",
+    "SECRET_WORDS", "SENSITIVE_HOST_PATHS", "SIDES", "STORE_CONNECTOR", "SUSTAINABLE_EVICTION_RATIO",
+    "SUSTAINABLE_HIGH_WATERMARK", "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES", "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
+    "Finding", "check_backend_consistency", "check_deploy_host_paths", "check_dispatch_connector",
+    "check_duplicate_names", "check_fabric_segment_alignment", "check_hash_seed", "check_host_path",
+    "check_hybrid_attention_connector", "check_instance_counts", "check_kv_cache_affinity", "check_kv_event_ports",
+    "check_kv_role_by_side", "check_layerwise_pool_backend", "check_layerwise_pool_patch",
+    "check_lease_exceeds_timeouts", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
+    "check_not_ucm_store_backend", "check_plaintext_config_secrets", "check_plaintext_secrets",
+    "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_service",
+    "check_standalone_store_memory", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
+    "connectors_of", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
+    "engine_envs", "engine_section", "env_int", "host_path_problem", "is_read_only_configmap_role",
+    "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs", "kv_transfer_path",
+    "looks_secret", "mooncake_size_bytes", "parse_version", "store_connector_backends", "store_protection_problem",
+    "transfer_connector", "ucm_store_configs", "uses_pool",
+]
