@@ -3,57 +3,38 @@ ports and NodePorts), and RBAC as narrow as the controller's reads allow."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.errors import KvpoolError
-from components.kv_conductor import coordinator_env as conductor_env
-from components.kv_store.endpoint import KVStoreEndpoint
+from components.checksums import annotations
 from components.labels import KV_CLIENT_LABEL, common_labels
-from components.checksums import annotations, digest
-from components.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError, motor_config_data, read_motor_files
-from components.motor_env import script_envs
-from components.rbac import configmap_namespace, controller_calls, create_rbac
+from components.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError
+from components.rbac import ApiCall, create_rbac
 from components.secret_env import SecretEnv
 from components.motor_pod import (
     BOOT_COMMAND,
     CONTROL_PLANE_FIELD_ENV,
     CONTROLLER_ROLE,
     COORDINATOR_ROLE,
-    CONTROLLER_OBS_SERVICE,
-    CONTROLLER_SERVICE,
-    COORDINATOR_INFER_SERVICE,
-    COORDINATOR_MGMT_SERVICE,
-    COORDINATOR_OBS_SERVICE,
     MOTOR_CONFIG_MOUNT,
     MOTOR_CONFIG_VOLUME,
     MOTOR_POD_SECURITY_CONTEXT,
     MOTOR_SECURITY_CONTEXT,
     PROBES,
-    check_internal_env,
     env_list,
     motor_env,
 )
-from components.settings import ServiceSettings
 from components.workloads import Workloads
 
 TYPE = "kvpool:index:ControlPlane"
 CONTROLLER = "mindie-motor-controller"
 COORDINATOR = "mindie-motor-coordinator"
-# deploy.py's defaults; Motor's api_config sections may move them.
-CONTROLLER_API_PORT = 1026
-CONTROLLER_OBS_PORT = 1027
-COORDINATOR_INFER_PORT = 1025
-COORDINATOR_MGMT_PORT = 1026
-COORDINATOR_OBS_PORT = 1027
 # deploy.py's templates: the coordinator routes every request, so it gets four times the controller's CPU.
 CONTROLLER_RESOURCES = {"requests": {"cpu": "4", "memory": "2Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}}
 COORDINATOR_RESOURCES = {"requests": {"cpu": "16", "memory": "4Gi"}, "limits": {"cpu": "64", "memory": "8Gi"}}
-# What the coordinator needs of the store (deploy.py gives it these two, not the client files).
-COORDINATOR_STORE_ENV = ("KVS_MASTER_SERVICE", "KV_STORE_BACKEND")
 # Reschedule quickly off a failed node: Motor's controller is a single replica.
 FAST_EVICTION = [
     {"key": f"node.kubernetes.io/{reason}", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}
@@ -61,48 +42,52 @@ FAST_EVICTION = [
 ]
 
 
-class ApiPortError(KvpoolError):
-    """A port in Motor's api_config is not a port number."""
+@dataclass(frozen=True, kw_only=True)
+class ServicePort:
+    service: str
+    port_name: str
+    port: int
+    node_port: int | None = None
 
 
-def _api_port(section: dict[str, Any], name: str, key: str, default: int) -> int:
-    """A port from Motor's own (pass-through) api_config, else deploy.py's default."""
-    api_config = section.get("api_config") or {}
-    value = api_config.get(key, default) if isinstance(api_config, dict) else None
-    if isinstance(value, bool) or not str(value).isdigit() or not 1 <= int(value) <= 65535:
-        raise ApiPortError(f"{name}.api_config.{key}: {value!r} is not a port number (1-65535)")
-    return int(value)
+@dataclass(frozen=True, kw_only=True)
+class MotorRoleArgs:
+    """One Motor control-plane role (controller or coordinator)."""
+
+    node_selector: dict[str, str]
+    env: dict[str, Any]  # container env after motor-kvpool's own: motor_common_env, the role's section, store env
+    restart_env: dict[str, Any]  # what the role's set_*_env function exports (checksum/motor-env)
+    services: tuple[ServicePort, ...]
+    kv_client: bool = False  # it dials the KV store, so the store's NetworkPolicy must admit it
+
+
+@dataclass(frozen=True, kw_only=True)
+class ControlPlaneArgs:
+    """Everything the control plane is rendered from (components/service_args.py builds it from the settings)."""
+
+    namespace: str
+    workloads: Workloads
+    image: str
+    motor_config: dict[str, str]  # ConfigMap motor-config's data (components/motor_config.py)
+    scripts_digest: str | None  # of Motor's files as read from the checkout, None without them
+    controller: MotorRoleArgs
+    coordinator: MotorRoleArgs
+    controller_calls: tuple[ApiCall, ...]  # Motor's API calls the controller's RBAC allows
+    configmap_namespace: str
+    secret: SecretEnv | None = None
 
 
 class ControlPlane(pulumi.ComponentResource):
     motor_config: k8s.core.v1.ConfigMap
     controller: k8s.apps.v1.Deployment | None  # None in a service set: the operator creates it
     coordinator: k8s.apps.v1.Deployment | None
+    service_account: k8s.core.v1.ServiceAccount
 
-    def __init__(
-        self,
-        name: str,
-        settings: ServiceSettings,
-        project_dir: Path,
-        endpoint: KVStoreEndpoint | None,
-        workloads: Workloads,
-        secret: SecretEnv | None,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
+    def __init__(self, name: str, args: ControlPlaneArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        self._settings = settings
-        self._namespace = settings.namespace
-        self._workloads = workloads
-        self._secret = secret
-        engine_contract = dict(endpoint.engine_env) if endpoint else {}
-        store_env = {key: value for key, value in engine_contract.items() if key in COORDINATOR_STORE_ENV}
-        check_internal_env(settings, store_env)
-        motor_files = read_motor_files(settings, project_dir)
-        self.role_envs = script_envs(settings, engine_contract)
-        # Motor's scripts as read from the checkout (before the env functions, which each role's own env covers).
-        self.scripts_digest = digest(motor_files) if motor_files else None
-        data = motor_config_data(settings, motor_files, self.role_envs, endpoint.client_files if endpoint else {})
-        if "boot.sh" not in data:
+        self._args = args
+        self._namespace = args.namespace
+        if "boot.sh" not in args.motor_config:
             if not pulumi.runtime.is_dry_run():
                 raise MotorScriptsError(
                     "motor_deployer_dir is unset: Motor's pods run boot.sh and the scripts it sources from ConfigMap "
@@ -114,44 +99,27 @@ class ControlPlane(pulumi.ComponentResource):
         self.motor_config = k8s.core.v1.ConfigMap(
             MOTOR_CONFIG_NAME,
             metadata=self._metadata(MOTOR_CONFIG_NAME, "motor-config"),
-            data=data,
+            data=args.motor_config,
             opts=pulumi.ResourceOptions(parent=self),
         )
-        self._rbac()
-        deploy = settings.motor_deploy_config
-        controller_config = settings.motor_controller_config
-        coordinator_config = settings.motor_coordinator_config
-        controller_port = _api_port(controller_config, "motor_controller_config", "controller_api_port", CONTROLLER_API_PORT)
-        self.controller = self._deployment(
-            CONTROLLER, CONTROLLER_ROLE, deploy.controller_node_selector, settings.env.motor_controller_env,
-            CONTROLLER_RESOURCES, "motor_controller_env", service_account=CONTROLLER,
+        self.service_account = create_rbac(
+            self._namespace, CONTROLLER, "mindie-controller", args.controller_calls,
+            common_labels(self._namespace, CONTROLLER, CONTROLLER), self, args.configmap_namespace,
         )
-        self._service(CONTROLLER_SERVICE, CONTROLLER_ROLE, CONTROLLER, "api", controller_port)
-        self._service(
-            CONTROLLER_OBS_SERVICE, CONTROLLER_ROLE, CONTROLLER, "obs", CONTROLLER_OBS_PORT,
-            deploy.controller_observability_node_port,
-        )
-        self.coordinator = self._deployment(
-            COORDINATOR, COORDINATOR_ROLE, deploy.coordinator_node_selector,
-            {**store_env, **conductor_env(settings, workloads), **settings.env.motor_coordinator_env},
-            COORDINATOR_RESOURCES, "motor_coordinator_env",
-            kv_client=bool(store_env),
-        )
-        self._service(
-            COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE, COORDINATOR, "infer",
-            _api_port(coordinator_config, "motor_coordinator_config", "coordinator_api_infer_port", COORDINATOR_INFER_PORT),
-            deploy.coordinator_infer_node_port,
-        )
-        self._service(
-            COORDINATOR_MGMT_SERVICE, COORDINATOR_ROLE, COORDINATOR, "mgmt",
-            _api_port(coordinator_config, "motor_coordinator_config", "coordinator_api_mgmt_port", COORDINATOR_MGMT_PORT),
-        )
-        self._service(
-            COORDINATOR_OBS_SERVICE, COORDINATOR_ROLE, COORDINATOR, "obs",
-            _api_port(coordinator_config, "motor_coordinator_config", "coordinator_obs_port", COORDINATOR_OBS_PORT),
-            deploy.coordinator_obs_node_port,
-        )
-        self.register_outputs({"motor_config": MOTOR_CONFIG_NAME, "controller": CONTROLLER, "coordinator": COORDINATOR})
+        self.controller = self._role(CONTROLLER, CONTROLLER_ROLE, args.controller, CONTROLLER_RESOURCES, CONTROLLER)
+        self.coordinator = self._role(COORDINATOR, COORDINATOR_ROLE, args.coordinator, COORDINATOR_RESOURCES)
+        self.register_outputs({
+            "motor_config": self.motor_config, "controller": self.controller, "coordinator": self.coordinator,
+            "service_account": self.service_account,
+        })
+
+    def _role(
+        self, name: str, role: str, role_args: MotorRoleArgs, resources: dict[str, Any], service_account: str | None = None
+    ) -> k8s.apps.v1.Deployment | None:
+        deployment = self._deployment(name, role, role_args, resources, service_account)
+        for port in role_args.services:
+            self._service(port.service, role, name, port.port_name, port.port, port.node_port)
+        return deployment
 
     def _metadata(self, name: str, app: str) -> dict[str, Any]:
         return {"name": name, "namespace": self._namespace, "labels": {**common_labels(self._namespace, app, app), "app": app}}
@@ -159,46 +127,24 @@ class ControlPlane(pulumi.ComponentResource):
     def _opts(self) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions(parent=self)
 
-    def _rbac(self) -> None:
-        """Exactly the rules Motor's controller's API calls need (components/rbac.py lists each call)."""
-        config = self._settings.motor_controller_config
-        create_rbac(
-            self._namespace, CONTROLLER, "mindie-controller", controller_calls(config),
-            common_labels(self._namespace, CONTROLLER, CONTROLLER), self, configmap_namespace(config),
-        )
-
     def _deployment(
-        self,
-        name: str,
-        role: str,
-        node_selector: dict[str, str],
-        role_env: dict[str, Any],
-        resources: dict[str, Any],
-        env_section: str,
-        service_account: str | None = None,
-        kv_client: bool = False,
+        self, name: str, role: str, role_args: MotorRoleArgs, resources: dict[str, Any], service_account: str | None
     ) -> k8s.apps.v1.Deployment | None:
-        """`kv_client`: the pod talks to the KV store (the coordinator, for KV-aware routing), so the store's
-        NetworkPolicy must admit it."""
-        settings = self._settings
-        env = {
-            **motor_env(role, self._workloads, f"{self._namespace}-{role}"),
-            **settings.env.motor_common_env,
-            **role_env,
-        }
-        labels = {**self._metadata(name, name)["labels"], **({KV_CLIENT_LABEL: "true"} if kv_client else {})}
+        args = self._args
+        env = {**motor_env(role, args.workloads, f"{self._namespace}-{role}"), **role_args.env}
+        labels = {**self._metadata(name, name)["labels"], **({KV_CLIENT_LABEL: "true"} if role_args.kv_client else {})}
         container = {
             "name": role,
-            "image": settings.motor_deploy_config.image_name,
+            "image": args.image,
             "command": BOOT_COMMAND,
             "env": env_list(env, CONTROL_PLANE_FIELD_ENV),
-            **({"envFrom": self._secret.env_from} if self._secret else {}),
+            **({"envFrom": args.secret.env_from} if args.secret else {}),
             "resources": resources,
             **PROBES,
             "securityContext": {**MOTOR_SECURITY_CONTEXT, "capabilities": {"drop": ["ALL"]}},
             "volumeMounts": [MOTOR_CONFIG_MOUNT],
         }
-        return self._workloads.deployment(
+        return args.workloads.deployment(
             name,
             role,
             metadata=self._metadata(name, name),
@@ -208,8 +154,8 @@ class ControlPlane(pulumi.ComponentResource):
                 "template": {
                     # Their user_config.json sections reload (ConfigWatcher); their scripts and env do not.
                     "metadata": {"labels": labels, "annotations": {
-                        **annotations({"motor-scripts": self.scripts_digest, "motor-env": self.role_envs[env_section]}),
-                        **(self._secret.annotation if self._secret else {}),
+                        **annotations({"motor-scripts": args.scripts_digest, "motor-env": role_args.restart_env}),
+                        **(args.secret.annotation if args.secret else {}),
                     }},
                     "spec": {
                         "serviceAccountName": service_account,
@@ -220,7 +166,7 @@ class ControlPlane(pulumi.ComponentResource):
                             "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": [name]}]},
                             "topologyKey": "kubernetes.io/hostname",
                         }]}},
-                        "nodeSelector": node_selector or None,
+                        "nodeSelector": role_args.node_selector or None,
                         "tolerations": FAST_EVICTION,
                         "containers": [container],
                         "volumes": [MOTOR_CONFIG_VOLUME],
@@ -236,7 +182,7 @@ class ControlPlane(pulumi.ComponentResource):
         spec_port: dict[str, Any] = {"name": port_name, "port": port, "targetPort": port, "protocol": "TCP"}
         if node_port is not None:
             spec_port["nodePort"] = node_port
-        self._workloads.service(
+        self._args.workloads.service(
             name,
             role,
             metadata=self._metadata(name, app),

@@ -8,19 +8,17 @@ NPU resources, labels) follows deploy.py's engine template (motor-deployer.md §
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.connectors import instance_kv_transfer_config
-from components.hardware import HARDWARE, engine_node_selector
+from components.hardware import HARDWARE
 from components.kv_store.client import CLIENT_CONFIG_MAP, mounted_client_files
 from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
 from components.labels import KV_CLIENT_LABEL, common_labels
 from components.checksums import annotations as checksum_annotations
-from components.checksums import engine_config_inputs
-from components.motor_env import engine_env, script_envs
 from components.motor_pod import (
     BOOT_COMMAND,
     ENGINE_LIFECYCLE,
@@ -33,9 +31,7 @@ from components.motor_pod import (
     motor_env,
 )
 from components.secret_env import SecretEnv
-from components.settings import ServiceSettings
 from components.workloads import Workloads
-from policies import rules
 
 TYPE = "kvpool:index:EnginePool"
 ENGINE_BASE = "vllm"
@@ -86,111 +82,114 @@ def instance_name(side: str, index: int | None) -> str:
     return f"{ENGINE_BASE}-{SIDE_LETTER[side]}{'' if index is None else index}"
 
 
+@dataclass(frozen=True, kw_only=True)
+class EnginePoolArgs:
+    """Everything one side's engines are rendered from (components/program.py builds it from the settings)."""
+
+    side: str  # prefill or decode
+    namespace: str
+    workloads: Workloads
+    instances: int
+    pods_per_instance: int
+    npus_per_pod: int
+    hardware_type: str
+    image: str
+    weight_mount_path: str
+    dshm_size: str
+    node_selector: dict[str, str]  # the engine nodes' labels, then the side's own selector
+    scheduling_queue: str | None
+    env: dict[str, Any]  # env.json's sections and the store contract, as the engines run them
+    kv_transfer_configs: tuple[dict[str, Any] | None, ...]  # one per instance
+    restart_inputs: dict[str, Any]  # checksum/<name> -> what the engines read at start
+    endpoint: KVStoreEndpoint | None = None
+    storage_volumes: tuple[dict[str, Any], ...] = ()
+    storage_mounts: tuple[dict[str, Any], ...] = ()
+    secret: SecretEnv | None = None
+
+
 class EnginePool(pulumi.ComponentResource):
     # One per instance in multi_deployment; empty in a service set, where the operator creates them.
     deployments: list[k8s.apps.v1.Deployment]
 
-    def __init__(
-        self,
-        name: str,
-        settings: ServiceSettings,
-        side: str,
-        endpoint: KVStoreEndpoint | None,
-        workloads: Workloads,
-        storage: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], []),
-        secret: SecretEnv | None = None,
-        scripts_digest: str | None = None,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        """`scripts_digest`: of Motor's scripts in motor-config (ControlPlane.scripts_digest), which engines run
-        once at start."""
+    def __init__(self, name: str, args: EnginePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        self._settings, self._side, self._endpoint, self._workloads = settings, side, endpoint, workloads
-        self._scripts_digest = scripts_digest
-        self._secret = secret
-        self._storage_volumes, self._storage_mounts = storage
-        deploy = settings.motor_deploy_config
-        count = deploy.p_instances_num if side == "prefill" else deploy.d_instances_num
-        if workloads.is_service_set:
+        self._args = args
+        if args.workloads.is_service_set:
             # One role template; the operator numbers the instances (INSTANCE_INDEX) and Motor's engine.sh
             # derives JOB_NAME and the per-instance kv_transfer_config from them.
-            workloads.deployment(
-                instance_name(side, None), side, *self._workload(None), opts=pulumi.ResourceOptions(parent=self),
-                instances=count,
+            args.workloads.deployment(
+                instance_name(args.side, None), args.side, *self._workload(None),
+                opts=pulumi.ResourceOptions(parent=self), instances=args.instances,
             )
             self.deployments = []
         else:
             self.deployments = [
-                workloads.deployment(
-                    instance_name(side, index), side, *self._workload(index), opts=pulumi.ResourceOptions(parent=self)
+                args.workloads.deployment(
+                    instance_name(args.side, index), args.side, *self._workload(index),
+                    opts=pulumi.ResourceOptions(parent=self),
                 )
-                for index in range(count)
+                for index in range(args.instances)
             ]
-        self.register_outputs({"instances": [instance_name(side, index) for index in range(count)]})
+        self.register_outputs({
+            "instances": [instance_name(args.side, index) for index in range(args.instances)],
+            "deployments": self.deployments,
+        })
 
     # -- pieces of one instance ---------------------------------------------------------------------------
 
-    def _pods_and_npus(self) -> tuple[int, int]:
-        deploy = self._settings.motor_deploy_config
-        if self._side == "prefill":
-            return deploy.single_p_instance_pod_num, deploy.p_pod_npu_num
-        return deploy.single_d_instance_pod_num, deploy.d_pod_npu_num
-
     def _env(self, job_name: str) -> list[dict[str, Any]]:
-        contract = dict(self._endpoint.engine_env) if self._endpoint else {}
-        return env_list(
-            {**motor_env(self._side, self._workloads, job_name), **engine_env(self._settings, self._side, contract)}
-        )
+        return env_list({**motor_env(self._args.side, self._args.workloads, job_name), **self._args.env})
 
     def _client_mounts(self) -> list[dict[str, Any]]:
-        if self._endpoint is None:
+        endpoint = self._args.endpoint
+        if endpoint is None:
             return []
         mounts = [
             {"name": "kv-client", "mountPath": f"{CLIENT_CONFIG_DIR}/{file}", "subPath": file, "readOnly": True}
-            for file in sorted(mounted_client_files(self._endpoint))
+            for file in sorted(mounted_client_files(endpoint))
         ]
-        mounts += [{"name": name, "mountPath": spec["mount_path"]} for name, spec in sorted(self._endpoint.host_paths.items())]
+        mounts += [{"name": name, "mountPath": spec["mount_path"]} for name, spec in sorted(endpoint.host_paths.items())]
         return mounts
 
     def _volumes(self) -> list[dict[str, Any]]:
-        deploy = self._settings.motor_deploy_config
+        args = self._args
         volumes = [
             MOTOR_CONFIG_VOLUME,
-            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": deploy.dshm_size}},
-            {"name": "weight-mount", "hostPath": {"path": deploy.weight_mount_path, "type": "Directory"}},
-            *(host_path_volume(name, path, kind) for name, (path, kind, _) in host_files(deploy.hardware_type).items()),
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": args.dshm_size}},
+            {"name": "weight-mount", "hostPath": {"path": args.weight_mount_path, "type": "Directory"}},
+            *(host_path_volume(name, path, kind) for name, (path, kind, _) in host_files(args.hardware_type).items()),
         ]
-        if self._endpoint is not None:
-            if mounted_client_files(self._endpoint):
+        if args.endpoint is not None:
+            if mounted_client_files(args.endpoint):
                 volumes.append({"name": "kv-client", "configMap": {"name": CLIENT_CONFIG_MAP}})
             volumes += [
                 {"name": name, "hostPath": {"path": spec["path"], "type": "DirectoryOrCreate"}}
-                for name, spec in sorted(self._endpoint.host_paths.items())
+                for name, spec in sorted(args.endpoint.host_paths.items())
             ]
-        return volumes + list(self._storage_volumes)
+        return volumes + list(args.storage_volumes)
 
     def _engine_container(self, job_name: str) -> dict[str, Any]:
-        deploy = self._settings.motor_deploy_config
-        _, npus = self._pods_and_npus()
-        npu = HARDWARE[deploy.hardware_type].npu_resource
+        args = self._args
+        npus = args.npus_per_pod
+        npu = HARDWARE[args.hardware_type].npu_resource
         mounts = [
             MOTOR_CONFIG_MOUNT,
             {"name": "dshm", "mountPath": "/dev/shm"},
             # The weights are only read: a read-only mount keeps a compromised engine from altering the model.
-            {"name": "weight-mount", "mountPath": deploy.weight_mount_path, "readOnly": True},
+            {"name": "weight-mount", "mountPath": args.weight_mount_path, "readOnly": True},
             *(
                 {"name": name, "mountPath": path, **({"readOnly": True} if read_only else {})}
-                for name, (path, _, read_only) in host_files(deploy.hardware_type).items()
+                for name, (path, _, read_only) in host_files(args.hardware_type).items()
             ),
             *self._client_mounts(),
-            *self._storage_mounts,
+            *args.storage_mounts,
         ]
         return {
             "name": ENGINE_BASE,
-            "image": deploy.image_name,
+            "image": args.image,
             "command": BOOT_COMMAND,
             "env": self._env(job_name),
-            **({"envFrom": self._secret.env_from} if self._secret else {}),
+            **({"envFrom": args.secret.env_from} if args.secret else {}),
             "resources": {"requests": {npu: npus, "cpu": "16", "memory": "64Gi"}, "limits": {npu: npus}},
             **PROBES,
             "lifecycle": ENGINE_LIFECYCLE,
@@ -199,68 +198,58 @@ class EnginePool(pulumi.ComponentResource):
         }
 
     def _sidecars(self) -> list[dict[str, Any]]:
-        if self._endpoint is None:
+        if self._args.endpoint is None:
             return []
         mounts = [mount for mount in self._client_mounts() if mount["name"] == "kv-client"]
-        return [{**sidecar, "volumeMounts": mounts} for sidecar in self._endpoint.sidecars]
+        return [{**sidecar, "volumeMounts": mounts} for sidecar in self._args.endpoint.sidecars]
 
     def _labels(self, name: str, job_name: str) -> dict[str, str]:
-        deploy = self._settings.motor_deploy_config
+        args = self._args
         labels = {
-            **common_labels(self._settings.namespace, self._side, name),
+            **common_labels(args.namespace, args.side, name),
             "app": name,
             "job-name": job_name,
             "fault-scheduling": "grace",
             "fault-retry-times": "10000",
         }
-        if HARDWARE[deploy.hardware_type].family != "A5":
+        if HARDWARE[args.hardware_type].family != "A5":
             labels["ring-controller.atlas"] = "ascend-910b"
-        if self._endpoint is not None:
+        if args.endpoint is not None:
             labels[KV_CLIENT_LABEL] = "true"
         return labels
 
     def _annotations(self, index: int | None) -> dict[str, str]:
-        deploy = self._settings.motor_deploy_config
-        pods, npus = self._pods_and_npus()
-        contract = dict(self._endpoint.engine_env) if self._endpoint else {}
-        annotations = checksum_annotations({
-            "engine-config": engine_config_inputs(self._settings, self._side),
-            "motor-env": script_envs(self._settings, contract)[rules.engine_env_section(self._side)],
-            "motor-scripts": self._scripts_digest,
-            "kv-client": self._endpoint.client_files if self._endpoint else None,
-        })
-        annotations.update(self._secret.annotation if self._secret else {})
-        kv = None if index is None else instance_kv_transfer_config(self._settings, self._side, index)
+        args = self._args
+        annotations = checksum_annotations(args.restart_inputs)
+        annotations.update(args.secret.annotation if args.secret else {})
+        kv = None if index is None else args.kv_transfer_configs[index]
         if kv is not None:
             annotations[KV_TRANSFER_ANNOTATION] = json.dumps(kv, sort_keys=True, separators=(",", ":"))
-        if HARDWARE[deploy.hardware_type].family == "A3":
-            annotations["sp-block"] = str(pods * npus)
-        if deploy.scheduling_queue:
-            annotations["scheduling.volcano.sh/queue-name"] = deploy.scheduling_queue
+        if HARDWARE[args.hardware_type].family == "A3":
+            annotations["sp-block"] = str(args.pods_per_instance * args.npus_per_pod)
+        if args.scheduling_queue:
+            annotations["scheduling.volcano.sh/queue-name"] = args.scheduling_queue
         return annotations
 
     def _workload(self, index: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
         """(metadata, Deployment spec) of instance `index`, or of the role template when index is None."""
-        settings = self._settings
-        deploy = settings.motor_deploy_config
-        name = instance_name(self._side, index)
-        job_name = f"{settings.namespace}-{name.removeprefix(ENGINE_BASE + '-')}"
-        pods, _ = self._pods_and_npus()
+        args = self._args
+        name = instance_name(args.side, index)
+        job_name = f"{args.namespace}-{name.removeprefix(ENGINE_BASE + '-')}"
         labels = self._labels(name, job_name)
-        side_selector = deploy.prefill_node_selector if self._side == "prefill" else deploy.decode_node_selector
         pod_spec: dict[str, Any] = {
             "schedulerName": "volcano",
             "automountServiceAccountToken": False,
             "securityContext": MOTOR_POD_SECURITY_CONTEXT,
-            "nodeSelector": {**engine_node_selector(deploy.hardware_type, deploy.accelerator_type), **side_selector},
+            "nodeSelector": args.node_selector,
             "containers": [self._engine_container(job_name), *self._sidecars()],
             "volumes": self._volumes(),
         }
-        if HARDWARE[deploy.hardware_type].family == "A5":
+        if HARDWARE[args.hardware_type].family == "A5":
             pod_spec["dnsConfig"] = {"options": [{"name": "ndots", "value": "2"}]}
-        metadata: dict[str, Any] = {"name": name, "namespace": settings.namespace, "labels": labels}
+        metadata: dict[str, Any] = {"name": name, "namespace": args.namespace, "labels": labels}
         spec = {
-            "replicas": pods,
+            "replicas": args.pods_per_instance,
             # NPUs are exclusive: a rolling update would wait for NPUs the old pods still hold.
             "strategy": {"type": "Recreate"},
             "selector": {"matchLabels": {"app": name}},

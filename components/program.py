@@ -17,10 +17,13 @@ from components.hardware import engine_node_selector
 from components.kv_store import KVStore, KVStoreEndpoint
 from components.kv_store.client import kv_client_config_map
 from components.kv_store.shared import shared_store
-from components.motor_config import MOTOR_CONFIG_NAME
+from components.checksums import digest
+from components.motor_config import MOTOR_CONFIG_NAME, read_motor_files
+from components.motor_env import script_envs
 from components.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
 from components.pulumi_settings import read_stack_settings
 from components.secret_env import secret_env
+from components.service_args import control_plane_args, engine_pool_args, kv_store_args, ucm_storage_args
 from components.settings import PROJECT, ServiceSettings
 from components.ucm_storage import UCMStorage
 from components.workloads import Workloads
@@ -50,7 +53,7 @@ def build(settings: ServiceSettings, project_dir: Path) -> None:
         )
         pulumi.export("kv_store_source", store.target_stack)
     elif settings.kv_store_wanted:
-        endpoint = KVStore("kv-store", settings, workloads, project_dir, opts).endpoint
+        endpoint = KVStore("kv-store", kv_store_args(settings, workloads, project_dir), opts).endpoint
         pulumi.export("kv_store", endpoint.as_output(stack_name()))
         build_service(settings, project_dir, workloads, endpoint, True, opts)
     else:
@@ -91,14 +94,22 @@ def build_service(
     if endpoint is not None:
         kv_client_config_map(endpoint, settings.namespace, opts)
     secret = secret_env(settings.namespace, opts)
-    storage = UCMStorage("ucm-storage", settings, opts) if settings.motor_deploy_config.storage else None
-    control_plane = ControlPlane("control-plane", settings, project_dir, endpoint, workloads, secret, opts)
-    prefill_storage = (storage.volumes, storage.mounts) if storage else ([], [])
-    scripts = control_plane.scripts_digest
-    EnginePool("prefill", settings, "prefill", endpoint, workloads, prefill_storage, secret, scripts, opts)
-    EnginePool("decode", settings, "decode", endpoint, workloads, secret=secret, scripts_digest=scripts, opts=opts)
+    contract = dict(endpoint.engine_env) if endpoint else {}
+    role_envs = script_envs(settings, contract)
+    motor_files = read_motor_files(settings, project_dir)
+    # Motor's scripts as read from the checkout (before the env functions, which each role's own env covers).
+    scripts = digest(motor_files) if motor_files else None
+    storage = UCMStorage("ucm-storage", ucm_storage_args(settings), opts) if settings.motor_deploy_config.storage else None
+    control_plane = ControlPlane(
+        "control-plane",
+        control_plane_args(settings, workloads, endpoint, motor_files, scripts, role_envs, secret),
+        opts,
+    )
+    for side in ("prefill", "decode"):
+        side_storage = storage if side == "prefill" else None  # decode never loads UCM
+        EnginePool(side, engine_pool_args(settings, side, workloads, endpoint, role_envs, scripts, secret, side_storage), opts)
     if settings.kv_conductor_config is not None:
-        KVConductor("kv-conductor", settings, workloads, endpoint, control_plane.role_envs, scripts,
+        KVConductor("kv-conductor", settings, workloads, endpoint, role_envs, scripts,
                     [control_plane.motor_config], opts)
     # In a service set the store's Deployment and Service live inside the InferServiceSet: protect it with the store.
     owned = settings.kv_cache_store_config if owns_store else None

@@ -6,13 +6,14 @@ A new PVC per `pvc` entry with a storage class, an existing claim, NFS or hostPa
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.labels import common_labels
-from components.settings import HostPathStorage, NfsStorage, PvcStorage, ServiceSettings
+from components.settings import HostPathStorage, NfsStorage, PvcStorage, StorageEntry
 
 TYPE = "kvpool:index:UCMStorage"
 
@@ -30,16 +31,22 @@ def _volume_source(index: int, entry: PvcStorage | NfsStorage | HostPathStorage)
     return {"hostPath": {"path": entry.path, **({"type": entry.host_path_type} if entry.host_path_type else {})}}
 
 
+@dataclass(frozen=True, kw_only=True)
+class UCMStorageArgs:
+    namespace: str
+    entries: tuple[StorageEntry, ...]  # motor_deploy_config.storage, in order (the index names the volume)
+
+
 class UCMStorage(pulumi.ComponentResource):
     claims: list[k8s.core.v1.PersistentVolumeClaim]
     volumes: list[dict[str, Any]]
     mounts: list[dict[str, Any]]
 
-    def __init__(self, name: str, settings: ServiceSettings, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, args: UCMStorageArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        namespace = settings.namespace
+        namespace = args.namespace
         self.claims, self.volumes, self.mounts = [], [], []
-        for index, entry in enumerate(settings.motor_deploy_config.storage):
+        for index, entry in enumerate(args.entries):
             if not entry.enable:
                 continue
             if isinstance(entry, PvcStorage) and entry.storage_class_name:
@@ -61,4 +68,4 @@ class UCMStorage(pulumi.ComponentResource):
                 )
             self.volumes.append({"name": volume_name(index), **_volume_source(index, entry)})
             self.mounts.append({"name": volume_name(index), "mountPath": entry.mount_path, "readOnly": entry.read_only})
-        self.register_outputs({"volumes": [volume["name"] for volume in self.volumes]})
+        self.register_outputs({"claims": self.claims, "volumes": [volume["name"] for volume in self.volumes]})

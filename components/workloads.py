@@ -18,6 +18,7 @@ from components.labels import common_labels, service_fqdn
 
 ISS_API_VERSION = "mindcluster.huawei.com/v1"
 ISS_NAME = "vllm"  # deploy.py's default InferServiceSet name
+SERVICE_SET_TYPE = "kvpool:index:ServiceSet"
 
 
 @dataclass
@@ -58,8 +59,10 @@ class Workloads:
     ) -> k8s.apps.v1.Deployment | None:
         """`spec` is a Deployment spec. In a service set, `instances` workloads of it form the role `role`."""
         if self.is_service_set:
-            if role not in self._roles:
-                self._roles[role] = Role(role, instances, spec, metadata.get("labels", {}))
+            if role in self._roles:
+                # One workload per role: a second would be dropped by the operator, so it is a bug here.
+                raise ValueError(f"role {role!r} already has a workload in the InferServiceSet; {name!r} would replace it")
+            self._roles[role] = Role(role, instances, spec, metadata.get("labels", {}))
             return None
         return k8s.apps.v1.Deployment(name, metadata=metadata, spec=spec, opts=opts)
 
@@ -72,11 +75,23 @@ class Workloads:
             return None
         return k8s.core.v1.Service(name, metadata=metadata, spec=spec, opts=opts)
 
-    def finish(self, opts: pulumi.ResourceOptions | None = None) -> k8s.apiextensions.CustomResource | None:
-        """The InferServiceSet holding every role (nothing in multi_deployment)."""
+    def finish(self, opts: pulumi.ResourceOptions | None = None) -> ServiceSet | None:
+        """The ServiceSet component owning the InferServiceSet that holds every role (nothing in multi_deployment).
+        `opts`: the InferServiceSet's own (depends_on, protect, retain_on_delete)."""
         if not self.is_service_set:
             return None
-        roles = [
+        return ServiceSet(ISS_NAME, self.namespace, list(self._roles.values()), opts)
+
+
+class ServiceSet(pulumi.ComponentResource):
+    """Owns the InferServiceSet. Its children keep their protection as given: the component's own options are
+    never copied onto them."""
+
+    infer_service_set: k8s.apiextensions.CustomResource
+
+    def __init__(self, name: str, namespace: str, roles: list[Role], child_opts: pulumi.ResourceOptions | None) -> None:
+        super().__init__(SERVICE_SET_TYPE, name, None, None)
+        role_specs = [
             {
                 "name": role.name,
                 "replicas": role.replicas,
@@ -85,17 +100,20 @@ class Workloads:
                 "services": role.services,
                 "spec": role.spec,
             }
-            for role in self._roles.values()
+            for role in roles
         ]
-        return k8s.apiextensions.CustomResource(
+        # Created at the stack's root before this component existed: the alias keeps a running stack's object.
+        own = pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)])
+        self.infer_service_set = k8s.apiextensions.CustomResource(
             ISS_NAME,
             api_version=ISS_API_VERSION,
             kind="InferServiceSet",
             metadata={
                 "name": ISS_NAME,
-                "namespace": self.namespace,
-                "labels": common_labels(self.namespace, "infer-service-set", ISS_NAME),
+                "namespace": namespace,
+                "labels": common_labels(namespace, "infer-service-set", ISS_NAME),
             },
-            spec={"replicas": 1, "template": {"roles": roles}},
-            opts=opts,
+            spec={"replicas": 1, "template": {"roles": role_specs}},
+            opts=pulumi.ResourceOptions.merge(child_opts, own) if child_opts else own,
         )
+        self.register_outputs({"infer_service_set": self.infer_service_set})

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -19,6 +19,9 @@ from components.workloads import Workloads
 STORE_NAME = "mindie-motor-kv-store"
 STORE_SERVICE = "mindie-motor-kvs-master"
 COMPONENT = "kv-store"
+
+
+R = TypeVar("R", bound=pulumi.Resource | None)
 
 
 class StoreEnvConflict(KvpoolError):
@@ -61,6 +64,8 @@ class StoreContext:
     # env.json's motor_kv_cache_store_env, which deploy.py exports in the store pod (kv_cache_store.sh). Not
     # motor_common_env: the store runs no Motor process, and a common change would restart it and empty the pool.
     env: dict[str, str]
+    # Every Kubernetes object the backend creates, in order: the KVStore component keeps and registers them.
+    children: list[pulumi.Resource] = field(default_factory=list)
 
     def opts(self, depends_on: Sequence[pulumi.Resource] = ()) -> pulumi.ResourceOptions:
         """Children get parent=self and the store's protection explicitly (never the component's own opts)."""
@@ -75,6 +80,12 @@ class StoreContext:
         # `app` and `deploy-name` are deploy.py's selector labels; the user's additional labels come first so
         # that they cannot override the selector.
         return {**self.labels, **common_labels(self.namespace, COMPONENT, app), "app": app, "deploy-name": app}
+
+    def keep(self, resource: R) -> R:
+        """Record a child object (None: a workload that went into the InferServiceSet)."""
+        if resource is not None:
+            self.children.append(resource)
+        return resource
 
     def with_store_env(self, container: dict[str, Any]) -> dict[str, Any]:
         """The store server's container with motor_kv_cache_store_env added; a variable the container already
@@ -126,14 +137,14 @@ def _service_spec(app: str, ports: Sequence[StorePort], headless: bool = False) 
 
 def service(ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort]) -> None:
     """The store's own Service: part of the kv-store role in a service set."""
-    ctx.workloads.service(name, COMPONENT, ctx.metadata(name, app), _service_spec(app, ports), ctx.opts())
+    ctx.keep(ctx.workloads.service(name, COMPONENT, ctx.metadata(name, app), _service_spec(app, ports), ctx.opts()))
 
 
 def headless_service(ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort]) -> k8s.core.v1.Service:
     """A StatefulSet's peer Service: always a plain object (service sets hold Deployments only)."""
-    return k8s.core.v1.Service(
+    return ctx.keep(k8s.core.v1.Service(
         name, metadata=ctx.metadata(name, app), spec=_service_spec(app, ports, headless=True), opts=ctx.opts()
-    )
+    ))
 
 
 def network_policy(
@@ -172,16 +183,16 @@ def network_policy(
         if admitted:
             # `from` absent admits every source: only the host-network clients of unknown address need it.
             ingress.append({**({} if sources[admits] is None else {"from": sources[admits]}), "ports": admitted})
-    return k8s.networking.v1.NetworkPolicy(
+    return ctx.keep(k8s.networking.v1.NetworkPolicy(
         name,
         metadata=ctx.metadata(name, app),
         spec={"podSelector": {"matchLabels": selector(app)}, "policyTypes": ["Ingress"], "ingress": ingress},
         opts=ctx.opts(),
-    )
+    ))
 
 
 def service_monitor(ctx: StoreContext, name: str, app: str, metrics_port: str) -> k8s.apiextensions.CustomResource:
-    return k8s.apiextensions.CustomResource(
+    return ctx.keep(k8s.apiextensions.CustomResource(
         name,
         api_version="monitoring.coreos.com/v1",
         kind="ServiceMonitor",
@@ -192,7 +203,7 @@ def service_monitor(ctx: StoreContext, name: str, app: str, metrics_port: str) -
             "endpoints": [{"port": metrics_port, "path": "/metrics", "interval": "30s"}],
         },
         opts=ctx.opts(),
-    )
+    ))
 
 
 def deployment(
@@ -206,7 +217,7 @@ def deployment(
 ) -> None:
     # Pod labels are the object's labels; nothing in them changes between runs, so re-running restarts nothing.
     pod_annotations = {**ctx.annotations, **annotations(checksums or {})}
-    ctx.workloads.deployment(
+    ctx.keep(ctx.workloads.deployment(
         name,
         COMPONENT,
         metadata=ctx.metadata(name, name),
@@ -224,7 +235,7 @@ def deployment(
             },
         },
         opts=ctx.opts(depends_on),
-    )
+    ))
 
 
 def store_server(

@@ -3,64 +3,63 @@ dispatches to the backend's module; `endpoint` is what engines need to connect."
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 import pulumi
 
-from components.hardware import engine_node_selector
 from components.kv_store import memcache, mooncake, yuanrong
 from components.kv_store.common import StoreContext
-from components.kv_store.compatibility import compatibility
 from components.kv_store.endpoint import KVStoreEndpoint
-from components.motor_env import env_text
+from components.settings import MemcacheStoreConfig, MooncakeStoreConfig, StoreResources, YuanrongStoreConfig
 from components.workloads import Workloads
-from components.settings import MemcacheStoreConfig, MooncakeStoreConfig, ServiceSettings, YuanrongStoreConfig
 
 TYPE = "kvpool:index:KVStore"
 
 
+@dataclass(frozen=True, kw_only=True)
+class KVStoreArgs:
+    """Everything the store is rendered from (components/service_args.py builds it from the settings); the fields
+    named as StoreContext's become the backends' context."""
+
+    store: MooncakeStoreConfig | MemcacheStoreConfig | YuanrongStoreConfig
+    namespace: str
+    workloads: Workloads
+    image: str
+    hardware_type: str
+    labels: dict[str, str]  # the user's additional labels
+    annotations: dict[str, str]
+    node_selector: dict[str, str]
+    engine_node_labels: dict[str, str]
+    resources: StoreResources
+    protect: bool
+    retain_on_delete: bool
+    allowed_consumers: tuple[str, ...]
+    metrics_scraper_namespaces: tuple[str, ...]
+    env: dict[str, str]  # env.json's motor_kv_cache_store_env
+    project_dir: Path  # where a stack's own files (local_service_conf) are read from
+    compatibility: dict[str, Any]  # what a consumer must agree on (compatibility.py)
+
+
 class KVStore(pulumi.ComponentResource):
     endpoint: KVStoreEndpoint
+    # Every Kubernetes object of the store, in creation order (empty of workloads in a service set, whose
+    # operator creates them).
+    children: list[pulumi.Resource]
 
-    def __init__(
-        self,
-        name: str,
-        settings: ServiceSettings,
-        workloads: Workloads,
-        project_dir: Path,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
+    def __init__(self, name: str, args: KVStoreArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        store = settings.kv_cache_store_config
-        deploy = settings.motor_deploy_config
-        if store is None:
-            raise ValueError("KVStore needs kv_cache_store_config; ServiceSettings.kv_store_wanted says when")
-        ctx = StoreContext(
-            namespace=settings.namespace,
-            workloads=workloads,
-            image=store.image or deploy.image_name,
-            hardware_type=deploy.hardware_type,
-            labels=dict(store.additional_labels),
-            annotations=dict(store.additional_annotations),
-            node_selector=dict(deploy.kv_pool_node_selector),
-            engine_node_labels=engine_node_selector(deploy.hardware_type, deploy.accelerator_type),
-            resources=store.resources,
-            parent=self,
-            protect=store.protect,
-            retain_on_delete=store.retain_on_delete,
-            allowed_consumers=tuple(store.allowed_consumers),
-            metrics_scraper_namespaces=tuple(store.metrics_scraper_namespaces),
-            env={name: env_text(value) for name, value in settings.env.motor_kv_cache_store_env.items()},
-        )
+        context = {f.name: getattr(args, f.name) for f in fields(StoreContext) if hasattr(args, f.name)}
+        ctx = StoreContext(**context, parent=self)
+        store = args.store
         if isinstance(store, MooncakeStoreConfig):
-            self.endpoint = mooncake.build(ctx, store)
+            endpoint = mooncake.build(ctx, store)
         elif isinstance(store, MemcacheStoreConfig):
-            self.endpoint = memcache.build(ctx, store, project_dir)
+            endpoint = memcache.build(ctx, store, args.project_dir)
         else:
             assert isinstance(store, YuanrongStoreConfig)
-            self.endpoint = yuanrong.build(ctx, store)
-        self.endpoint = replace(
-            self.endpoint, allowed_consumers=list(store.allowed_consumers), compatibility=compatibility(settings)
-        )
-        self.register_outputs({"endpoint": asdict(self.endpoint)})
+            endpoint = yuanrong.build(ctx, store)
+        self.endpoint = replace(endpoint, allowed_consumers=list(store.allowed_consumers), compatibility=args.compatibility)
+        self.children = ctx.children
+        self.register_outputs({"endpoint": asdict(self.endpoint), "children": self.children})

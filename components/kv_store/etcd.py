@@ -58,7 +58,7 @@ def build_etcd(
     peers_service = k8s_name(name, "peers")
     ports = [StorePort("client", etcd.port), StorePort("peer", etcd.peer_port, MEMBERS)]
     headless = headless_service(ctx, peers_service, name, ports)
-    members = k8s.apps.v1.StatefulSet(
+    members = ctx.keep(k8s.apps.v1.StatefulSet(
         name,
         metadata=ctx.metadata(name, name),
         spec={
@@ -99,7 +99,7 @@ def build_etcd(
             ],
         },
         opts=ctx.opts([headless]),
-    )
+    ))
     network_policy(
         ctx, name, name, ports, peers=[name, *clients], members=[name], engines=engines,
         node_cidrs=node_cidrs,

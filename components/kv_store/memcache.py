@@ -132,9 +132,9 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
     ]
     conf_name = k8s_name(STORE_NAME, "meta-conf")
     conf_data = {META_TEMPLATE: render_conf(meta_conf(store))}
-    conf = k8s.core.v1.ConfigMap(
+    conf = ctx.keep(k8s.core.v1.ConfigMap(
         conf_name, metadata=ctx.metadata(conf_name, STORE_NAME), data=conf_data, opts=ctx.opts()
-    )
+    ))
     meta = {
         "name": "memcache-meta-service",
         "image": ctx.image,

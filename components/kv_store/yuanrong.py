@@ -90,7 +90,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         "securityContext": RESTRICTED_CONTAINER,
         "volumeMounts": [{"name": "sockets", "mountPath": SOCKET_DIR}, {"name": "shm", "mountPath": "/dev/shm"}],
     }
-    k8s.apps.v1.DaemonSet(
+    ctx.keep(k8s.apps.v1.DaemonSet(
         WORKER_NAME,
         metadata=ctx.metadata(WORKER_NAME, WORKER_NAME),
         spec={
@@ -111,7 +111,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
             },
         },
         opts=ctx.opts([etcd]),
-    )
+    ))
     return KVStoreEndpoint(
         backend="yuanrong",
         host=service_fqdn(k8s_name(STORE_NAME, "etcd", "peers"), ctx.namespace),

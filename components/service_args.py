@@ -1,0 +1,186 @@
+"""From the service settings to each component's arguments: the one place where a settings field is turned into
+what a component renders, so that a component reads its own arguments only and can be built without a service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from components.checksums import engine_config_inputs
+from components.connectors import instance_kv_transfer_config
+from components.control_plane import ControlPlaneArgs, MotorRoleArgs, ServicePort
+from components.engine_pool import EnginePoolArgs
+from components.errors import KvpoolError
+from components.hardware import engine_node_selector
+from components.kv_conductor import coordinator_env as conductor_env
+from components.kv_store.compatibility import compatibility
+from components.kv_store.component import KVStoreArgs
+from components.kv_store.endpoint import KVStoreEndpoint
+from components.motor_config import motor_config_data
+from components.motor_env import engine_env, env_text
+from components.motor_pod import (
+    CONTROLLER_OBS_SERVICE,
+    CONTROLLER_SERVICE,
+    COORDINATOR_INFER_SERVICE,
+    COORDINATOR_MGMT_SERVICE,
+    COORDINATOR_OBS_SERVICE,
+    check_internal_env,
+)
+from components.rbac import configmap_namespace, controller_calls
+from components.secret_env import SecretEnv
+from components.settings import ServiceSettings
+from components.ucm_storage import UCMStorage, UCMStorageArgs
+from components.workloads import Workloads
+from policies import rules
+
+# deploy.py's defaults; Motor's api_config sections may move them.
+CONTROLLER_API_PORT = 1026
+CONTROLLER_OBS_PORT = 1027
+COORDINATOR_INFER_PORT = 1025
+COORDINATOR_MGMT_PORT = 1026
+COORDINATOR_OBS_PORT = 1027
+# What the coordinator needs of the store (deploy.py gives it these two, not the client files).
+COORDINATOR_STORE_ENV = ("KVS_MASTER_SERVICE", "KV_STORE_BACKEND")
+
+
+class ApiPortError(KvpoolError):
+    """A port in Motor's api_config is not a port number."""
+
+
+def api_port(section: dict[str, Any], name: str, key: str, default: int) -> int:
+    """A port from Motor's own (pass-through) api_config, else deploy.py's default."""
+    api_config = section.get("api_config") or {}
+    value = api_config.get(key, default) if isinstance(api_config, dict) else None
+    if isinstance(value, bool) or not str(value).isdigit() or not 1 <= int(value) <= 65535:
+        raise ApiPortError(f"{name}.api_config.{key}: {value!r} is not a port number (1-65535)")
+    return int(value)
+
+
+def kv_store_args(settings: ServiceSettings, workloads: Workloads, project_dir: Path) -> KVStoreArgs:
+    store = settings.kv_cache_store_config
+    if store is None:
+        raise ValueError("KVStore needs kv_cache_store_config; ServiceSettings.kv_store_wanted says when")
+    deploy = settings.motor_deploy_config
+    return KVStoreArgs(
+        store=store,
+        namespace=settings.namespace,
+        workloads=workloads,
+        image=store.image or deploy.image_name,
+        hardware_type=deploy.hardware_type,
+        labels=dict(store.additional_labels),
+        annotations=dict(store.additional_annotations),
+        node_selector=dict(deploy.kv_pool_node_selector),
+        engine_node_labels=engine_node_selector(deploy.hardware_type, deploy.accelerator_type),
+        resources=store.resources,
+        protect=store.protect,
+        retain_on_delete=store.retain_on_delete,
+        allowed_consumers=tuple(store.allowed_consumers),
+        metrics_scraper_namespaces=tuple(store.metrics_scraper_namespaces),
+        env={name: env_text(value) for name, value in settings.env.motor_kv_cache_store_env.items()},
+        project_dir=project_dir,
+        compatibility=compatibility(settings),
+    )
+
+
+def ucm_storage_args(settings: ServiceSettings) -> UCMStorageArgs:
+    return UCMStorageArgs(namespace=settings.namespace, entries=tuple(settings.motor_deploy_config.storage))
+
+
+def control_plane_args(
+    settings: ServiceSettings,
+    workloads: Workloads,
+    endpoint: KVStoreEndpoint | None,
+    motor_files: Mapping[str, str],
+    scripts_digest: str | None,
+    role_envs: Mapping[str, Mapping[str, Any]],
+    secret: SecretEnv | None,
+) -> ControlPlaneArgs:
+    """`motor_files`: read_motor_files(); `role_envs`: motor_env.script_envs()."""
+    contract = dict(endpoint.engine_env) if endpoint else {}
+    store_env = {key: value for key, value in contract.items() if key in COORDINATOR_STORE_ENV}
+    check_internal_env(settings, store_env)
+    deploy = settings.motor_deploy_config
+    common = settings.env.motor_common_env
+    controller_config, coordinator_config = settings.motor_controller_config, settings.motor_coordinator_config
+    controller = MotorRoleArgs(
+        node_selector=deploy.controller_node_selector,
+        env={**common, **settings.env.motor_controller_env},
+        restart_env=dict(role_envs["motor_controller_env"]),
+        services=(
+            ServicePort(service=CONTROLLER_SERVICE, port_name="api", port=api_port(
+                controller_config, "motor_controller_config", "controller_api_port", CONTROLLER_API_PORT)),
+            ServicePort(service=CONTROLLER_OBS_SERVICE, port_name="obs", port=CONTROLLER_OBS_PORT,
+                        node_port=deploy.controller_observability_node_port),
+        ),
+    )
+    coordinator = MotorRoleArgs(
+        node_selector=deploy.coordinator_node_selector,
+        env={**common, **store_env, **conductor_env(settings, workloads), **settings.env.motor_coordinator_env},
+        restart_env=dict(role_envs["motor_coordinator_env"]),
+        services=(
+            ServicePort(service=COORDINATOR_INFER_SERVICE, port_name="infer", port=api_port(
+                coordinator_config, "motor_coordinator_config", "coordinator_api_infer_port", COORDINATOR_INFER_PORT),
+                node_port=deploy.coordinator_infer_node_port),
+            ServicePort(service=COORDINATOR_MGMT_SERVICE, port_name="mgmt", port=api_port(
+                coordinator_config, "motor_coordinator_config", "coordinator_api_mgmt_port", COORDINATOR_MGMT_PORT)),
+            ServicePort(service=COORDINATOR_OBS_SERVICE, port_name="obs", port=api_port(
+                coordinator_config, "motor_coordinator_config", "coordinator_obs_port", COORDINATOR_OBS_PORT),
+                node_port=deploy.coordinator_obs_node_port),
+        ),
+        kv_client=bool(store_env),
+    )
+    return ControlPlaneArgs(
+        namespace=settings.namespace,
+        workloads=workloads,
+        image=deploy.image_name,
+        motor_config=motor_config_data(settings, motor_files, role_envs, endpoint.client_files if endpoint else {}),
+        scripts_digest=scripts_digest,
+        controller=controller,
+        coordinator=coordinator,
+        controller_calls=controller_calls(controller_config),
+        configmap_namespace=configmap_namespace(controller_config),
+        secret=secret,
+    )
+
+
+def engine_pool_args(
+    settings: ServiceSettings,
+    side: str,
+    workloads: Workloads,
+    endpoint: KVStoreEndpoint | None,
+    role_envs: Mapping[str, Mapping[str, Any]],
+    scripts_digest: str | None,
+    secret: SecretEnv | None,
+    storage: UCMStorage | None = None,
+) -> EnginePoolArgs:
+    deploy = settings.motor_deploy_config
+    prefill = side == "prefill"
+    count = deploy.p_instances_num if prefill else deploy.d_instances_num
+    contract = dict(endpoint.engine_env) if endpoint else {}
+    side_selector = deploy.prefill_node_selector if prefill else deploy.decode_node_selector
+    return EnginePoolArgs(
+        side=side,
+        namespace=settings.namespace,
+        workloads=workloads,
+        instances=count,
+        pods_per_instance=deploy.single_p_instance_pod_num if prefill else deploy.single_d_instance_pod_num,
+        npus_per_pod=deploy.p_pod_npu_num if prefill else deploy.d_pod_npu_num,
+        hardware_type=deploy.hardware_type,
+        image=deploy.image_name,
+        weight_mount_path=deploy.weight_mount_path,
+        dshm_size=deploy.dshm_size,
+        node_selector={**engine_node_selector(deploy.hardware_type, deploy.accelerator_type), **side_selector},
+        scheduling_queue=deploy.scheduling_queue,
+        env=engine_env(settings, side, contract),
+        kv_transfer_configs=tuple(instance_kv_transfer_config(settings, side, index) for index in range(count)),
+        restart_inputs={
+            "engine-config": engine_config_inputs(settings, side),
+            "motor-env": dict(role_envs[rules.engine_env_section(side)]),
+            "motor-scripts": scripts_digest,
+            "kv-client": dict(endpoint.client_files) if endpoint else None,
+        },
+        endpoint=endpoint,
+        storage_volumes=tuple(storage.volumes) if storage else (),
+        storage_mounts=tuple(storage.mounts) if storage else (),
+        secret=secret,
+    )
