@@ -4,7 +4,8 @@ The pack runs in its own process, started as the CLI's legacy shim starts it: `p
 <engine> .` in the pack's folder, the stack's config in PULUMI_CONFIG. The pack prints its port; this module then
 plays the engine's side of the Analyzer gRPC protocol in the CLI's order: Handshake (a Python pack answers
 UNIMPLEMENTED), ConfigureStack, GetAnalyzerInfo, Configure (config reconciled as the CLI does, see
-kvpool.policy_config), Remediate and Analyze per registered resource, one AnalyzeStack over all resources.
+kvpool.policy_config), Analyze per registered resource, one AnalyzeStack over all resources. No shipped policy
+remediates, so the engine's Remediate pass is not played: it would return nothing.
 
 Properties go over the wire as the engine sends them: numbers as floats, secrets in the secret envelope,
 unknowns as the unknown sentinel, top-level `__` keys left out. What differs offline: AnalyzeStack sees each
@@ -25,7 +26,7 @@ import threading
 from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from components.settings import LOCAL_ORGANIZATION
 from components.units import integral_floats_to_ints
 from kvpool.mock_engine import STACK_REFERENCE_TYPE, ProgramRun, RecordedResource
 from kvpool.policy_config import PolicyConfig, PolicyInfo, reconcile_policy_config
-from kvpool.property_values import PropertyPath, decode_properties, encode_properties
+from kvpool.property_values import encode_properties
 from kvpool.stack_config import StackConfig
 
 START_TIMEOUT_SECONDS = 30.0
@@ -86,19 +87,6 @@ class Violation:
 
 
 @dataclass(frozen=True)
-class Remediation:
-    """A remediate-level policy changed a resource's inputs; Analyze and AnalyzeStack saw the changed ones."""
-
-    policy_name: str
-    resource: str
-    resource_label: str
-    description: str
-    properties: dict[str, Any]
-    """The resource's inputs after the remediation."""
-    secret_paths: tuple[PropertyPath, ...] = ()
-
-
-@dataclass(frozen=True)
 class PolicyReport:
     pack_name: str
     pack_version: str
@@ -106,7 +94,6 @@ class PolicyReport:
     """Mandatory first, then by policy, resource label, URN and detail."""
     policies: list[PolicyInfo]
     """Sorted by name, levels as the pack declares them (before the user's config)."""
-    remediations: list[Remediation] = field(default_factory=list)
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -205,22 +192,19 @@ class _Session:
             policies, _initial_config(info), policy_config, source=f"policy config of {self.pack_label}"
         )
         self._call("Configure", _configure_request(self.settings))
-        violations, remediations, state = self._analyze_resources()
+        violations, state = self._analyze_resources()
         violations += self._analyze_stack(state)
         return PolicyReport(
             pack_name=info.name,
             pack_version=version,
             violations=sorted(violations, key=_violation_order),
             policies=policies,
-            remediations=remediations,
         )
 
-    def _analyze_resources(self) -> tuple[list[Violation], list[Remediation], dict[str, struct_pb2.Struct]]:
-        """Remediate, then Analyze, each registered resource. Also returns each resource's properties as
-        AnalyzeStack is to see them: inputs (the mock echoes them as state) after remediations; for the Stack,
-        the program's exports."""
+    def _analyze_resources(self) -> tuple[list[Violation], dict[str, struct_pb2.Struct]]:
+        """Analyze each registered resource. Also returns each resource's properties as AnalyzeStack is to see
+        them: inputs (the mock echoes them as state); for the Stack, the program's exports."""
         violations: list[Violation] = []
-        remediations: list[Remediation] = []
         state = dict(self.inputs)
         state[self.run.stack_urn] = encode_properties(
             self.run.outputs, self.run.secret_output_paths, self.run.unknown_output_paths
@@ -228,22 +212,18 @@ class _Session:
         for resource in self.run.resources:
             if resource.type == STACK_REFERENCE_TYPE:
                 continue  # a read, not a registration: the engine analyzes registrations only
-            properties = self.inputs[resource.urn]
-            remediated = self._remediate(resource, properties, remediations, violations)
-            if remediated is not None:
-                properties = state[resource.urn] = remediated
-            request = _analyze_request(resource, properties, self.by_urn, self.inputs)
-            response = self._call_blaming_a_policy("Analyze", request, resource)
+            request = _analyze_request(resource, self.inputs[resource.urn], self.by_urn, self.inputs)
+            response = self._call_on("Analyze", request, resource)
             # As the engine: a resource policy's violation is about the analyzed resource, whatever URN it names.
             violations += [self._violation(diagnostic, resource.urn) for diagnostic in response.diagnostics]
-        return violations, remediations, state
+        return violations, state
 
     def _analyze_stack(self, state: Mapping[str, struct_pb2.Struct]) -> list[Violation]:
         resources = [
             _stack_resource(resource, state[resource.urn], self.by_urn, self.inputs) for resource in self.run.resources
         ]
         request = analyzer_pb2.AnalyzeStackRequest(resources=resources)
-        response = self._call_blaming_a_policy("AnalyzeStack", request, None)
+        response = self._call_on("AnalyzeStack", request, None)
         return [self._violation(diagnostic, diagnostic.urn) for diagnostic in response.diagnostics]
 
     def _handshake(self) -> None:
@@ -257,46 +237,6 @@ class _Session:
         except grpc.RpcError as error:
             if error.code() != grpc.StatusCode.UNIMPLEMENTED:  # what a Python pack answers; the CLI carries on
                 raise self._error("Handshake", error) from None
-
-    def _remediate(
-        self,
-        resource: RecordedResource,
-        properties: struct_pb2.Struct,
-        remediations: list[Remediation],
-        violations: list[Violation],
-    ) -> struct_pb2.Struct | None:
-        """The engine's first pass: remediate-level policies may rewrite the inputs the second pass analyzes.
-        Returns the rewritten inputs, None when no policy rewrote them."""
-        remediated = None
-        request = _analyze_request(resource, properties, self.by_urn, self.inputs)
-        response = self._call_blaming_a_policy("Remediate", request, resource)
-        for remediation in response.remediations:
-            if remediation.diagnostic:  # the remediation could not run; the engine shows an advisory violation
-                violations.append(
-                    Violation(
-                        remediation.policyName,
-                        "advisory",
-                        resource.urn,
-                        self._label(resource.urn),
-                        remediation.description,
-                        remediation.diagnostic,
-                    )
-                )
-            elif remediation.HasField("properties"):
-                # Each remediation starts from the previous one's result, so the last one holds all changes.
-                remediated = remediation.properties
-                decoded = decode_properties(remediated)
-                remediations.append(
-                    Remediation(
-                        remediation.policyName,
-                        resource.urn,
-                        self._label(resource.urn),
-                        remediation.description,
-                        decoded.values,
-                        decoded.secret_paths,
-                    )
-                )
-        return remediated
 
     def _violation(self, diagnostic: analyzer_pb2.AnalyzeDiagnostic, urn: str) -> Violation:
         level = _LEVEL_NAMES[diagnostic.enforcementLevel]
@@ -325,38 +265,14 @@ class _Session:
         except grpc.RpcError as error:
             raise self._error(method, error) from None
 
-    def _call_blaming_a_policy(self, method: str, request: Any, resource: RecordedResource | None) -> Any:
-        """A validator that raises fails the whole call, and the gRPC error names no policy; find the policy by
-        running the same call with one policy enabled at a time."""
+    def _call_on(self, method: str, request: Any, resource: RecordedResource | None) -> Any:
+        """A call about one resource (None: the stack); a validator that raises fails the whole call, and the
+        error names the resource, the exception and the pack's stderr (its traceback names the policy)."""
         try:
             return getattr(self.stub, method)(request, timeout=CALL_TIMEOUT_SECONDS)
         except grpc.RpcError as error:
-            stderr = self.process.stderr_tail()  # before the search below adds its own failures
-            culprit = self._failing_policy(method, request) if error.code() == grpc.StatusCode.UNKNOWN else None
             target = f"{resource.type} {resource.name}" if resource else f"the stack ({method})"
-            if culprit is None:
-                raise self._error(f"{method} of {target}", error, stderr) from None
-            raise PolicyPackError(
-                _with_stderr(f"{self.pack_label}: policy '{culprit}' failed on {target}: {error.details()}", stderr)
-            ) from None
-
-    def _failing_policy(self, method: str, request: Any) -> str | None:
-        enabled = [name for name, config in self.settings.items() if config.enforcement_level != "disabled"]
-        if self._fails_with_only(None, method, request):
-            return None  # it fails with every policy disabled: not a policy's doing
-        return next((name for name in enabled if self._fails_with_only(name, method, request)), None)
-
-    def _fails_with_only(self, policy: str | None, method: str, request: Any) -> bool:
-        trial = {
-            name: config if name == policy else PolicyConfig("disabled", config.properties)
-            for name, config in self.settings.items()
-        }
-        try:
-            self.stub.Configure(_configure_request(trial), timeout=CALL_TIMEOUT_SECONDS)
-            getattr(self.stub, method)(request, timeout=CALL_TIMEOUT_SECONDS)
-        except grpc.RpcError:
-            return True
-        return False
+            raise self._error(f"{method} of {target}", error) from None
 
     def _error(self, what: str, error: grpc.RpcError, stderr: str | None = None) -> PolicyPackError:
         if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:

@@ -194,22 +194,17 @@ def summary(result: PreviewResult) -> list[str]:
 
 
 def policy_lines(report: PolicyReport) -> list[str]:
-    """Each violation as `[level] policy  resource` over its indented detail, remediations likewise, then a
-    count line. Ordered as report.violations is, so the text is the same on every run."""
+    """Each violation as `[level] policy  resource` over its indented detail, then a count line. Ordered as report.violations is, so the text is the same on every run."""
     lines: list[str] = []
     for violation in report.violations:
         lines.append(f"[{violation.enforcement_level}] {violation.policy_name}  {violation.resource_label}")
         lines += [f"    {line}" for line in (violation.detail or violation.description).splitlines()]
-    for remediation in sorted(report.remediations, key=lambda r: (r.policy_name, r.resource_label, r.resource)):
-        lines.append(f"[remediate] {remediation.policy_name}  {remediation.resource_label}")
-        lines.append("    remediated the inputs the pack analyzed; the manifests written are the program's own")
     advisory = len(report.violations) - len(report.mandatory)
     violations = "violation" if len(report.violations) == 1 else "violations"
     policies = f"{len(report.policies)} polic{'y' if len(report.policies) == 1 else 'ies'}"
-    remediated = f", {len(report.remediations)} remediated" if report.remediations else ""
     lines.append(
         f"Policies: {report.pack_name} {report.pack_version}: {len(report.mandatory)} mandatory, {advisory} advisory "
-        f"{violations}{remediated} ({policies})"
+        f"{violations} ({policies})"
     )
     return lines
 
