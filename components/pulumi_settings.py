@@ -8,8 +8,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 import pulumi
-from pulumi.runtime import config as runtime_config
 
+from components import sdk_internals
 from components.errors import SettingsError
 from components.input_files import InputFileError, NotJsonError, loads_json
 from components.settings import PROJECT, ServiceSettings
@@ -108,9 +108,7 @@ def settings_from_config(
 
 def read_stack_settings() -> ServiceSettings:
     """Inside the program: the running stack's config, read where the SDK keeps it (it offers no listing)."""
-    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
-    texts = {key: runtime_config.get_config(key) or "" for key in keys if key.startswith(_PREFIX)}
+    texts = sdk_internals.config_texts(_PREFIX)
     # Where the language host put the secret keys: the runtime's set (set_all_config) or the environment.
-    secret_keys = {key for key in texts if runtime_config.is_config_secret(key)}
-    secret_keys |= set(runtime_config.get_config_secret_keys_env())
+    secret_keys = sdk_internals.secret_config_keys(set(texts))
     return settings_from_config(texts, secret_keys, pulumi.get_stack())

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi.runtime import config as runtime_config
 
 from dataclasses import dataclass
 
+from components import sdk_internals
 from components.checksums import PREFIX, digest
 from components.labels import common_labels
 from components.pulumi_settings import SECRET_ENV_KEY
@@ -31,7 +31,7 @@ class SecretEnv:
 def secret_env(namespace: str, opts: pulumi.ResourceOptions | None) -> SecretEnv | None:
     """The Secret, or None when the stack sets no secret_env (Pulumi.yaml's default is {})."""
     # Emptiness from the raw text: reading the value itself outside a secret would log it as plain.
-    if runtime_config.get_config(f"{PROJECT}:{SECRET_ENV_KEY}") in (None, "", "{}"):
+    if sdk_internals.raw_config(f"{PROJECT}:{SECRET_ENV_KEY}") in (None, "", "{}"):
         return None
     values = pulumi.Config(PROJECT).require_secret_object(SECRET_ENV_KEY)  # read_stack_settings checked it is secret
     string_data = values.apply(lambda data: {str(k): str(v) for k, v in (data or {}).items()})

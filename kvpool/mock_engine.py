@@ -25,8 +25,8 @@ from typing import Any
 import pulumi
 import pulumi.runtime
 from pulumi.runtime import mocks as pulumi_mocks
-from pulumi.runtime import rpc, settings
-from pulumi.runtime.stack import massage, run_pulumi_func
+
+from components import sdk_internals
 
 from components.errors import KvpoolError
 from components.settings import LOCAL_ORGANIZATION
@@ -153,10 +153,7 @@ def run_program(
 
 
 async def _run_and_serialize_exports(program: str) -> Any:
-    # run_pulumi_func waits for every registration and every apply, and re-raises the first failure.
-    await run_pulumi_func(lambda: runpy.run_path(program, run_name="__main__"))
-    # The SDK serializer gives the exports exactly as the engine would store them (secrets marked).
-    return await rpc.serialize_properties(massage(settings.get_root_resource().outputs, []), {})
+    return await sdk_internals.run_program(lambda: runpy.run_path(program, run_name="__main__"))
 
 
 class _OfflineMocks(pulumi_mocks.Mocks):
@@ -306,9 +303,7 @@ def _executor_thread_event_loop() -> Iterator[None]:
 
 def _reset_sdk_state() -> None:
     """The SDK keeps module-level state that set_mocks does not reset (root stack, pending outputs, RPCs)."""
-    settings.ROOT.set(None)
-    settings.SETTINGS.outputs.clear()
-    settings.SETTINGS.rpc_manager.clear()
+    sdk_internals.reset_state()
     pulumi.runtime.set_all_config({}, [])
 
 
