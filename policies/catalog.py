@@ -217,7 +217,7 @@ POLICIES = [
         "kvpool-configure-mooncake-eviction-ratios",
         "Checks that a Mooncake store sets eviction_high_watermark_ratio and eviction_ratio within range "
         "(seed 000: deploy.py refuses Mooncake without them; mooncake_master exits on a ratio outside [0, 1]).",
-        MANDATORY, lambda view, _: rules.check_mooncake_eviction(_owned_store(view)), "Set both ratios, e.g. 0.7 and 0.2.",
+        MANDATORY, lambda view, _: rules.check_mooncake_eviction(_owned_store(view)), "Set both ratios, e.g. 0.6 and 0.4.",
     ),
     _stack_policy(
         "kvpool-configure-sustainable-mooncake-eviction",

@@ -29,10 +29,10 @@ FILL = {
 # Mooncake pools of the older guide: alloc_in_same_node imports (renamed), the missing eviction ratios do not.
 ALLOC = (
     "kv_cache_store_config.eviction_high_watermark_ratio: is required for backend 'mooncake' (the pool usage at "
-    "which mooncake_master starts evicting); set a value in (0, 1], e.g. 0.7 (the seed suggests 0.9, which let only "
-    "33-59% of a fast writer's puts through on the real master).",
+    "which mooncake_master starts evicting); set a value in (0, 1], e.g. 0.6 (the seed suggests 0.9, which let only "
+    "40-54% of a fast writer's puts through on the real master: bench/results/eviction.md).",
     "kv_cache_store_config.eviction_ratio: is required for backend 'mooncake' (the fraction of the pool freed per "
-    "eviction); set a value in [0, 1], e.g. 0.2 (the seed suggests 0.1).",
+    "eviction); set a value in [0, 1], e.g. 0.4 (the seed suggests 0.1).",
 )
 REFUSED = {
     "vllm/models/GLM/5": ALLOC,

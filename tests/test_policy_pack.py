@@ -37,7 +37,7 @@ def test_pack_lists_every_policy_with_its_level():
 
 
 @pytest.mark.parametrize(
-    "stack", ["dev", "mooncake-layerwise", "mooncake-ha", "yuanrong", "service-set", "service-a", "ucm"]
+    "stack", ["dev", "mooncake-layerwise", "mooncake-ha", "yuanrong", "service-set", "service-a", "ucm", "kv-affinity"]
 )
 def test_example_stacks_pass_every_policy(stack):
     assert violations(*program(stack)) == []

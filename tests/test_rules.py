@@ -67,16 +67,16 @@ def test_mooncake_eviction_ratios_missing():
     ]
     assert findings[1].message == (
         "is required for backend 'mooncake' (the fraction of the pool freed per eviction); set a value in [0, 1], "
-        "e.g. 0.2 (the seed suggests 0.1)."
+        "e.g. 0.4 (the seed suggests 0.1)."
     )
 
 
 @pytest.mark.parametrize(
     ("high", "ratio", "expected"),
     [
-        (0.0, 0.1, ["kv_cache_store_config.eviction_high_watermark_ratio: is 0.0; it must be in (0, 1] (a fraction of the pool), e.g. 0.7."]),
-        (1.2, 0.1, ["kv_cache_store_config.eviction_high_watermark_ratio: is 1.2; it must be in (0, 1] (a fraction of the pool), e.g. 0.7."]),
-        (0.9, -0.1, ["kv_cache_store_config.eviction_ratio: is -0.1; mooncake_master exits unless 0 <= eviction_ratio <= 1; use e.g. 0.2."]),
+        (0.0, 0.1, ["kv_cache_store_config.eviction_high_watermark_ratio: is 0.0; it must be in (0, 1] (a fraction of the pool), e.g. 0.6."]),
+        (1.2, 0.1, ["kv_cache_store_config.eviction_high_watermark_ratio: is 1.2; it must be in (0, 1] (a fraction of the pool), e.g. 0.6."]),
+        (0.9, -0.1, ["kv_cache_store_config.eviction_ratio: is -0.1; mooncake_master exits unless 0 <= eviction_ratio <= 1; use e.g. 0.4."]),
         (1.0, 1.0, []),
     ],
 )
@@ -165,7 +165,7 @@ def test_settings_fail_fast_on_missing_mooncake_ratios():
     del service["kv_cache_store_config"]["eviction_ratio"]
     assert problems_of(service) == [
         "kv_cache_store_config.eviction_ratio: is required for backend 'mooncake' (the fraction of the pool freed per "
-        "eviction); set a value in [0, 1], e.g. 0.2 (the seed suggests 0.1)."
+        "eviction); set a value in [0, 1], e.g. 0.4 (the seed suggests 0.1)."
     ]
 
 

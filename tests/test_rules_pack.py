@@ -127,9 +127,10 @@ def test_instance_counts():
 def test_eviction_headroom_thresholds():
     store = {"backend": "mooncake", "eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1}
     [finding] = rules.check_mooncake_eviction_headroom(store, POOL)
-    assert "got 33-59% of their puts through at 0.9/0.1 against 47-100% at 0.7/0.2" in finding.message
+    assert "kept 40-54% of their puts at 0.9/0.1, 79-100% at 0.7/0.2 and all of them at 0.6/0.4" in finding.message
     assert rules.check_mooncake_eviction_headroom(store, POOL, max_high_watermark=0.95, min_eviction_ratio=0.05) == []
-    assert rules.check_mooncake_eviction_headroom({**store, "eviction_high_watermark_ratio": 0.7, "eviction_ratio": 0.2}, POOL) == []
+    assert rules.check_mooncake_eviction_headroom({**store, "eviction_high_watermark_ratio": 0.6, "eviction_ratio": 0.4}, POOL) == []
+    assert rules.check_mooncake_eviction_headroom({**store, "eviction_high_watermark_ratio": 0.7, "eviction_ratio": 0.2}, POOL) != []
     transfer_only = {"prefill": {"kv_connector": "MooncakeConnectorV1"}, "decode": None}
     assert rules.check_mooncake_eviction_headroom(store, transfer_only) == []
 

@@ -13,11 +13,11 @@ from .units import k8s_quantity_bytes, mooncake_size_bytes
 
 # mooncake_master's default lease when the seed's config omits default_kv_lease_ttl (seed 000 table).
 MOONCAKE_LEASE_TTL_DEFAULT_MS = 11000
-# Measured on the real mooncake_master, writers filling 3x a 64 MB pool back to back, 0.9/0.1 against 0.7/0.2:
-# 53-59% vs 93-100% of puts through (reference/research/backends.md); a faster writer 33-47% vs 47-88%, a paced
-# one 85-100% vs 100% (tests/live, bench/mooncake_capacity.py). The thresholds default to the second setting.
-SUSTAINABLE_HIGH_WATERMARK = 0.7
-SUSTAINABLE_EVICTION_RATIO = 0.2
+# The eviction frontier measured on the real mooncake_master (bench/results/eviction.md): one writer putting 3x a
+# 64 MB pool, about a quarter of it per 10 ms eviction check, kept every put in every run at 0.6/0.4 (and lower
+# watermarks), 79-100 % at 0.7/0.2 and 40-54 % at the seed's 0.9/0.1. The policy's thresholds default to 0.6/0.4.
+SUSTAINABLE_HIGH_WATERMARK = 0.6
+SUSTAINABLE_EVICTION_RATIO = 0.4
 
 
 def check_backend_consistency(
@@ -62,15 +62,15 @@ def check_mooncake_eviction(store: Mapping[str, Any]) -> list[Finding]:
             Finding(
                 "kv_cache_store_config.eviction_high_watermark_ratio",
                 "is required for backend 'mooncake' (the pool usage at which mooncake_master starts evicting); "
-                "set a value in (0, 1], e.g. 0.7 (the seed suggests 0.9, which let only 33-59% of a fast writer's "
-                "puts through on the real master).",
+                "set a value in (0, 1], e.g. 0.6 (the seed suggests 0.9, which let only 40-54% of a fast writer's "
+                "puts through on the real master: bench/results/eviction.md).",
             )
         )
     elif not 0 < high <= 1:
         findings.append(
             Finding(
                 "kv_cache_store_config.eviction_high_watermark_ratio",
-                f"is {high}; it must be in (0, 1] (a fraction of the pool), e.g. 0.7.",
+                f"is {high}; it must be in (0, 1] (a fraction of the pool), e.g. 0.6.",
             )
         )
     if ratio is None:
@@ -78,14 +78,14 @@ def check_mooncake_eviction(store: Mapping[str, Any]) -> list[Finding]:
             Finding(
                 "kv_cache_store_config.eviction_ratio",
                 "is required for backend 'mooncake' (the fraction of the pool freed per eviction); set a value "
-                "in [0, 1], e.g. 0.2 (the seed suggests 0.1).",
+                "in [0, 1], e.g. 0.4 (the seed suggests 0.1).",
             )
         )
     elif not 0 <= ratio <= 1:
         findings.append(
             Finding(
                 "kv_cache_store_config.eviction_ratio",
-                f"is {ratio}; mooncake_master exits unless 0 <= eviction_ratio <= 1; use e.g. 0.2.",
+                f"is {ratio}; mooncake_master exits unless 0 <= eviction_ratio <= 1; use e.g. 0.4.",
             )
         )
     return findings
@@ -148,8 +148,8 @@ def check_mooncake_eviction_headroom(
     return [Finding(
         "kv_cache_store_config.eviction_high_watermark_ratio",
         f"{high}/{ratio} (watermark/eviction ratio) leaves little headroom: on the real mooncake_master, writers "
-        f"filling 3x the pool back to back got 33-59% of their puts through at 0.9/0.1 against 47-100% at 0.7/0.2 "
-        f"(the faster the writer, the lower; reference/research/backends.md, tests/live; llm-d users report the "
+        f"filling 3x the pool back to back, a quarter of it per 10 ms eviction check, kept 40-54% of their puts at "
+        f"0.9/0.1, 79-100% at 0.7/0.2 and all of them at 0.6/0.4 (bench/results/eviction.md; llm-d users report the "
         f"same). Use at most {max_high_watermark} and at least {min_eviction_ratio}, or pace the writers.",
     )]
 
