@@ -213,8 +213,6 @@ _TYPE_MESSAGES = {
 _DOTTED_KEY = re.compile(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$")
 
 
-
-
 def _pattern_message(path: str, value: Any) -> str:
     if path.endswith(("image_name", "image")):
         return f"{value!r} is not an image reference; write the Motor image, e.g. registry.local/mindie-motor-vllm:tag"
@@ -226,7 +224,6 @@ def _pattern_message(path: str, value: Any) -> str:
         return (f"{value!r} is not a Kubernetes object name: lower-case letters, digits, '-' and '.', starting and "
                 "ending with a letter or digit")
     if path.endswith("target_stack"):
-
         return f"{value!r} is not a stack reference; write <organization>/<project>/<stack>"
     if isinstance(value, str) and path.endswith(("_path", ".path")) and not value.startswith("/"):
         return f"{value!r} is not an absolute path; write one starting with /"

@@ -29,8 +29,11 @@ From Python::
     report = run_policy_pack(Path("policies"), result.run, load_stack_config(Path("."), "dev"))
     report.violations, report.mandatory, report.policies   # -> Violation(policy_name, enforcement_level, ...)
 
-Modules: stack_config (Pulumi.yaml + stack file -> config strings), mock_engine (run a program, record
-resources and outputs), manifests (build, validate, write), policy_runner (run a policy pack over a run, as the
-CLI does, over its gRPC protocol), policy_config (the CLI's policy config reconciliation), preview (the
-command), cli (argument parsing).
+Modules: cli (argument parsing, exit codes); one per subcommand: preview_cmd, diff_cmd, import_cmd, settings_cmd;
+preview (the preview as a library), stack_config (Pulumi.yaml + stack file -> config strings), stack_references
+(resolve other stacks' outputs offline), mock_engine (run a program, record resources and outputs),
+property_values (properties as the engine encodes them), manifests (build, schema-validate, write),
+apiserver_checks (the API server's own validation on the manifests), policy_runner (run a policy pack over a run,
+as the CLI does, over its gRPC protocol), policy_config (the CLI's policy config reconciliation), blast_radius
+(which workloads a change rolls), importer (deploy.py files -> a stack file).
 """
