@@ -393,12 +393,6 @@ def test_a_missing_target_stack_fails_preview_loudly(dev_up: PulumiWorkspace) ->
 # 4. blast radius: scale decode 2 -> 3 with pulumi preview --diff
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the real provider REPLACES ConfigMap motor-config when its data changes (pulumi-kubernetes treats "
-    "ConfigMap data as immutable unless the provider sets enableConfigMapMutable), where our offline diff says "
-    "update; fix in components (provider option) and this passes",
-)
 def test_scaling_decode_creates_one_deployment_and_updates_motor_config(
     dev_up: PulumiWorkspace, cluster: Cluster, offline_out: Path
 ) -> None:
