@@ -324,8 +324,16 @@ def _has_pool(found: Mapping[tuple[str, str], Workload]) -> bool:
     )
 
 
-def blast_radius(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]]) -> BlastRadius:
-    """What applying `new` over `old` restarts, replaces and loses. Both map a manifest file to its object."""
+def mutable_kinds(provider_config: Mapping[str, str]) -> frozenset[str]:
+    """The kinds whose data the provider updates in place, from the stack's `kubernetes:*` config."""
+    return frozenset(kind for kind, switch in MUTABLE_SWITCH.items() if provider_config.get(f"kubernetes:{switch}") == "true")
+
+
+def blast_radius(
+    old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]], mutable: frozenset[str] = frozenset()
+) -> BlastRadius:
+    """What applying `new` over `old` restarts, replaces and loses. Both map a manifest file to its object;
+    `mutable`: kinds whose data the provider updates in place (mutable_kinds)."""
     result = BlastRadius()
     old_workloads, new_workloads = workloads(old), workloads(new)
     result.has_pool = _has_pool(old_workloads) or _has_pool(new_workloads)
@@ -340,6 +348,8 @@ def blast_radius(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping
             # An `immutable` ConfigMap or Secret is replaced whatever the provider's settings.
             data_only = not new[file].get("immutable") and all(p.split("[")[0] in KEYED_FIELDS for p in paths)
             switch = MUTABLE_SWITCH.get(kind) if data_only else None
+            if switch and kind in mutable:
+                continue  # the provider updates this data in place
             result.replaced.append(
                 Replacement(_object_label(new[file]), f"{kind}/{(new[file].get('metadata') or {}).get('name')}",
                             tuple(paths), switch)

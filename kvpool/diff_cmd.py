@@ -24,6 +24,7 @@ import yaml
 
 from components.errors import KvpoolError
 from kvpool import blast_radius
+from kvpool.stack_config import load_stack_config
 from components.input_files import check_stack_name, read_text
 
 MANIFESTS = "manifests"
@@ -99,6 +100,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("old", type=Path, help="the earlier preview's output folder (its --out)")
     parser.add_argument("new", type=Path, help="the later preview's output folder")
     parser.add_argument("--stack", required=True)
+    parser.add_argument(
+        "--project-dir", type=Path, default=Path("."),
+        help="folder of Pulumi.yaml: the stack's kubernetes:* config says what the provider updates in place",
+    )
     parser.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
     parser.set_defaults(handler=run)
     return parser
@@ -106,6 +111,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     found, unchanged = changes(args.old, args.new, args.stack)
-    radius = blast_radius.blast_radius(manifests(args.old, args.stack), manifests(args.new, args.stack))
+    provider_config = load_stack_config(args.project_dir, args.stack).values
+    radius = blast_radius.blast_radius(
+        manifests(args.old, args.stack), manifests(args.new, args.stack), blast_radius.mutable_kinds(provider_config)
+    )
     print("\n".join([*report(found, unchanged), *blast_radius.report(radius)]))
     return 1 if args.exit_code and found else 0

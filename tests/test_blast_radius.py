@@ -403,6 +403,8 @@ def test_cli_prints_the_section_after_the_listing(tmp_path):
     find(new, "Deployment", "vllm-d0")["spec"]["template"]["metadata"]["annotations"]["checksum/engine-config"] = "d2"
     write(tmp_path / "old", old)
     write(tmp_path / "new", new)
+    (tmp_path / "Pulumi.yaml").write_text("name: motor-kvpool\nruntime: python\n")  # the stack's project
+    (tmp_path / f"Pulumi.{NS}.yaml").write_text("config: {}\n")
     done = subprocess.run([sys.executable, "-m", "kvpool", "diff", "old", "new", "--stack", NS], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(PROJECT_DIR)})

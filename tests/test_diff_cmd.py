@@ -10,6 +10,7 @@ import pytest
 from kvpool import blast_radius
 from kvpool.diff_cmd import MissingPreviewError, changes, manifests, report
 from kvpool.preview import preview
+from kvpool.stack_config import load_stack_config
 from tests.program_runs import PROJECT_DIR
 
 
@@ -52,17 +53,21 @@ def test_one_more_decode_instance(previews):
     assert report(found, unchanged)[-1] == f"Diff: 1 to create, 2 to update, 0 to delete, {unchanged} unchanged"
 
 
-def test_one_more_decode_instance_rolls_nothing(previews):
-    """Motor's controller hot-reloads motor-config: one more instance restarts no pod (issue 14). The provider
-    replaces ConfigMap motor-config, whose data it cannot update in place by default."""
-    radius = blast_radius.blast_radius(manifests(previews / "old", "dev"), manifests(previews / "new", "dev"))
-    assert blast_radius.report(radius) == [
+def test_one_more_decode_instance_rolls_nothing_and_replaces_nothing(previews):
+    """Motor's controller hot-reloads motor-config: one more instance restarts no pod (issue 14), and the project
+    sets kubernetes:enableConfigMapMutable, so the provider updates motor-config in place."""
+    mutable = blast_radius.mutable_kinds(load_stack_config(PROJECT_DIR, "dev").values)
+    assert mutable == {"ConfigMap"}
+    old, new = manifests(previews / "old", "dev"), manifests(previews / "new", "dev")
+    assert blast_radius.report(blast_radius.blast_radius(old, new, mutable)) == [
+        "Workloads created: Deployment dev/vllm-d1",
+        "Blast radius: 0 workloads roll, 0 replaced, 1 workload created (vllm-d1); KV pool keeps its contents.",
+    ]
+    # without the switch the provider would delete and re-create it
+    assert blast_radius.report(blast_radius.blast_radius(old, new))[:2] == [
         "Objects replaced (deleted, then created; pulumi-kubernetes cannot update these fields):",
         "  ConfigMap dev/motor-config: data[user_config.json] (updated in place if the provider sets "
         "enableConfigMapMutable)",
-        "Workloads created: Deployment dev/vllm-d1",
-        "Blast radius: 0 workloads roll, 1 replaced (ConfigMap/motor-config), 1 workload created (vllm-d1); "
-        "KV pool keeps its contents.",
     ]
 
 

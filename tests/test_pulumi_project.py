@@ -27,8 +27,13 @@ def test_project_runtime_and_stack_folder():
     assert data["stackConfigDir"] == "stacks"
 
 
+# Provider settings the project sets for every stack (a value, no declaration).
+PROVIDER_CONFIG = {"kubernetes:enableConfigMapMutable": {"value": True}}
+
+
 def test_every_top_level_key_is_declared_with_a_description_in_the_cli_format():
-    config = project()["config"]
+    config = dict(project()["config"])
+    assert {key: config.pop(key) for key in PROVIDER_CONFIG} == PROVIDER_CONFIG
     assert set(config) == {*PULUMI_CONFIG_KEYS, SECRET_ENV_KEY, *(key for key in ALIASES if "." not in key)}
     for key, declaration in config.items():
         assert set(declaration) <= DECLARATION_FIELDS, key
