@@ -127,7 +127,7 @@ def differences(want: Any, got: Any, path: str = "") -> list[str]:
     if isinstance(want, list):
         if not isinstance(got, list) or len(want) != len(got):
             return [f"{path}: want {want!r}, got {got!r}"]
-        return [d for i, (w, g) in enumerate(zip(want, got)) for d in differences(w, g, f"{path}[{i}]")]
+        return [d for i, (w, g) in enumerate(zip(want, got, strict=True)) for d in differences(w, g, f"{path}[{i}]")]
     if want != got and str(want) != str(got):
         return [f"{path}: want {want!r}, got {got!r}"]
     return []
@@ -372,8 +372,8 @@ def test_service_b_reads_service_a_store_through_the_engine(
     a_outputs = json.loads(workspace.run("stack", "output", "--json", "-s", "service-a").check().stdout)
     host = a_outputs["kv_store"]["host"]
     assert host.endswith(".service-a.svc.cluster.local"), a_outputs
-    live = json.dumps([cluster.get(f"/api/v1/namespaces/service-b/configmaps"),
-                       cluster.get(f"/apis/apps/v1/namespaces/service-b/deployments")])
+    live = json.dumps([cluster.get("/api/v1/namespaces/service-b/configmaps"),
+                       cluster.get("/apis/apps/v1/namespaces/service-b/deployments")])
     assert host in live, "service-b's objects do not name service-a's store"
 
 
