@@ -10,7 +10,7 @@ changes, and nothing else:
      loopback port chosen for the pod that owns it: `name:port`, `127.0.0.1:port`, `0.0.0.0:port`,
      `${POD_IP}:port` and `--<something>port=N` (port 0 means "kernel-chosen" and is kept); a port that has
      no loopback port is an error, never left as it was;
-  3. an absolute path under /etc, /tmp or /var (a container's own filesystem) lives under `<work>/<pod>/`;
+  3. an absolute path under /etc, /tmp, /var or /usr/local/Ascend/pyMotor (a container's own filesystem) lives under `<work>/<pod>/`;
   4. binaries are the backend wheel's, found first on PATH (`<venv>/bin`); /bin/sh and etcd are Debian's.
 Changes 2 and 3 apply to command, args, env values and the files of mounted ConfigMaps alike. A process gets
 the container's env plus PATH (change 4) and HOME (`<work>/<pod>/home`), as an image would give them.
@@ -158,7 +158,8 @@ def free_ports(count: int) -> list[int]:
 
 _PORT_FLAG = re.compile(r"(--[A-Za-z0-9_.-]*port=)(\d+)\b")
 _HOST_PORT = re.compile(r"(?<![A-Za-z0-9_.-])(\$\{POD_IP\}|[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*):(\d+)\b")
-_POD_PATH = re.compile(r"(?<![A-Za-z0-9_.\-/])/(?:etc|tmp|var)/[A-Za-z0-9_.\-/]*")
+# /usr/local/Ascend/pyMotor: Motor's CONFIG_PATH, where its scripts copy config files inside the container.
+_POD_PATH = re.compile(r"(?<![A-Za-z0-9_.\-/])/(?:etc|tmp|var|usr/local/Ascend/pyMotor)/[A-Za-z0-9_.\-/]*")
 _OWN_ADDRESSES = {LOOPBACK, "0.0.0.0", "${POD_IP}"}
 
 

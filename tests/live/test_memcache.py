@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from components.motor_config import MMC_LOCAL_KEY
 from tests.live.plans import (
     STORE,
     configmaps,
@@ -39,7 +40,11 @@ def meta(dev, work) -> dict:
     meta = lb.process(container, "meta-0", "memcache", maps, dev.pod_spec("Deployment", STORE)["volumes"])
     probes = probe_plan(lb, "meta-0", container, meta)
     engine = engine_process(dev, lb, "engine-0", "memcache", "memcache_engine.py", maps)
-    conf = lb.local_path("engine-0", dev.kv_store["engine_env"]["MMC_LOCAL_CONFIG_PATH"])
+    # Motor's sync_mmc_local_config copies motor-config's conf to CONFIG_PATH, where the engine reads it
+    # (tests/conformance runs Motor's script for that copy).
+    conf = lb.write_file(
+        "engine-0", dev.kv_store["engine_env"]["MMC_LOCAL_CONFIG_PATH"], lb.rewrite(maps["motor-config"][MMC_LOCAL_KEY], "engine-0")
+    )
     assert conf.read_text() == lb.rewrite(dev.kv_store["client_files"][LOCAL_FILE], "engine-0")
     bad_conf = conf.with_name("invalid.conf")  # negative control: the loader must be able to refuse
     bad_conf.write_text(conf.read_text().replace("local_service.protocol = device_rdma", "local_service.protocol = bogus"))
