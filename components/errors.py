@@ -23,14 +23,19 @@ class KvpoolError(Exception):
         return self.message
 
 
+def problem_report(source: str, problems: list[str], note: str = "") -> str:
+    """`<source>: N problem(s) (note)` over one indented line per problem: every multi-problem error reads so."""
+    header = f"{source}: {len(problems)} problem{'s' if len(problems) != 1 else ''}" + (f" ({note})" if note else "")
+    return "\n".join([header, *(f"  - {problem}" for problem in problems)])
+
+
 class SettingsError(KvpoolError):
     """The service configuration is invalid. `problems` holds one line per problem, each naming its field."""
 
     def __init__(self, problems: list[str], source: str = "configuration") -> None:
         self.problems = list(problems)
         self.source = source
-        header = f"{source}: {len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
-        super().__init__("\n".join([header, *(f"  - {p}" for p in self.problems)]))
+        super().__init__(problem_report(source, self.problems))
 
 
 def user_errors_as_run_errors(build_step: Callable[..., T], *args: Any) -> T:

@@ -59,3 +59,13 @@ def accelerator_type_problem(hardware_type: str, accelerator_type: str) -> str |
         f"{accelerator_type!r} is not an accelerator-type of {hardware_type} nodes (deploy.py requires "
         f"{marker!r} in it, e.g. {HARDWARE[hardware_type].accelerator_type!r}); set the value your nodes carry"
     )
+
+
+# The MemCache LocalService mode when the stack sets none. Seed 000's MemCache table: A2 and Atlas 850 run the
+# LocalService in the vLLM process, A3 as its own process; the seeds say nothing for the other types, so those
+# must choose explicitly.
+MEMCACHE_LOCAL_SERVICE_MODE = {
+    "800I_A2": "inprocess", "800T_A2": "inprocess",
+    "850-Atlas-8p-8": "inprocess", "850-SuperPod-Atlas-8": "inprocess",
+    "800I_A3": "standalone", "800T_A3": "standalone",
+}

@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from components.hardware import accelerator_type_problem
+from components.hardware import MEMCACHE_LOCAL_SERVICE_MODE, accelerator_type_problem
 from components.units import K8S_QUANTITY, is_dns_label
 from policies import rules
 
@@ -40,7 +40,6 @@ LOCAL_ORGANIZATION = "organization"
 USER_CONFIG_VERSION = "v2.0"
 
 # Motor's instance limits (deploy.py INSTANCE_NUM_MAX) and NPUs per pod.
-MAX_INSTANCES = rules.MOTOR_MAX_INSTANCES
 MAX_NPUS_PER_POD = 16
 
 HardwareType = Literal[
@@ -48,13 +47,6 @@ HardwareType = Literal[
     "350-Atlas-8", "350-Atlas-16", "350-Atlas-4p-8", "350-Atlas-4p-16",
     "850-Atlas-8p-8", "850-SuperPod-Atlas-8", "950-SuperPod-Atlas-8",
 ]
-# seed 000, MemCache table: A2 and Atlas 850 run the LocalService in the vLLM process, A3 as its own process.
-# The seeds say nothing for the other types, so those must choose explicitly.
-MEMCACHE_LOCAL_SERVICE_MODE_BY_HARDWARE = {
-    "800I_A2": "inprocess", "800T_A2": "inprocess",
-    "850-Atlas-8p-8": "inprocess", "850-SuperPod-Atlas-8": "inprocess",
-    "800I_A3": "standalone", "800T_A3": "standalone",
-}
 
 # Numbers and booleans are taken as written: `true` is no count or port, "8080" no port, "yes" no boolean
 # (pydantic's lax mode would coerce each). Motor's own files write ports of kv_transfer_config as strings: KvTransferConfig
@@ -212,8 +204,8 @@ class DeployConfig(Closed):
         description="multi_deployment (one Deployment per instance) or infer_service_set (one InferServiceSet "
         "custom resource); absent means infer_service_set, deploy.py's default.",
     )
-    p_instances_num: StrictInt = Field(1, ge=1, le=MAX_INSTANCES, description="Prefill instances (Motor allows 1..16).")
-    d_instances_num: StrictInt = Field(1, ge=1, le=MAX_INSTANCES, description="Decode instances (Motor allows 1..16).")
+    p_instances_num: StrictInt = Field(1, description="Prefill instances (Motor allows 1..16: rules.check_instance_counts).")
+    d_instances_num: StrictInt = Field(1, description="Decode instances (Motor allows 1..16: rules.check_instance_counts).")
     single_p_instance_pod_num: Count = Field(1, ge=1, description="Pods per prefill instance.")
     single_d_instance_pod_num: Count = Field(1, ge=1, description="Pods per decode instance.")
     p_pod_npu_num: StrictInt = Field(ge=1, le=MAX_NPUS_PER_POD, description="NPUs per prefill pod.")
@@ -239,6 +231,15 @@ class DeployConfig(Closed):
     coordinator_obs_node_port: NodePort = Field(31017, description="NodePort of coordinator observability.")
     controller_observability_node_port: NodePort = Field(31027, description="NodePort of controller observability.")
     tls_config: dict[str, Any] | None = Field(None, description="Motor's TLS settings, passed to Motor untouched.")
+
+    @field_validator("p_instances_num", "d_instances_num")
+    @classmethod
+    def _motor_instance_limit(cls, count: int, info: ValidationInfo) -> int:
+        """The policy pack's rule, so both say the same words (one rule, one place)."""
+        findings = rules.check_instance_counts({info.field_name: count})
+        if findings:
+            raise ValueError(findings[0].message)
+        return count
 
     @field_validator("deploy_mode")
     @classmethod
@@ -736,7 +737,7 @@ class ServiceSettings(Closed):
         if store is None and self.kv_store_wanted:
             store = self.kv_cache_store_config = MemcacheStoreConfig(backend="memcache")
         if isinstance(store, MemcacheStoreConfig) and store.local_service_mode is None:
-            mode = MEMCACHE_LOCAL_SERVICE_MODE_BY_HARDWARE.get(deploy.hardware_type)
+            mode = MEMCACHE_LOCAL_SERVICE_MODE.get(deploy.hardware_type)
             if mode is None:
                 raise ValueError(
                     f"kv_cache_store_config.local_service_mode has no default for hardware_type "

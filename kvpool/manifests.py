@@ -19,7 +19,7 @@ import yaml
 from kubernetes_validate import utils as kubernetes_validate_utils
 from referencing import Registry, Resource
 
-from components.errors import KvpoolError
+from components.errors import KvpoolError, problem_report
 from components.units import integral_floats_to_ints
 from kvpool.apiserver_checks import check_manifests
 from kvpool.mock_engine import RecordedResource
@@ -39,8 +39,7 @@ class ManifestValidationError(KvpoolError):
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
-        header = f"manifests: {len(problems)} problem{'s' if len(problems) != 1 else ''} (strict schema and API-server checks)"
-        super().__init__("\n".join([header, *(f"  - {problem}" for problem in problems)]))
+        super().__init__(problem_report("manifests", problems, "strict schema and API-server checks"))
 
 
 class KubernetesVersionError(KvpoolError):

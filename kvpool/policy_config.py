@@ -22,7 +22,7 @@ from typing import Any
 
 import jsonschema
 
-from components.errors import KvpoolError
+from components.errors import KvpoolError, problem_report
 from components.input_files import loads_json, read_text
 from components.units import integral_floats_to_ints
 from kvpool.property_values import format_path
@@ -38,8 +38,7 @@ class PolicyConfigError(KvpoolError):
 
     def __init__(self, problems: list[str], source: str = "policy config") -> None:
         self.problems = list(problems)
-        header = f"{source}: {len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
-        super().__init__("\n".join([header, *(f"  - {problem}" for problem in self.problems)]))
+        super().__init__(problem_report(source, self.problems))
 
 
 @dataclass(frozen=True)

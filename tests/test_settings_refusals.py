@@ -111,8 +111,9 @@ def test_unsupported_deploy_modes(mode, expected):
 def test_instance_counts_outside_motor_limits(count):
     service = plain_pd()
     service["motor_deploy_config"]["d_instances_num"] = count
-    bound = "greater than or equal to 1" if count == 0 else "less than or equal to 16"
-    assert problems_of(service) == [f"motor_deploy_config.d_instances_num: Input should be {bound}"]
+    assert problems_of(service) == [
+        f"motor_deploy_config.d_instances_num: is {count}; Motor supports 1 to 16 instances per role."
+    ]
 
 
 def test_hardware_type_outside_the_motor_list():
@@ -206,7 +207,7 @@ def test_every_problem_is_reported_at_once():
     service["kv_cache_store_config"]["protocl"] = "tcp"
     service["env"]["motor_engine_prefill_env"]["1BAD"] = "x"
     assert problems_of(service) == [
-        "motor_deploy_config.p_instances_num: Input should be less than or equal to 16",
+        "motor_deploy_config.p_instances_num: is 20; Motor supports 1 to 16 instances per role.",
         "kv_cache_store_config.protocl: unknown key; did you mean 'protocol'?",
         "env.motor_engine_prefill_env.1BAD: '1BAD' is not an environment variable name (letters, digits, _; not "
         "starting with a digit)",
