@@ -329,13 +329,6 @@ class PulumiWorkspace:
         self.backend = self.root / "backend"
         shutil.copytree(REPO, self.project, ignore=COPY_IGNORE)
         (self.project / "venv").symlink_to(REPO / "venv")
-        # policies/PulumiPolicy.yaml names `virtualenv: venv`, which the language host resolves against the pack's
-        # folder (policies/venv, which `make` does not create): without this link the pack cannot start and
-        # `pulumi preview --policy-pack policies` fails with "connection refused". Reported; `../venv` fixes it.
-        pack = yaml.safe_load((self.project / "policies" / "PulumiPolicy.yaml").read_text())
-        venv = pack.get("runtime", {}).get("options", {}).get("virtualenv")
-        if venv and not (self.project / "policies" / venv).exists():
-            (self.project / "policies" / venv).symlink_to(REPO / "venv")
         self.home.mkdir()
         self.backend.mkdir()
         self.run(
