@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.live.mooncake_plans import CLIENT_FILE, basic_plan
-from tests.live.plans import SCENARIOS, STORE, python
+from tests.live.plans import SCENARIOS, STORE, is_running, python
 from tests.live.rendered import as_tcp, render, with_sizes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,19 +130,11 @@ def run_capacity_scenario(plan: dict, work: Path, timeout: float) -> dict:
     if "error" in result:
         raise SystemExit(f"the capacity scenario failed: {result['error']}\n{result.get('traceback', '')}")
     deadline = time.monotonic() + 10
-    while (survivors := [pid for pid in result.get("pids", []) if _running(pid)]) and time.monotonic() < deadline:
+    while (survivors := [pid for pid in result.get("pids", []) if is_running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.1)
     if survivors:
         raise SystemExit(f"processes outlived the capacity scenario: {survivors}")
     return result
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state != "Z"
 
 
 def summarize(runs: list[dict], puts: int) -> dict:

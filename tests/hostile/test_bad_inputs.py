@@ -32,16 +32,6 @@ def refused(result: subprocess.CompletedProcess[str], *named: str) -> None:
         assert text in result.stderr, f"{text!r} not in {result.stderr!r}"
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A project running this repository's program, with an empty stacks/ folder."""
-    folder = tmp_path / "project"
-    (folder / "stacks").mkdir(parents=True)
-    for name in ("Pulumi.yaml", "__main__.py", "components", "policies"):
-        (folder / name).symlink_to(REPOSITORY / name)
-    return folder
-
-
 def stack_settings(project: Path, name: str, content: str | bytes) -> subprocess.CompletedProcess[str]:
     path = project / "stacks" / f"Pulumi.{name}.yaml"
     path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))

@@ -17,16 +17,6 @@ from tests.hostile.test_bad_inputs import DEV, REPOSITORY, kvpool, refused, stac
 YUANRONG = (REPOSITORY / "stacks" / "Pulumi.yuanrong.yaml").read_text()
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A project running this repository's program, with an empty stacks/ folder (as test_bad_inputs' fixture)."""
-    folder = tmp_path / "project"
-    (folder / "stacks").mkdir(parents=True)
-    for name in ("Pulumi.yaml", "__main__.py", "components", "policies"):
-        (folder / name).symlink_to(REPOSITORY / name)
-    return folder
-
-
 def changed(change: Callable[[dict[str, Any]], None], base: str = DEV) -> str:
     """The stack file with one change to its motor-kvpool:* values (keys without the prefix)."""
     document = yaml.safe_load(base)

@@ -146,7 +146,7 @@ def run_scenario(script: str, venv: str, plan: dict[str, Any], work: Path, timeo
     assert lines, f"{script} printed nothing (rc {process.returncode}); stderr: {stderr.decode()[-3000:]}"
     result = json.loads(lines[-1])
     result["wall_s"] = round(time.monotonic() - started, 2)
-    survivors = [pid for pid in result.get("pids", []) if _running(pid)]
+    survivors = [pid for pid in result.get("pids", []) if is_running(pid)]
     assert not survivors, f"{script}: processes outlived the scenario: {survivors}"
     assert "error" not in result, (
         f"{script} failed: {result['error']}\n{result.get('traceback', '')}\n"
@@ -156,7 +156,8 @@ def run_scenario(script: str, venv: str, plan: dict[str, Any], work: Path, timeo
     return result
 
 
-def _running(pid: int) -> bool:
+def is_running(pid: int) -> bool:
+    """A live process (not a zombie): scenarios must leave none behind."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (FileNotFoundError, IndexError):
