@@ -82,6 +82,11 @@ def instance_name(side: str, index: int | None) -> str:
     return f"{ENGINE_BASE}-{SIDE_LETTER[side]}{'' if index is None else index}"
 
 
+def engine_job_name(namespace: str, side: str, index: int | None) -> str:
+    """The engine pods' job-name label (and JOB_NAME): `<job_id>-p0`, `<job_id>-p` for a role template."""
+    return f"{namespace}-{instance_name(side, index).removeprefix(ENGINE_BASE + '-')}"
+
+
 @dataclass(frozen=True, kw_only=True)
 class EnginePoolArgs:
     """Everything one side's engines are rendered from (components/program.py builds it from the settings)."""
@@ -235,7 +240,7 @@ class EnginePool(pulumi.ComponentResource):
         """(metadata, Deployment spec) of instance `index`, or of the role template when index is None."""
         args = self._args
         name = instance_name(args.side, index)
-        job_name = f"{args.namespace}-{name.removeprefix(ENGINE_BASE + '-')}"
+        job_name = engine_job_name(args.namespace, args.side, index)
         labels = self._labels(name, job_name)
         pod_spec: dict[str, Any] = {
             "schedulerName": "volcano",

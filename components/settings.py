@@ -748,16 +748,19 @@ class ServiceSettings(Closed):
 
     @model_validator(mode="after")
     def _engine_labels_fit(self) -> ServiceSettings:
-        """Engine pods carry the label job-name=<job_id>-<p|d><instance> (components/engine_pool.py, `job_name`);
+        """Engine pods carry the label job-name=<job_id>-<p|d><instance> (components/engine_pool.py, engine_job_name);
         Kubernetes refuses a label value over 63 characters."""
         deploy = self.motor_deploy_config
         if deploy.job_id is None:
             return self
-        last = {"p": deploy.p_instances_num - 1, "d": deploy.d_instances_num - 1}
-        if deploy.deploy_mode == "infer_service_set":
-            longest = max(f"{deploy.job_id}-{letter}" for letter in last)  # one role template per side
-        else:
-            longest = max((f"{deploy.job_id}-{letter}{index}" for letter, index in last.items()), key=len)
+        from components.engine_pool import engine_job_name  # that module builds on this one
+
+        service_set = deploy.deploy_mode == "infer_service_set"  # one role template per side
+        last = {"prefill": deploy.p_instances_num - 1, "decode": deploy.d_instances_num - 1}
+        longest = max(
+            (engine_job_name(deploy.job_id, side, None if service_set else index) for side, index in last.items()),
+            key=len,
+        )
         if len(longest) > LABEL_VALUE_MAX:
             example = longest.replace(deploy.job_id, "<job_id>", 1)
             raise ValueError(
