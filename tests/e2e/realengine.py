@@ -35,6 +35,7 @@ SDK_KUBERNETES_VERSION = next(
 )
 
 MOTOR_CHECKOUT = Path(os.environ.get("MOTOR_CHECKOUT", REPO.parent / "shared" / "reference" / "motor-8919e55"))
+MOTOR_DEPLOYER = MOTOR_CHECKOUT / "examples" / "deployer"
 """The one setting that says where Motor's checkout is (default ../shared/reference/motor-8919e55)."""
 
 PULUMI_BINARIES = ("pulumi", "pulumi-language-python", "pulumi-language-python-exec", "pulumi-resource-kubernetes")
@@ -382,14 +383,9 @@ class PulumiWorkspace:
         self.set_motor_checkout(stack)
 
     def set_motor_checkout(self, stack: str) -> None:
-        declared = yaml.safe_load((self.project / "Pulumi.yaml").read_text()).get("config", {})
-        if "motor_deployer_dir" in declared:
-            self.run("config", "set", "motor_deployer_dir", str(MOTOR_CHECKOUT / "examples" / "deployer"), "-s", stack)
-        elif "motor_scripts_dir" in declared:
-            self.run(
-                "config", "set", "motor_scripts_dir", str(MOTOR_CHECKOUT / "examples" / "deployer" / "startup"),
-                "-s", stack,
-            ).check()
+        """Without a Motor checkout a preview runs and warns; `pulumi up` refuses (the `workspace` fixture skips)."""
+        if MOTOR_DEPLOYER.is_dir():
+            self.run("config", "set", "motor_deployer_dir", str(MOTOR_DEPLOYER), "-s", stack).check()
 
     def state(self, stack: str) -> dict[str, Any]:
         path = self.backend / ".pulumi" / "stacks" / "motor-kvpool" / f"{stack}.json"
