@@ -22,4 +22,5 @@ test: $(VENV)/.installed
 	bash tests/live/install_backends.sh
 	bash tests/live/build_kv_conductor.sh >/dev/null || [ $$? -eq 2 ]  # 2: no cargo; its live test skips
 	bash tools/real-engine/build.sh
+	bash tools/workflow-lint/build.sh >/dev/null
 	$(PYTHON) -m pytest
