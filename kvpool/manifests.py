@@ -29,6 +29,7 @@ from kvpool.property_values import (
     format_path,
     mask_leaves,
 )
+from kvpool.provider_naming import named_metadata
 
 DEFAULT_KUBERNETES_VERSION = "1.30"
 _KUBERNETES_TYPE = re.compile(r"^kubernetes:[^:]+/[^:/]+:[A-Za-z0-9]+$")
@@ -97,8 +98,7 @@ def kubernetes_objects(resources: list[RecordedResource]) -> list[KubernetesObje
         if "apiVersion" not in resource.inputs or "kind" not in resource.inputs:
             continue  # e.g. helm.sh/v3:Release: a provider-side resource, not a manifest
         body = _leading(_without_nulls(integral_floats_to_ints(resource.inputs)), ("apiVersion", "kind", "metadata"))
-        # Without metadata.name the provider would add a random suffix; the preview uses the logical name.
-        body["metadata"] = _leading({"name": resource.name, **body.get("metadata", {})}, ("name", "namespace"))
+        body["metadata"] = _leading(named_metadata(body.get("metadata"), resource.name), ("name", "namespace"))
         objects.append(KubernetesObject(resource.urn, body, resource.secret_paths, resource.unknown_paths))
     return objects
 

@@ -31,6 +31,7 @@ from components import sdk_internals
 from components.errors import KvpoolError
 from components.settings import LOCAL_ORGANIZATION
 from kvpool.property_values import PropertyPath, decode_properties
+from kvpool.provider_naming import named_metadata
 from kvpool.stack_config import StackConfig
 
 STACK_TYPE = "pulumi:pulumi:Stack"
@@ -165,9 +166,7 @@ class _OfflineMocks(pulumi_mocks.Mocks):
             return self._stack_reference(args)
         state = dict(args.inputs)
         if args.typ.startswith("kubernetes:") and args.custom:
-            # The provider would auto-name the object; a stable name keeps dependent values known and deterministic.
-            metadata = dict(state.get("metadata") or {})
-            metadata.setdefault("name", args.name)
+            metadata = named_metadata(state.get("metadata"), args.name)
             state["metadata"] = metadata
             namespace = metadata.get("namespace")
             return (f"{namespace}/{metadata['name']}" if namespace else str(metadata["name"])), state
