@@ -18,6 +18,7 @@ import pytest
 from components.errors import SettingsError
 from components.pulumi_settings import settings_from_config
 from kvpool import apiserver_checks as checks
+from kvpool.apiserver_workloads import parse_quantity
 from kvpool.manifests import KubernetesObject, ManifestValidationError, kubernetes_objects, validate_objects
 from tests.program_runs import PROJECT, stack_values
 
@@ -343,8 +344,8 @@ def test_requests_and_limits() -> None:
         (f"{path}.requests['huawei.com/Ascend910']", "2: must be equal to huawei.com/Ascend910 limit of 4"),
         (f"{path}.limits", "Limit must be set for non overcommitable resources (example.com/dev)"),
     ]
-    assert checks.parse_quantity("1.5Gi") == 1.5 * 2**30 and checks.parse_quantity("250m") * 4 == 1
-    assert checks.parse_quantity("1e3") == 1000 and checks.parse_quantity("Gi") is None
+    assert parse_quantity("1.5Gi") == 1.5 * 2**30 and parse_quantity("250m") * 4 == 1
+    assert parse_quantity("1e3") == 1000 and parse_quantity("Gi") is None
 
 
 def test_service_ports_and_node_ports() -> None:
