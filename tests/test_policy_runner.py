@@ -14,7 +14,8 @@ import pytest
 
 from kvpool.mock_engine import ProgramRun, run_program
 from kvpool.policy_config import PolicyConfig, PolicyConfigError, PolicyInfo, reconcile_policy_config
-from kvpool.policy_runner import PolicyPackError, PolicyReport, run_policy_pack
+from kvpool.policy_pack_process import PolicyPackError
+from kvpool.policy_runner import PolicyReport, run_policy_pack
 from kvpool.property_values import UNKNOWN_MASK, decode_properties, encode_properties
 from kvpool.stack_config import StackConfig, load_stack_config
 
