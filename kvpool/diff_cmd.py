@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from components.errors import KvpoolError
-from kvpool import blast_radius
+from kvpool import blast_radius, blast_radius_report
 from kvpool.stack_config import load_stack_config
 from components.input_files import check_stack_name, read_text
 
@@ -115,5 +115,5 @@ def run(args: argparse.Namespace) -> int:
     radius = blast_radius.blast_radius(
         manifests(args.old, args.stack), manifests(args.new, args.stack), blast_radius.mutable_kinds(provider_config)
     )
-    print("\n".join([*report(found, unchanged), *blast_radius.report(radius)]))
+    print("\n".join([*report(found, unchanged), *blast_radius_report.report(radius)]))
     return 1 if args.exit_code and found else 0

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from kvpool import blast_radius
+from kvpool import blast_radius, blast_radius_report
 from kvpool.diff_cmd import MissingPreviewError, changes, manifests, report
 from kvpool.preview import preview
 from kvpool.stack_config import load_stack_config
@@ -59,12 +59,12 @@ def test_one_more_decode_instance_rolls_nothing_and_replaces_nothing(previews):
     mutable = blast_radius.mutable_kinds(load_stack_config(PROJECT_DIR, "dev").values)
     assert mutable == {"ConfigMap"}
     old, new = manifests(previews / "old", "dev"), manifests(previews / "new", "dev")
-    assert blast_radius.report(blast_radius.blast_radius(old, new, mutable)) == [
+    assert blast_radius_report.report(blast_radius.blast_radius(old, new, mutable)) == [
         "Workloads created: Deployment dev/vllm-d1",
         "Blast radius: 0 workloads roll, 0 replaced, 1 workload created (vllm-d1); KV pool keeps its contents.",
     ]
     # without the switch the provider would delete and re-create it
-    assert blast_radius.report(blast_radius.blast_radius(old, new))[:2] == [
+    assert blast_radius_report.report(blast_radius.blast_radius(old, new))[:2] == [
         "Objects replaced (deleted, then created; pulumi-kubernetes cannot update these fields):",
         "  ConfigMap dev/motor-config: data[user_config.json] (updated in place if the provider sets "
         "enableConfigMapMutable)",
