@@ -32,8 +32,11 @@ From Python::
 Modules: cli (argument parsing, exit codes); one per subcommand: preview_cmd, diff_cmd, import_cmd, settings_cmd;
 preview (the preview as a library), stack_config (Pulumi.yaml + stack file -> config strings), stack_references
 (resolve other stacks' outputs offline), mock_engine (run a program, record resources and outputs),
-property_values (properties as the engine encodes them), manifests (build, schema-validate, write),
-apiserver_checks (the API server's own validation on the manifests), policy_runner (run a policy pack over a run,
-as the CLI does, over its gRPC protocol), policy_config (the CLI's policy config reconciliation), blast_radius
-(which workloads a change rolls), importer (deploy.py files -> a stack file).
+provider_naming (the provider's auto-naming, emulated), property_values (properties as the engine encodes them),
+manifests (build, schema-validate, write), apiserver_checks (the API server's own validation on the manifests)
+with apiserver_names (names, labels, annotations, keys) and apiserver_workloads (workloads and their pods),
+policy_runner (run a policy pack over a run, as the CLI does, over its gRPC protocol) with policy_pack_process (the
+pack's process) and analyzer_messages (the protocol's messages), policy_config (the CLI's policy config
+reconciliation), blast_radius (which workloads a change rolls) with blast_radius_report (its text), importer
+(deploy.py files -> a stack file).
 """
