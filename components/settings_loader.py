@@ -2,7 +2,7 @@
 
 Two loaders give the same model: `load_from_pulumi_config` (the stack's `motor-kvpool:*` keys) and
 `load_from_motor_files` (a deploy.py `user_config.json` + `env.json` pair). Unknown keys get the nearest known
-key, renamed keys the text of what to write instead; then the consistency rules of `policies/rules.py` run
+key, renamed keys the text of what to write instead; then the consistency rules of `policies/rules/` run
 (the same functions the policy pack runs).
 """
 

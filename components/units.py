@@ -1,6 +1,6 @@
 """Size and name formats shared by the settings model and the components (pure, no Pulumi).
 
-Size parsing lives in policies/rules.py, which the policy pack ships on its own; it is re-exported here."""
+Size parsing lives in policies/rules/units.py, which the policy pack ships on its own; it is re-exported here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The policies of the motor-kvpool pack: each wraps one rule of rules.py (one rule, one place).
+"""The policies of the motor-kvpool pack: each wraps one rule of the rules package (one rule, one place).
 
 Names say kind, verb and property; descriptions start "Checks that" and cite where the rule comes from; the
 message of a violation is the rule's own text, naming the field to edit and what to write.
