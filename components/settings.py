@@ -17,9 +17,7 @@ from typing import Annotated, Any, Literal, Mapping, Union
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     StrictBool,
     StrictFloat,
@@ -31,7 +29,28 @@ from pydantic import (
 )
 
 from components.hardware import MEMCACHE_LOCAL_SERVICE_MODE, accelerator_type_problem
-from components.units import K8S_QUANTITY, is_dns_label
+from components.settings_types import (
+    IMAGE_REFERENCE,
+    STACK_REFERENCE,
+    AbsolutePath,
+    Annotations,
+    Closed,
+    Count,
+    EnvName,
+    EnvValue,
+    HostPath,
+    K8sQuantity,
+    LabelValue,
+    Labels,
+    MooncakeSize,
+    NodePort,
+    NonEmpty,
+    ObjectName,
+    Open,
+    Port,
+    no_bool,
+)
+from components.units import is_dns_label
 from policies import rules
 
 PROJECT = "motor-kvpool"
@@ -47,99 +66,6 @@ HardwareType = Literal[
     "350-Atlas-8", "350-Atlas-16", "350-Atlas-4p-8", "350-Atlas-4p-16",
     "850-Atlas-8p-8", "850-SuperPod-Atlas-8", "950-SuperPod-Atlas-8",
 ]
-
-# Numbers and booleans are taken as written: `true` is no count or port, "8080" no port, "yes" no boolean
-# (pydantic's lax mode would coerce each). Motor's own files write ports of kv_transfer_config as strings: KvTransferConfig
-# keeps taking those.
-INT32_MAX = 2**31 - 1  # the Go type of replicas and ports in the Kubernetes API
-
-
-def _within_int32(value: int) -> int:
-    if value > INT32_MAX:
-        raise ValueError(f"{value} does not fit a Kubernetes replica count (int32, at most {INT32_MAX})")
-    return value
-
-
-def _no_bool(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError(f"{str(value).lower()} is a boolean; write a number")
-    return value
-
-
-Count = Annotated[StrictInt, AfterValidator(_within_int32)]
-Port = Annotated[StrictInt, Field(ge=1, le=65535)]
-NodePort = Annotated[StrictInt, Field(ge=30000, le=32767)]
-K8sQuantity = Annotated[str, Field(pattern=K8S_QUANTITY.pattern)]
-def _mooncake_size(size: int | str) -> int | str:
-    rules.mooncake_size_bytes(size)  # raises ValueError naming the accepted forms
-    return size
-
-
-# One type, so that a bad size is one problem with its path, not one per union member.
-MooncakeSize = Annotated[Union[StrictInt, StrictStr], AfterValidator(_mooncake_size)]
-AbsolutePath = Annotated[str, Field(pattern=r"^/")]
-
-
-def _no_backsteps(path: str) -> str:
-    """Kubernetes refuses a hostPath with a `..` element (core validation, validatePathNoBacksteps)."""
-    if ".." in path.split("/"):
-        raise ValueError(f"{path!r} contains '..'; Kubernetes refuses it in a hostPath: write the path without it")
-    return path
-
-
-HostPath = Annotated[str, Field(pattern=r"^/"), AfterValidator(_no_backsteps)]
-NonEmpty = Annotated[str, Field(min_length=1)]
-# A Kubernetes label value: at most 63 characters, alphanumeric at both ends, `-`, `_`, `.` inside.
-LabelValue = Annotated[str, Field(max_length=63, pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-# A StorageClass or PVC name (Kubernetes ValidateClassName / NameIsDNSSubdomain).
-ObjectName = Annotated[str, Field(min_length=1, max_length=253, pattern=DNS_SUBDOMAIN)]
-
-
-def _qualified_name(key: str) -> str:
-    """A label or annotation key (apimachinery IsQualifiedName): [DNS subdomain prefix/]name, name <= 63
-    characters, alphanumeric at both ends with '-', '_', '.' inside."""
-    prefix, slash, name = key.rpartition("/")
-    if slash and (key.count("/") > 1 or not prefix or len(prefix) > 253 or not re.match(DNS_SUBDOMAIN, prefix)):
-        raise ValueError(f"{key!r} is not a label or annotation key: its prefix before '/' must be a DNS subdomain "
-                         "such as example.com")
-    if not (len(name) <= 63 and re.match(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", name)):
-        raise ValueError(f"{key!r} is not a label or annotation key: the name (after any prefix/) must be 1-63 "
-                         "letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
-    return key
-
-
-def _label_value(value: str) -> str:
-    if len(value) > 63 or not re.match(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$", value):
-        raise ValueError(f"{value!r} is not a label value: at most 63 letters, digits, '-', '_' or '.', starting and "
-                         "ending with a letter or digit (or empty)")
-    return value
-
-
-QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
-# Docker image reference: [registry[:port]/]path[:tag][@digest]; refuses Motor's "<fill in the image>" placeholder.
-IMAGE_REFERENCE = (
-    r"^[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
-    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
-)
-STACK_REFERENCE = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
-EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-EnvValue = Union[StrictStr, StrictBool, StrictInt, StrictFloat]
-Labels = dict[QualifiedName, Annotated[StrictStr, AfterValidator(_label_value)]]
-Annotations = dict[QualifiedName, StrictStr]
-
-
-class Closed(BaseModel):
-    """A section whose every key motor-kvpool knows: anything else is a typo or an unsupported option."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class Open(BaseModel):
-    """A section that passes keys it does not model through untouched (vLLM engine arguments)."""
-
-    model_config = ConfigDict(extra="allow")
-
 
 # --- motor_deploy_config.storage[] (deploy.py lib/generator/storage.py) --------------------------------
 
@@ -333,7 +259,7 @@ class KvTransferConfig(Closed):
     kv_rank: StrictInt | None = None
     kv_parallel_size: StrictInt | None = None
     kv_ip: str | None = None
-    kv_port: Annotated[StrictInt | StrictStr | None, BeforeValidator(_no_bool)] = None
+    kv_port: Annotated[StrictInt | StrictStr | None, BeforeValidator(no_bool)] = None
     kv_connector_module_path: str | None = None
     kv_load_failure_policy: Literal["fail", "recompute"] | None = None
     enable_permute_local_kv: StrictBool | None = None
@@ -472,7 +398,7 @@ class StoreCommon(Closed):
 class EtcdConfig(Closed):
     """The etcd a store keeps its cluster state in (Mooncake HA leader election and oplog; Yuanrong's ring)."""
 
-    replicas: Annotated[Literal[1, 3, 5], BeforeValidator(_no_bool)] = Field(1, description="Members; 3 survives the loss of one.")
+    replicas: Annotated[Literal[1, 3, 5], BeforeValidator(no_bool)] = Field(1, description="Members; 3 survives the loss of one.")
     image: str = Field("registry.k8s.io/etcd:3.5.15-0", pattern=IMAGE_REFERENCE, description="etcd image.")
     port: Port = Field(2379, description="etcd client port.")
     peer_port: Port = Field(2380, description="etcd peer port.")
