@@ -9,14 +9,11 @@ sections) pass through untouched into the effective user_config.json that Motor'
 
 from __future__ import annotations
 
-import ipaddress
 import re
-from decimal import Decimal
 import typing
 from typing import Annotated, Any, Literal, Mapping, Union
 
 from pydantic import (
-    AfterValidator,
     BeforeValidator,
     Field,
     StrictBool,
@@ -31,9 +28,7 @@ from pydantic import (
 from components.hardware import MEMCACHE_LOCAL_SERVICE_MODE, accelerator_type_problem
 from components.settings_types import (
     IMAGE_REFERENCE,
-    STACK_REFERENCE,
     AbsolutePath,
-    Annotations,
     Closed,
     Count,
     EnvName,
@@ -42,13 +37,17 @@ from components.settings_types import (
     K8sQuantity,
     LabelValue,
     Labels,
-    MooncakeSize,
     NodePort,
     NonEmpty,
     ObjectName,
     Open,
-    Port,
     no_bool,
+)
+from components.store_settings import (
+    DEPLOYMENT_ONLY_STORE_KEYS,
+    MemcacheStoreConfig,
+    StoreConfig,
+    YuanrongStoreConfig,
 )
 from components.units import is_dns_label
 from policies import rules
@@ -66,6 +65,7 @@ HardwareType = Literal[
     "350-Atlas-8", "350-Atlas-16", "350-Atlas-4p-8", "350-Atlas-4p-16",
     "850-Atlas-8p-8", "850-SuperPod-Atlas-8", "950-SuperPod-Atlas-8",
 ]
+
 
 # --- motor_deploy_config.storage[] (deploy.py lib/generator/storage.py) --------------------------------
 
@@ -326,216 +326,6 @@ class EngineSection(Closed):
         return engine_type
 
 
-# --- kv_cache_store_config (seed 000 tables) -------------------------------------------------------------
-
-
-CpuQuantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?m?$")]
-
-
-class ResourceAmounts(Closed):
-    cpu: CpuQuantity | None = Field(None, description="CPU cores, e.g. 4 or 500m.")
-    memory: K8sQuantity | None = Field(None, description="Memory with a unit, e.g. 2Gi.")
-
-
-class StoreResources(Closed):
-    """Container resources of the store server; defaults are deploy.py's kv_cache_store_template.yaml."""
-
-    requests: ResourceAmounts = Field(default_factory=lambda: ResourceAmounts(cpu="4", memory="2Gi"))
-    limits: ResourceAmounts = Field(default_factory=lambda: ResourceAmounts(cpu="8", memory="4Gi"))
-
-    @model_validator(mode="after")
-    def _requests_within_limits(self) -> StoreResources:
-        """Kubernetes refuses a request above its limit (core validation, ValidateResourceRequirements)."""
-        amounts = {"cpu": _cpu_cores, "memory": rules.k8s_quantity_bytes}
-        for name, amount in amounts.items():
-            request, limit = getattr(self.requests, name), getattr(self.limits, name)
-            if request is not None and limit is not None and amount(request) > amount(limit):
-                raise ValueError(f"requests.{name}: {request} is more than limits.{name} {limit}; Kubernetes refuses a "
-                                 "request above its limit")
-        return self
-
-
-def _cpu_cores(amount: str) -> Decimal:
-    return Decimal(amount[:-1]) / 1000 if amount.endswith("m") else Decimal(amount)
-
-
-class StoreCommon(Closed):
-    target_stack: str | None = Field(
-        None,
-        pattern=STACK_REFERENCE,
-        description="<org>/<project>/<stack> whose KV store this service uses instead of creating one.",
-    )
-    additional_labels: Labels = Field(default_factory=dict, description="Extra labels on the store objects.")
-    additional_annotations: Annotations = Field(default_factory=dict, description="Extra annotations on the store.")
-    image: str | None = Field(
-        None, pattern=IMAGE_REFERENCE, description="Image of the store server; default the Motor image (deploy.py's)."
-    )
-    resources: StoreResources = Field(default_factory=StoreResources)
-    protect: StrictBool = Field(
-        False, description="Pulumi protect on the store objects: `pulumi destroy` refuses until it is set false."
-    )
-    retain_on_delete: StrictBool = Field(
-        False, description="Leave the store running in the cluster when Pulumi deletes it from the stack."
-    )
-    service_monitor: StrictBool = Field(False, description="Create a Prometheus-operator ServiceMonitor for the metrics port.")
-    allowed_consumers: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] = Field(
-        default_factory=list,
-        description="Namespaces of other services whose engines may use this store (their target_stack names "
-        "this stack); the store's NetworkPolicy admits their engine pods and nobody else's.",
-    )
-    metrics_scraper_namespaces: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] = Field(
-        default_factory=list,
-        description="Namespaces whose pods may scrape the store's metrics port (where Prometheus runs). Besides "
-        "them, only pods of the service's own namespace labelled motor-kvpool.io/metrics-scraper: \"true\".",
-    )
-    allowed_sidecar_images: list[Annotated[str, Field(pattern=IMAGE_REFERENCE)]] = Field(
-        default_factory=list,
-        description="With target_stack: images the owner's Mooncake standalone store container may run in this "
-        "service's engine pods, besides this service's own store image (image, else image_name).",
-    )
-
-
-class EtcdConfig(Closed):
-    """The etcd a store keeps its cluster state in (Mooncake HA leader election and oplog; Yuanrong's ring)."""
-
-    replicas: Annotated[Literal[1, 3, 5], BeforeValidator(no_bool)] = Field(1, description="Members; 3 survives the loss of one.")
-    image: str = Field("registry.k8s.io/etcd:3.5.15-0", pattern=IMAGE_REFERENCE, description="etcd image.")
-    port: Port = Field(2379, description="etcd client port.")
-    peer_port: Port = Field(2380, description="etcd peer port.")
-    storage_size: K8sQuantity = Field("1Gi", description="Data volume per member.")
-
-    @model_validator(mode="after")
-    def _distinct_ports(self) -> EtcdConfig:
-        if self.port == self.peer_port:
-            raise ValueError(f"peer_port: {self.peer_port} is also port; etcd listens on each separately (and the "
-                             "Service would list one port twice), give each its own")
-        return self
-
-
-class MooncakeHA(Closed):
-    """mooncake_master leader election through etcd. The oplog is always on: without it a failover loses every
-    object's metadata (reference/research/backends.md measured 0/20 kept without, 20/20 with)."""
-
-    master_replicas: StrictInt = Field(2, ge=2, le=5, description="Masters: one leader, the rest hot standbys.")
-    etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(replicas=3))
-
-
-class MooncakeStoreConfig(StoreCommon):
-    backend: Literal["mooncake"]
-    port: Port = Field(50088, description="mooncake_master RPC port (seed default 50088).")
-    metrics_port: Port = Field(9003, description="mooncake_master --metrics_port (the master's own default).")
-    metadata_server: NonEmpty = Field("P2PHANDSHAKE", description="Transfer-engine metadata mode.")
-    protocol: Literal["ascend", "tcp", "rdma"] = Field("ascend", description="Transport; vllm-ascend needs ascend.")
-    device_name: str = Field("", description="NIC to bind; empty selects automatically.")
-    global_segment_size: MooncakeSize = Field("1GB", description="Memory each engine contributes to the pool.")
-    default_kv_lease_ttl: StrictInt = Field(
-        rules.MOONCAKE_LEASE_TTL_DEFAULT_MS, gt=0,
-        description="Lease of a read object in ms; must exceed both ASCEND timeouts of the engines.",
-    )
-    eviction_high_watermark_ratio: StrictFloat | None = Field(None, description="Required: usage that starts eviction.")
-    eviction_ratio: StrictFloat | None = Field(None, description="Required: fraction of the pool freed per eviction.")
-    store_mode: Literal["embedded", "standalone"] = Field(
-        "embedded", description="embedded: engines hold the pool; standalone: a store process per engine pod."
-    )
-    local_buffer_size: MooncakeSize = Field("1GB", description="Engine staging buffer in standalone mode.")
-    store_http_port: StrictInt = Field(0, ge=0, le=65535, description="Standalone store REST port; 0 = kernel-chosen.")
-    prefer_alloc_in_same_node: StrictBool | None = Field(None, description="vllm-ascend mooncake.json option.")
-    client_ttl: StrictInt = Field(
-        10, ge=1, description="Seconds before mooncake_master drops a silent client and its segment (master flag)."
-    )
-    ha: MooncakeHA | None = Field(None, description="Set to run masters with etcd leader election and the oplog.")
-
-    @model_validator(mode="after")
-    def _distinct_ports(self) -> MooncakeStoreConfig:
-        if self.port == self.metrics_port:
-            raise ValueError(f"metrics_port: {self.metrics_port} is also port; mooncake_master binds each separately "
-                             "(and the Service would list one port twice), give each its own")
-        return self
-
-
-class MemcacheStoreConfig(StoreCommon):
-    backend: Literal["memcache"]
-    port: Port = Field(50088, description="MetaService port (seed default 50088).")
-    config_store_port: Port = Field(50089, description="MetaService config-store port.")
-    metrics_port: Port = Field(50090, description="MetaService metrics port.")
-    local_service_mode: Literal["inprocess", "standalone"] | None = Field(
-        None, description="LocalService in the vLLM process or its own; default follows hardware_type."
-    )
-    local_service_conf: str | None = Field(
-        None,
-        description="Your own mmc-local.conf (path relative to the project, read at deploy time). Keys "
-        "motor-kvpool sets (the MetaService and config-store URLs) must be absent or equal to ours.",
-    )
-
-    @model_validator(mode="after")
-    def _distinct_ports(self) -> MemcacheStoreConfig:
-        ports = {"port": self.port, "config_store_port": self.config_store_port, "metrics_port": self.metrics_port}
-        clashes = [name for name, value in ports.items() if list(ports.values()).count(value) > 1]
-        if clashes:
-            raise ValueError(
-                f"{' and '.join(clashes)} are the same port {ports[clashes[0]]}; the MetaService binds each "
-                "separately (seed FAQ 4), give each its own"
-            )
-        return self
-
-
-def _cidr(text: str) -> str:
-    try:
-        return str(ipaddress.ip_network(text, strict=True))
-    except ValueError:
-        raise ValueError(f"{text!r} is not a network address such as 10.0.0.0/16") from None
-
-
-class YuanrongStoreConfig(StoreCommon):
-    backend: Literal["yuanrong"]
-    port: Port = Field(31501, description="openYuanrong datasystem worker port on every engine node.")
-    etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(), description="etcd for the datasystem cluster state.")
-    shared_memory_size_mb: StrictInt = Field(
-        65536, ge=64, description="Shared memory each worker offers to the engines on its node, in MiB."
-    )
-    etcd_client_cidrs: list[Annotated[str, AfterValidator(_cidr)]] = Field(
-        default_factory=list,
-        description="Addresses (CIDRs) of the engine nodes: the workers use the host network, so they reach etcd "
-        "from their node's address, which no pod selector names. etcd's NetworkPolicy admits its client port from "
-        "these only; unset, from anywhere (etcd has no authentication: set it).",
-    )
-
-
-def _default_backend(store: Any) -> Any:
-    """seed 000: an absent backend means memcache. Written explicitly so the effective config says it."""
-    if isinstance(store, Mapping) and "backend" not in store:
-        return {"backend": rules.DEFAULT_BACKEND, **store}
-    return store
-
-
-StoreConfig = Annotated[
-    Union[MooncakeStoreConfig, MemcacheStoreConfig, YuanrongStoreConfig],
-    Field(discriminator="backend"),
-    BeforeValidator(_default_backend),
-]
-
-
-LABEL_VALUE_MAX = 63
-
-
-def engine_mount_paths(hardware_type: str, store: Any) -> dict[str, str]:
-    """The paths every engine container mounts besides the weights and storage[] (components/engine_pool.py):
-    path -> what it holds. A path ending in '/' stands for the folder and everything below it."""
-    # Imported here: those modules build on this one.
-    from components.engine_pool import host_files
-    from components.kv_store.endpoint import CLIENT_CONFIG_DIR
-    from components.motor_pod import CONFIGMAP_PATH
-
-    taken = {CONFIGMAP_PATH: "ConfigMap motor-config", "/dev/shm": "the shared-memory volume (dshm_size)"}
-    taken.update({spec[0]: f"the host file {spec[0]}" for spec in host_files(hardware_type).values()})
-    taken[f"{CLIENT_CONFIG_DIR}/"] = "the KV store's client configuration"
-    if isinstance(store, YuanrongStoreConfig):
-        from components.kv_store.yuanrong import SOCKET_DIR
-
-        taken[SOCKET_DIR] = "the openYuanrong worker sockets"
-    return taken
-
-
 # --- kv_conductor_config (Motor's KV conductor: KV-cache affinity scheduling) ----------------------------------
 # Motor's docs (docs/zh/user_guide/features/KV_cache_affinity.md) and code: deploy.py deploys the conductor for this
 # top-level section; Motor's kv_conductor.sh hands the section, completed by mooncake_config.py `conductor`, to the
@@ -606,13 +396,25 @@ class EnvConfig(Closed):
 # (unset, vllm-ascend's transfer timeout is 33064 ms). 10000/10000 is what vllm-ascend's examples use.
 ENGINE_ENV_DEFAULTS = {"PYTHONHASHSEED": "0", "ASCEND_CONNECT_TIMEOUT": "10000", "ASCEND_TRANSFER_TIMEOUT": "10000"}
 
-# kv_cache_store_config keys that only say how motor-kvpool deploys the store: Motor's in-pod code (which copies
-# the section into mooncake.json) never reads them, so they stay out of the effective user_config.json.
-DEPLOYMENT_ONLY_STORE_KEYS = {
-    "target_stack", "image", "resources", "protect", "retain_on_delete", "service_monitor", "ha", "etcd",
-    "local_service_conf", "client_ttl", "allowed_consumers", "metrics_scraper_namespaces", "allowed_sidecar_images",
-    "etcd_client_cidrs",
-}
+LABEL_VALUE_MAX = 63
+
+
+def engine_mount_paths(hardware_type: str, store: Any) -> dict[str, str]:
+    """The paths every engine container mounts besides the weights and storage[] (components/engine_pool.py):
+    path -> what it holds. A path ending in '/' stands for the folder and everything below it."""
+    # Imported here: those modules build on this one.
+    from components.engine_pool import host_files
+    from components.kv_store.endpoint import CLIENT_CONFIG_DIR
+    from components.motor_pod import CONFIGMAP_PATH
+
+    taken = {CONFIGMAP_PATH: "ConfigMap motor-config", "/dev/shm": "the shared-memory volume (dshm_size)"}
+    taken.update({spec[0]: f"the host file {spec[0]}" for spec in host_files(hardware_type).values()})
+    taken[f"{CLIENT_CONFIG_DIR}/"] = "the KV store's client configuration"
+    if isinstance(store, YuanrongStoreConfig):
+        from components.kv_store.yuanrong import SOCKET_DIR
+
+        taken[SOCKET_DIR] = "the openYuanrong worker sockets"
+    return taken
 
 
 class ServiceSettings(Closed):

@@ -18,15 +18,8 @@ from typing import Annotated, Any, Mapping, Union
 from pydantic import BaseModel, ValidationError
 
 from components.errors import SettingsError
-from components.settings import (
-    LOCAL_ORGANIZATION,
-    PROJECT,
-    USER_CONFIG_VERSION,
-    MemcacheStoreConfig,
-    MooncakeStoreConfig,
-    ServiceSettings,
-    YuanrongStoreConfig,
-)
+from components.settings import LOCAL_ORGANIZATION, PROJECT, USER_CONFIG_VERSION, ServiceSettings
+from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig, YuanrongStoreConfig
 from policies import rules
 
 USER_CONFIG_SECTIONS = (

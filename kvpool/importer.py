@@ -16,7 +16,8 @@ import yaml
 from components.errors import KvpoolError, SettingsError
 from components.input_files import check_stack_name, load_json
 from policies import rules
-from components.settings import LOCAL_ORGANIZATION, PROJECT, USER_CONFIG_VERSION, MooncakeStoreConfig, ServiceSettings
+from components.settings import LOCAL_ORGANIZATION, PROJECT, USER_CONFIG_VERSION, ServiceSettings
+from components.store_settings import MooncakeStoreConfig
 from components.settings_loader import USER_CONFIG_SECTIONS, load_from_motor_files
 
 # deploy.py of the kv_cache_pool generation drove only Mooncake (Ascend/MindIE-PyMotor master).

@@ -18,7 +18,8 @@ from typing import Any
 
 from components.errors import KvpoolError
 from components.pulumi_settings import SECRET_ENV_KEY, settings_from_config
-from components.settings import DEPLOYMENT_ONLY_STORE_KEYS, PROJECT, ServiceSettings
+from components.settings import PROJECT, ServiceSettings
+from components.store_settings import DEPLOYMENT_ONLY_STORE_KEYS
 from kvpool.stack_config import load_stack_config
 from policies import rules
 

@@ -12,7 +12,7 @@ from components.checksums import annotations
 from components.errors import KvpoolError
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.labels import KV_CLIENT_LABEL, common_labels
-from components.settings import StoreResources
+from components.store_settings import StoreResources
 from components.workloads import Workloads
 
 # deploy.py's names (kv_cache_store_template.yaml), kept so that Motor's in-pod scripts and docs still apply.

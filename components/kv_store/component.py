@@ -12,7 +12,7 @@ import pulumi
 from components.kv_store import memcache, mooncake, yuanrong
 from components.kv_store.common import StoreContext
 from components.kv_store.endpoint import KVStoreEndpoint
-from components.settings import MemcacheStoreConfig, MooncakeStoreConfig, StoreResources, YuanrongStoreConfig
+from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig, StoreResources, YuanrongStoreConfig
 from components.workloads import Workloads
 
 TYPE = "kvpool:index:KVStore"

@@ -25,7 +25,8 @@ from pydantic import ValidationError
 from components.kv_store import memcache, mooncake, yuanrong
 from components.kv_store.common import service_engine_env
 from components.kv_store.endpoint import KVStoreEndpoint
-from components.settings import MooncakeStoreConfig, ServiceSettings
+from components.settings import ServiceSettings
+from components.store_settings import MooncakeStoreConfig
 from components.units import is_dns_label
 
 OUTPUT = "kv_store"

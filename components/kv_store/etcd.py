@@ -14,7 +14,7 @@ from components.kv_store.common import (
     selector,
 )
 from components.labels import k8s_name, service_fqdn
-from components.settings import EtcdConfig
+from components.store_settings import EtcdConfig
 
 
 def etcd_name(store_name: str) -> str:

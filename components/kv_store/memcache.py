@@ -31,7 +31,7 @@ from components.kv_store.common import (
 from components.kv_store.endpoint import MOTOR_CONF_DIR, KVStoreEndpoint
 from components.labels import k8s_name
 from components.project_files import read_project_file
-from components.settings import MemcacheStoreConfig
+from components.store_settings import MemcacheStoreConfig
 
 META_CONF_DIR = "/etc/memcache"
 META_TEMPLATE = "mmc-meta.conf.template"

@@ -24,7 +24,7 @@ from components.kv_store.common import (
 )
 from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
 from components.kv_store.etcd import build_etcd, client_endpoints
-from components.settings import MooncakeStoreConfig
+from components.store_settings import MooncakeStoreConfig
 from components.units import mooncake_size_bytes
 
 CLIENT_FILE = "mooncake.json"

@@ -14,7 +14,8 @@ from components.kv_store.contract import sanitized_endpoint
 from components.kv_store.endpoint import SCHEMA, KVStoreEndpoint
 from components.units import integral_floats_to_ints
 from components.hardware import HARDWARE
-from components.settings import MemcacheStoreConfig, ServiceSettings
+from components.settings import ServiceSettings
+from components.store_settings import MemcacheStoreConfig
 from policies import rules
 
 OUTPUT = "kv_store"

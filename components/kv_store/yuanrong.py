@@ -21,7 +21,7 @@ from components.kv_store.common import (
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.kv_store.etcd import build_etcd, client_endpoints
 from components.labels import k8s_name, service_fqdn
-from components.settings import YuanrongStoreConfig
+from components.store_settings import YuanrongStoreConfig
 
 WORKER_NAME = "mindie-motor-ds-worker"
 SOCKET_HOST_DIR = "/var/run/motor-kvpool/datasystem"
