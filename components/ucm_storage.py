@@ -13,7 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.labels import common_labels
-from components.settings import HostPathStorage, NfsStorage, PvcStorage, StorageEntry
+from components.deploy_settings import HostPathStorage, NfsStorage, PvcStorage, StorageEntry
 
 TYPE = "kvpool:index:UCMStorage"
 

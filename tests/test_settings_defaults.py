@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.settings import PvcStorage
+from components.deploy_settings import PvcStorage
 from components.settings_loader import load_from_pulumi_config
 from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig
 from tests.service_configs import memcache_pool, mooncake_pool, plain_pd
