@@ -11,7 +11,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from components.settings import EngineSection, ServiceSettings
+from components.engine_settings import EngineSection
+from components.settings import ServiceSettings
 from policies import rules
 
 STORE_CONNECTORS = {rules.STORE_CONNECTOR: "lookup_rpc_port", "MooncakeConnectorStoreV1": "mooncake_rpc_port"}
