@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 from components.checksums import annotations
 from components.labels import KV_CLIENT_LABEL, common_labels
 from components.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError
+from components.ports import Port
 from components.rbac import ApiCall, create_rbac
 from components.secret_env import SecretEnv
 from components.motor_pod import (
@@ -57,7 +58,7 @@ class MotorRoleArgs:
     node_selector: dict[str, str]
     env: dict[str, Any]  # container env after motor-kvpool's own: motor_common_env, the role's section, store env
     restart_env: dict[str, Any]  # what the role's set_*_env function exports (checksum/motor-env)
-    services: tuple[ServicePort, ...]
+    services: dict[str, Port]  # Service name -> the one port it serves
     kv_client: bool = False  # it dials the KV store, so the store's NetworkPolicy must admit it
 
 
@@ -117,8 +118,8 @@ class ControlPlane(pulumi.ComponentResource):
         self, name: str, role: str, role_args: MotorRoleArgs, resources: dict[str, Any], service_account: str | None = None
     ) -> k8s.apps.v1.Deployment | None:
         deployment = self._deployment(name, role, role_args, resources, service_account)
-        for port in role_args.services:
-            self._service(port.service, role, name, port.port_name, port.port, port.node_port)
+        for service, port in role_args.services.items():
+            self._service(service, role, name, port)
         return deployment
 
     def _metadata(self, name: str, app: str) -> dict[str, Any]:
@@ -176,16 +177,15 @@ class ControlPlane(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.motor_config]),
         )
 
-    def _service(
-        self, name: str, role: str, app: str, port_name: str, port: int, node_port: int | None = None
-    ) -> None:
-        spec_port: dict[str, Any] = {"name": port_name, "port": port, "targetPort": port, "protocol": "TCP"}
-        if node_port is not None:
-            spec_port["nodePort"] = node_port
+    def _service(self, name: str, role: str, app: str, port: Port) -> None:
         self._args.workloads.service(
             name,
             role,
             metadata=self._metadata(name, app),
-            spec={"type": "NodePort" if node_port else "ClusterIP", "selector": {"app": app}, "ports": [spec_port]},
+            spec={
+                "type": "NodePort" if port.node_port else "ClusterIP",
+                "selector": {"app": app},
+                "ports": [port.service_port()],
+            },
             opts=self._opts(),
         )

@@ -5,12 +5,10 @@ the program turns them into `pulumi.RunError` (`user_errors_as_run_errors`) so t
 message without a traceback.
 """
 
-from typing import Any, Callable, TypeVar
+import contextlib
+from collections.abc import Iterator
 
 import pulumi
-
-T = TypeVar("T")
-
 
 class KvpoolError(Exception):
     """Base class: an error the user can fix by changing their input. `str()` is the full message."""
@@ -38,10 +36,11 @@ class SettingsError(KvpoolError):
         super().__init__(problem_report(source, self.problems))
 
 
-def user_errors_as_run_errors(build_step: Callable[..., T], *args: Any) -> T:
-    """Run a build step; a user error becomes pulumi.RunError, which the CLI prints without a traceback. Needed
-    around the program's entry, and again inside any apply, which runs after the entry has returned."""
+@contextlib.contextmanager
+def user_errors_as_run_errors() -> Iterator[None]:
+    """A user error raised inside becomes pulumi.RunError, which the CLI prints without a traceback. Needed around
+    the program's entry, and again in its `pulumi.run` entry point, which runs after the entry has returned."""
     try:
-        return build_step(*args)
+        yield
     except KvpoolError as error:
         raise pulumi.RunError(str(error)) from None

@@ -33,7 +33,8 @@ def stack_name() -> str:
     return f"{pulumi.get_organization()}/{PROJECT}/{pulumi.get_stack()}"
 
 
-def build(settings: ServiceSettings, project_dir: Path) -> None:
+def build(settings: ServiceSettings, project_dir: Path, shared: KVStoreEndpoint | None = None) -> None:
+    """The whole stack; `shared` is the checked store contract of `target_stack`, when another stack owns it."""
     opts = None
     if settings.create_namespace:
         namespace = k8s.core.v1.Namespace(
@@ -43,14 +44,9 @@ def build(settings: ServiceSettings, project_dir: Path) -> None:
     deploy = settings.motor_deploy_config
     workloads = Workloads(settings.namespace, deploy.deploy_mode)
     store = settings.kv_cache_store_config
-    if store is not None and store.target_stack:
-        # Another stack owns the store: nothing of it is created here; the engines are built once its
-        # contract has been read and checked.
-        shared_store(settings, stack_name()).apply(
-            lambda endpoint: user_errors_as_run_errors(
-                build_service, settings, project_dir, workloads, endpoint, False, opts
-            )
-        )
+    if shared is not None:
+        # Another stack owns the store: nothing of it is created here.
+        build_service(settings, project_dir, workloads, shared, False, opts)
         pulumi.export("kv_store_source", store.target_stack)
     elif settings.kv_store_wanted:
         endpoint = KVStore("kv-store", kv_store_args(settings, workloads, project_dir), opts).endpoint
@@ -123,4 +119,17 @@ def build_service(
 
 
 def run() -> None:
-    user_errors_as_run_errors(lambda: build(read_stack_settings(), Path.cwd()))
+    with user_errors_as_run_errors():
+        settings = read_stack_settings()
+        store = settings.kv_cache_store_config
+        if store is not None and store.target_stack:
+            # The owner's contract is read and checked first (awaited in pulumi.run's entry point), then the stack
+            # is built at top level, so every resource of a consumer shows in preview like an owner's.
+            pulumi.run(lambda: build_consumer(settings, Path.cwd()))
+        else:
+            build(settings, Path.cwd())
+
+
+async def build_consumer(settings: ServiceSettings, project_dir: Path) -> None:
+    with user_errors_as_run_errors():
+        build(settings, project_dir, await shared_store(settings, stack_name()))

@@ -3,17 +3,19 @@ requirements.txt (SDK_VERSION; tests/test_sdk_internals.py fails on any other, s
 
 - The program lists its stack's config keys: the SDK offers `Config.get` per key but no listing, and the offline
   preview and the CLI's language host put config in different places (runtime state or environment).
-- The offline engine (kvpool/mock_engine.py) runs a program to completion and serializes its exports as the
-  engine stores them, and resets the SDK's module-level state between runs, which `set_mocks` does not.
+- The offline engine (kvpool/mock_engine.py) runs a program to completion in its own root stack, as the
+  language host does, serializes its exports as the engine stores them, and resets the SDK's module-level state
+  between runs, which `set_mocks` does not.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+import pulumi.runtime
 from pulumi.runtime import config as runtime_config
 from pulumi.runtime import rpc, settings
-from pulumi.runtime.stack import massage, run_pulumi_func
+from pulumi.runtime.stack import massage, run_in_stack
 
 SDK_VERSION = "3.272.0"
 
@@ -34,10 +36,21 @@ def raw_config(key: str) -> str | None:
     return runtime_config.get_config(key)
 
 
+def set_mocks_without_root_stack(mocks: Any, **options: Any) -> None:
+    """`pulumi.runtime.set_mocks`, minus the finished root stack it makes for unit tests (it makes one only when
+    there is none): `run_program` makes the program's own, so that an entry point given to `pulumi.run` runs."""
+    settings.ROOT.set(object())
+    try:
+        pulumi.runtime.set_mocks(mocks, **options)
+    finally:
+        settings.ROOT.set(None)
+
+
 async def run_program(program: Callable[[], Any]) -> Any:
-    """Run the program, wait for every registration and apply (re-raising the first failure), and return its
-    exports serialized exactly as the engine would store them (secrets marked)."""
-    await run_pulumi_func(program)
+    """Run the program in a new root stack as the language host does (its `pulumi.run` entry point included),
+    wait for every registration and apply (re-raising the first failure), and return its exports serialized
+    exactly as the engine would store them (secrets marked)."""
+    await run_in_stack(program)
     return await rpc.serialize_properties(massage(settings.get_root_resource().outputs, []), {})
 
 

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from components.checksums import engine_config_inputs
 from components.connectors import instance_kv_transfer_config
-from components.control_plane import ControlPlaneArgs, MotorRoleArgs, ServicePort
+from components.control_plane import ControlPlaneArgs, MotorRoleArgs
 from components.engine_pool import EnginePoolArgs
 from components.errors import KvpoolError
 from components.hardware import engine_node_selector
@@ -30,6 +30,7 @@ from components.rbac import configmap_namespace, controller_calls
 from components.secret_env import SecretEnv
 from components.settings import ServiceSettings
 from components.ucm_storage import UCMStorage, UCMStorageArgs
+from components.ports import Port
 from components.workloads import Workloads
 from policies import rules
 
@@ -106,27 +107,27 @@ def control_plane_args(
         node_selector=deploy.controller_node_selector,
         env={**common, **settings.env.motor_controller_env},
         restart_env=dict(role_envs["motor_controller_env"]),
-        services=(
-            ServicePort(service=CONTROLLER_SERVICE, port_name="api", port=api_port(
+        services={
+            CONTROLLER_SERVICE: Port(name="api", port=api_port(
                 controller_config, "motor_controller_config", "controller_api_port", CONTROLLER_API_PORT)),
-            ServicePort(service=CONTROLLER_OBS_SERVICE, port_name="obs", port=CONTROLLER_OBS_PORT,
-                        node_port=deploy.controller_observability_node_port),
-        ),
+            CONTROLLER_OBS_SERVICE: Port(name="obs", port=CONTROLLER_OBS_PORT,
+                                         node_port=deploy.controller_observability_node_port),
+        },
     )
     coordinator = MotorRoleArgs(
         node_selector=deploy.coordinator_node_selector,
         env={**common, **store_env, **conductor_env(settings, workloads), **settings.env.motor_coordinator_env},
         restart_env=dict(role_envs["motor_coordinator_env"]),
-        services=(
-            ServicePort(service=COORDINATOR_INFER_SERVICE, port_name="infer", port=api_port(
+        services={
+            COORDINATOR_INFER_SERVICE: Port(name="infer", port=api_port(
                 coordinator_config, "motor_coordinator_config", "coordinator_api_infer_port", COORDINATOR_INFER_PORT),
                 node_port=deploy.coordinator_infer_node_port),
-            ServicePort(service=COORDINATOR_MGMT_SERVICE, port_name="mgmt", port=api_port(
+            COORDINATOR_MGMT_SERVICE: Port(name="mgmt", port=api_port(
                 coordinator_config, "motor_coordinator_config", "coordinator_api_mgmt_port", COORDINATOR_MGMT_PORT)),
-            ServicePort(service=COORDINATOR_OBS_SERVICE, port_name="obs", port=api_port(
+            COORDINATOR_OBS_SERVICE: Port(name="obs", port=api_port(
                 coordinator_config, "motor_coordinator_config", "coordinator_obs_port", COORDINATOR_OBS_PORT),
                 node_port=deploy.coordinator_obs_node_port),
-        ),
+        },
         kv_client=bool(store_env),
     )
     return ControlPlaneArgs(

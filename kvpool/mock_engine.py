@@ -121,7 +121,7 @@ def run_program(
         with _program_environment(project_dir):
             _reset_sdk_state()
             pulumi.runtime.set_all_config(dict(config.values), list(config.secret_keys))
-            pulumi.runtime.set_mocks(
+            sdk_internals.set_mocks_without_root_stack(
                 monitor.mocks,
                 project=config.project,
                 stack=config.stack,
@@ -132,13 +132,16 @@ def run_program(
             )
             exported = loop.run_until_complete(_run_and_serialize_exports(str(project_dir / "__main__.py")))
     except MockEngineError as error:
-        failure = error.with_traceback(None)
+        failure = error
     except (pulumi.RunError, KvpoolError) as error:
         failure = ProgramError(str(error))
     finally:
         with _unawaited_outputs_ignored():
             _reset_sdk_state()  # first: the root stack holds the run's outputs, which the loop's closing collects
             _close_event_loop(loop)
+            if failure is not None:
+                # Stripped only now: closing the loop can raise the same exception in a pending task again.
+                failure = failure.with_traceback(None)
     if failure is not None:
         raise failure from None
     outputs = decode_properties(exported)

@@ -185,17 +185,18 @@ def test_a_consumer_on_other_hardware_is_refused(provider_outputs):
     ]
 
 
-def test_user_errors_raised_inside_an_apply_become_run_errors():
+def test_user_errors_become_run_errors_and_other_errors_pass_unchanged():
     import pulumi
 
     from components.errors import KvpoolError, user_errors_as_run_errors
 
-    def refuse() -> None:
-        raise KvpoolError("motor_scripts_dir is unset")
-
-    with pytest.raises(pulumi.RunError, match="^motor_scripts_dir is unset$"):
-        user_errors_as_run_errors(refuse)
-    assert user_errors_as_run_errors(lambda value: value * 2, 21) == 42
+    with pytest.raises(pulumi.RunError, match="^motor_deployer_dir is unset$") as raised:
+        with user_errors_as_run_errors():
+            raise KvpoolError("motor_deployer_dir is unset")
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__
+    with pytest.raises(KeyError):
+        with user_errors_as_run_errors():
+            raise KeyError("a bug keeps its traceback")
 
 
 # --- a forged or compromised owner: its output is data, checked field by field (components/kv_store/contract.py) ---

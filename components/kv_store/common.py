@@ -12,6 +12,7 @@ from components.checksums import annotations
 from components.errors import KvpoolError
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.labels import KV_CLIENT_LABEL, common_labels
+from components.ports import Port
 from components.store_settings import StoreResources
 from components.workloads import Workloads
 
@@ -28,19 +29,14 @@ class StoreEnvConflict(KvpoolError):
     """env.json's store section sets a variable the store container's contract sets."""
 
 
-# Who a store port admits (components/kv_store/common.py network_policy):
+# Who a store port admits (network_policy below):
 CLIENTS = "clients"  # engine pods of this and the allowed consumers' namespaces, and the store's own peers
 SCRAPERS = "scrapers"  # metrics: pods labelled METRICS_SCRAPER_LABEL here, and the metrics_scraper_namespaces
 MEMBERS = "members"  # the store's own members only (etcd's peer port)
 # Pods of the service's namespace carrying this label may scrape the store's metrics.
 METRICS_SCRAPER_LABEL = "motor-kvpool.io/metrics-scraper"
-
-
-@dataclass(frozen=True)
-class StorePort:
-    name: str
-    port: int
-    admits: str = CLIENTS
+# The store server's metrics port: its ServiceMonitor scrapes it and its NetworkPolicy admits the SCRAPERS to it.
+METRICS_PORT = "metrics"
 
 
 @dataclass(frozen=True)
@@ -118,29 +114,29 @@ def container_resources(resources: StoreResources) -> dict[str, dict[str, str]]:
     }
 
 
-def container_ports(ports: Sequence[StorePort]) -> list[dict[str, Any]]:
-    return [{"name": port.name, "containerPort": port.port, "protocol": "TCP"} for port in ports]
+def container_ports(ports: Sequence[Port]) -> list[dict[str, Any]]:
+    return [port.container_port() for port in ports]
 
 
 RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 POD_IP_ENV = {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
 
 
-def _service_spec(app: str, ports: Sequence[StorePort], headless: bool = False) -> dict[str, Any]:
+def _service_spec(app: str, ports: Sequence[Port], headless: bool = False) -> dict[str, Any]:
     return {
         "type": "ClusterIP",
         **({"clusterIP": "None", "publishNotReadyAddresses": True} if headless else {}),
         "selector": selector(app),
-        "ports": [{"name": p.name, "port": p.port, "targetPort": p.port, "protocol": "TCP"} for p in ports],
+        "ports": [port.service_port() for port in ports],
     }
 
 
-def service(ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort]) -> None:
+def service(ctx: StoreContext, name: str, app: str, ports: Sequence[Port]) -> None:
     """The store's own Service: part of the kv-store role in a service set."""
     ctx.keep(ctx.workloads.service(name, COMPONENT, ctx.metadata(name, app), _service_spec(app, ports), ctx.opts()))
 
 
-def headless_service(ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort]) -> k8s.core.v1.Service:
+def headless_service(ctx: StoreContext, name: str, app: str, ports: Sequence[Port]) -> k8s.core.v1.Service:
     """A StatefulSet's peer Service: always a plain object (service sets hold Deployments only)."""
     return ctx.keep(k8s.core.v1.Service(
         name, metadata=ctx.metadata(name, app), spec=_service_spec(app, ports, headless=True), opts=ctx.opts()
@@ -148,10 +144,11 @@ def headless_service(ctx: StoreContext, name: str, app: str, ports: Sequence[Sto
 
 
 def network_policy(
-    ctx: StoreContext, name: str, app: str, ports: Sequence[StorePort], peers: Sequence[str] = (),
+    ctx: StoreContext, name: str, app: str, ports: Sequence[Port], peers: Sequence[str] = (),
     members: Sequence[str] = (), engines: bool = True, node_cidrs: Sequence[str] | None = (),
+    admits: Mapping[str, str] | None = None,
 ) -> k8s.networking.v1.NetworkPolicy:
-    """Each port admits exactly who needs it:
+    """Each port admits exactly who needs it, as `admits` says by port name (CLIENTS unless named there):
     - CLIENTS: with `engines`, engine pods (labelled KV_CLIENT_LABEL) of this namespace and of the allowed
       consumers' namespaces; the pods named in `peers` (the store's own pods that use it); and `node_cidrs`
       (clients on the host network, which no pod selector names; None: any address, when they are not known);
@@ -177,12 +174,13 @@ def network_policy(
         for namespace in ctx.metrics_scraper_namespaces
     ]
     sources = {CLIENTS: None if node_cidrs is None else clients, SCRAPERS: scrapers, MEMBERS: member_pods}
+    group_of = {port.name: (admits or {}).get(port.name, CLIENTS) for port in ports}
     ingress = []
-    for admits in (CLIENTS, SCRAPERS, MEMBERS):
-        admitted = [{"port": p.port, "protocol": "TCP"} for p in ports if p.admits == admits]
+    for group in (CLIENTS, SCRAPERS, MEMBERS):
+        admitted = [{"port": p.port, "protocol": "TCP"} for p in ports if group_of[p.name] == group]
         if admitted:
             # `from` absent admits every source: only the host-network clients of unknown address need it.
-            ingress.append({**({} if sources[admits] is None else {"from": sources[admits]}), "ports": admitted})
+            ingress.append({**({} if sources[group] is None else {"from": sources[group]}), "ports": admitted})
     return ctx.keep(k8s.networking.v1.NetworkPolicy(
         name,
         metadata=ctx.metadata(name, app),
@@ -241,7 +239,7 @@ def deployment(
 def store_server(
     ctx: StoreContext,
     container: dict[str, Any],
-    ports: Sequence[StorePort],
+    ports: Sequence[Port],
     monitored: bool,
     volumes: Sequence[dict[str, Any]] = (),
     replicas: int = 1,
@@ -249,16 +247,17 @@ def store_server(
     config_files: Mapping[str, str] | None = None,
 ) -> None:
     """The store server every Service-fronted backend runs: its Deployment, the Service engines dial (deploy.py's
-    names), the NetworkPolicy in front of it, and the optional ServiceMonitor. `config_files`: what the server
-    reads from a mounted ConfigMap at start, so that a change of it rolls the server."""
+    names), the NetworkPolicy in front of it (the port named METRICS_PORT admits the SCRAPERS, every other one the
+    CLIENTS), and the optional ServiceMonitor. `config_files`: what the server reads from a mounted ConfigMap at
+    start, so that a change of it rolls the server."""
     deployment(
         ctx, STORE_NAME, [ctx.with_store_env(container)], volumes, replicas=replicas, depends_on=depends_on,
         checksums={"store-config": config_files},
     )
     service(ctx, STORE_SERVICE, STORE_NAME, ports)
-    network_policy(ctx, STORE_NAME, STORE_NAME, ports)
+    network_policy(ctx, STORE_NAME, STORE_NAME, ports, admits={METRICS_PORT: SCRAPERS})
     if monitored:
-        service_monitor(ctx, STORE_NAME, STORE_NAME, "metrics")
+        service_monitor(ctx, STORE_NAME, STORE_NAME, METRICS_PORT)
 
 
 def store_host(ctx: StoreContext) -> str:

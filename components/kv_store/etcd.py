@@ -8,12 +8,12 @@ from components.kv_store.common import (
     MEMBERS,
     RESTRICTED_CONTAINER,
     StoreContext,
-    StorePort,
     headless_service,
     network_policy,
     selector,
 )
 from components.labels import k8s_name, service_fqdn
+from components.ports import Port
 from components.store_settings import EtcdConfig
 
 
@@ -56,7 +56,7 @@ def build_etcd(
     name them)."""
     name = etcd_name(store_name)
     peers_service = k8s_name(name, "peers")
-    ports = [StorePort("client", etcd.port), StorePort("peer", etcd.peer_port, MEMBERS)]
+    ports = [Port(name="client", port=etcd.port), Port(name="peer", port=etcd.peer_port)]
     headless = headless_service(ctx, peers_service, name, ports)
     members = ctx.keep(k8s.apps.v1.StatefulSet(
         name,
@@ -102,6 +102,6 @@ def build_etcd(
     ))
     network_policy(
         ctx, name, name, ports, peers=[name, *clients], members=[name], engines=engines,
-        node_cidrs=node_cidrs,
+        node_cidrs=node_cidrs, admits={"peer": MEMBERS},
     )
     return members

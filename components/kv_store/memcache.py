@@ -16,12 +16,11 @@ import pulumi_kubernetes as k8s
 from components.errors import KvpoolError
 from components.hardware import HARDWARE
 from components.kv_store.common import (
+    METRICS_PORT,
     POD_IP_ENV,
     RESTRICTED_CONTAINER,
-    SCRAPERS,
     STORE_NAME,
     StoreContext,
-    StorePort,
     container_ports,
     container_resources,
     service_endpoint,
@@ -30,6 +29,7 @@ from components.kv_store.common import (
 )
 from components.kv_store.endpoint import MOTOR_CONF_DIR, KVStoreEndpoint
 from components.labels import k8s_name
+from components.ports import Port
 from components.project_files import read_project_file
 from components.store_settings import MemcacheStoreConfig
 
@@ -126,9 +126,9 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
 def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> KVStoreEndpoint:
     host = store_host(ctx)
     ports = [
-        StorePort("meta", store.port),
-        StorePort("config-store", store.config_store_port),
-        StorePort("metrics", store.metrics_port, SCRAPERS),
+        Port(name="meta", port=store.port),
+        Port(name="config-store", port=store.config_store_port),
+        Port(name=METRICS_PORT, port=store.metrics_port),
     ]
     conf_name = k8s_name(STORE_NAME, "meta-conf")
     conf_data = {META_TEMPLATE: render_conf(meta_conf(store))}
@@ -144,7 +144,7 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
         # TCP probes: MemCache 1.3.0's HTTP server never sends the body to a `Connection: close` request, which is
         # what the kubelet's HTTP probe sends, so an httpGet probe would time out (verified on the wheel).
         "readinessProbe": {"tcpSocket": {"port": "meta"}, "periodSeconds": 5},
-        "livenessProbe": {"tcpSocket": {"port": "metrics"}, "periodSeconds": 10, "failureThreshold": 3},
+        "livenessProbe": {"tcpSocket": {"port": METRICS_PORT}, "periodSeconds": 10, "failureThreshold": 3},
         "resources": container_resources(ctx.resources),
         "securityContext": RESTRICTED_CONTAINER,
         "volumeMounts": [{"name": "meta-conf", "mountPath": META_CONF_DIR, "readOnly": True}],

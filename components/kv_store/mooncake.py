@@ -10,12 +10,11 @@ import json
 from typing import Any
 
 from components.kv_store.common import (
+    METRICS_PORT,
     POD_IP_ENV,
     RESTRICTED_CONTAINER,
-    SCRAPERS,
     STORE_NAME,
     StoreContext,
-    StorePort,
     container_ports,
     container_resources,
     service_endpoint,
@@ -24,6 +23,7 @@ from components.kv_store.common import (
 )
 from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
 from components.kv_store.etcd import build_etcd, client_endpoints
+from components.ports import Port
 from components.store_settings import MooncakeStoreConfig
 from components.units import mooncake_size_bytes
 
@@ -117,7 +117,7 @@ def render_json(data: dict[str, Any]) -> str:
 
 def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
     host = store_host(ctx)
-    ports = [StorePort("rpc", store.port), StorePort("metrics", store.metrics_port, SCRAPERS)]
+    ports = [Port(name="rpc", port=store.port), Port(name=METRICS_PORT, port=store.metrics_port)]
     etcd_endpoints: list[str] = []
     depends_on = []
     if store.ha is not None:
@@ -132,7 +132,9 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
         "ports": container_ports(ports),
         # Ready once it accepts RPCs; alive while its HTTP server answers /health.
         "readinessProbe": {"tcpSocket": {"port": "rpc"}, "periodSeconds": 5},
-        "livenessProbe": {"httpGet": {"path": "/health", "port": "metrics"}, "periodSeconds": 10, "failureThreshold": 3},
+        "livenessProbe": {
+            "httpGet": {"path": "/health", "port": METRICS_PORT}, "periodSeconds": 10, "failureThreshold": 3,
+        },
         "resources": container_resources(ctx.resources),
         "securityContext": RESTRICTED_CONTAINER,
     }

@@ -7,7 +7,7 @@ from typing import Any
 
 import pulumi
 
-from components.errors import KvpoolError, user_errors_as_run_errors
+from components.errors import KvpoolError
 
 from components.kv_store.compatibility import COMPATIBILITY_FIELDS, compatibility
 from components.kv_store.contract import sanitized_endpoint
@@ -120,10 +120,23 @@ def check_contract(settings: ServiceSettings, own: str, target: str, output: Any
     return endpoint
 
 
-def shared_store(settings: ServiceSettings, own: str) -> pulumi.Output[KVStoreEndpoint]:
+async def shared_store(settings: ServiceSettings, own: str) -> KVStoreEndpoint:
+    """The target stack's `kv_store` output as a plain value, checked. Awaited from the program's `pulumi.run`
+    entry point, so the consumer's resources are built at top level, never inside an apply."""
     target = str(settings.kv_cache_store_config.target_stack)
     reference = pulumi.StackReference(target)
-    # The check runs inside an apply, after the program's entry has returned: it turns user errors into RunError.
-    return reference.get_output(OUTPUT).apply(
-        lambda output: user_errors_as_run_errors(check_contract, settings, own, target, output)
-    )
+    try:
+        details = await reference.get_output_details(OUTPUT)
+    except Exception as error:  # the engine's read of the stack failed; its own message says why
+        raise SharedStoreError(
+            f"{own} cannot use the KV store of {target}:\n  - kv_cache_store_config.target_stack: stack {target} "
+            f"cannot be read ({error}). Name a stack of this backend as <organization>/<project>/<stack> "
+            f"(`pulumi stack ls --all` lists them), and run `pulumi up` on it first."
+        ) from None
+    if details.secret_value is not None:
+        raise SharedStoreError(
+            f"{own} cannot use the KV store of {target}:\n  - kv_cache_store_config.target_stack: {target}'s "
+            f"`{OUTPUT}` output is a secret; the store contract holds no secret, so {own} refuses to render it in "
+            f"plain. Export it unsecret from {target}."
+        )
+    return check_contract(settings, own, target, details.value)
