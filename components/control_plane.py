@@ -44,14 +44,6 @@ FAST_EVICTION = [
 
 
 @dataclass(frozen=True, kw_only=True)
-class ServicePort:
-    service: str
-    port_name: str
-    port: int
-    node_port: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
 class MotorRoleArgs:
     """One Motor control-plane role (controller or coordinator)."""
 
