@@ -2,13 +2,16 @@
 (examples/deployer/lib/generator/kv_conductor.py, yaml_template/kv_conductor_template.yaml): Deployment
 `mindie-motor-kv-conductor` and Service `kv-conductor` on kv_conductor_config.http_server_port, running Motor's boot.sh
 with ROLE=kv_conductor from motor-config like every Motor pod, with KVS_MASTER_SERVICE; and the coordinator's
-KV_CONDUCTOR_SERVICE (components/control_plane.py asks `coordinator_env`).
+KV_CONDUCTOR_SERVICE (components/service_args.py asks `coordinator_env`).
 
 In the pod, Motor's kv_conductor.sh exports set_kv_conductor_env (env.json's motor_kv_conductor_env), has
 mooncake_config.py `conductor` write $CONFIG_PATH/kv_conductor_config.json from user_config.json's kv_conductor_config
 (with kvevent_instance: the pool master's endpoint tcp://$KVS_MASTER_SERVICE:<kv_cache_store_config.port> and the
 prefill served_model_name), and starts `mooncake_conductor`. `conductor_config` is that file as it must come out;
 tests/conformance runs Motor's scripts on what we render and compares.
+
+components/service_args.py kv_conductor_args checks the settings (check_env, check_pool_port) and builds the
+KVConductorArgs; the component renders from them alone.
 
 Traffic (NetworkPolicy `mindie-motor-kv-conductor`), from Motor's code: the coordinator calls the conductor's HTTP port
 (register, query); the conductor dials out, a ZeroMQ SUB connecting to each prefill DP rank's kv-events-config
@@ -20,7 +23,8 @@ Across services: each service runs its own conductor (README, "KV-cache affinity
 
 from __future__ import annotations
 
-import json
+import copy
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import pulumi
@@ -43,9 +47,9 @@ from components.motor_pod import (
     env_list,
     motor_env,
 )
+from components.ports import Port
 from components.settings import ServiceSettings
 from components.workloads import Workloads
-from policies import rules
 
 TYPE = "kvpool:index:KVConductor"
 NAME = "mindie-motor-kv-conductor"  # deploy.py's Deployment, `app` label and NetworkPolicy
@@ -80,17 +84,14 @@ class ConductorPoolMismatch(KvpoolError):
     """The conductor would follow another master port than the pool's."""
 
 
-def service_host(settings: ServiceSettings, workloads: Workloads) -> str | None:
-    """What the coordinator dials (KV_CONDUCTOR_SERVICE); None without kv_conductor_config."""
-    if settings.kv_conductor_config is None:
-        return None
+def service_host(workloads: Workloads) -> str:
+    """What the coordinator dials (KV_CONDUCTOR_SERVICE) when the service has a conductor."""
     return workloads.service_host(SERVICE, WORKLOAD_ROLE)
 
 
-def coordinator_env(settings: ServiceSettings, workloads: Workloads) -> dict[str, str]:
+def coordinator_env(workloads: Workloads) -> dict[str, str]:
     """The coordinator's KV_CONDUCTOR_SERVICE (deploy.py's coordinator.py / infer_service.py set the same)."""
-    host = service_host(settings, workloads)
-    return {} if host is None else {"KV_CONDUCTOR_SERVICE": host}
+    return {"KV_CONDUCTOR_SERVICE": service_host(workloads)}
 
 
 def master_host(endpoint: KVStoreEndpoint | None) -> str | None:
@@ -100,13 +101,15 @@ def master_host(endpoint: KVStoreEndpoint | None) -> str | None:
     return endpoint.engine_env.get("KVS_MASTER_SERVICE", endpoint.host)
 
 
-def conductor_config(settings: ServiceSettings, endpoint: KVStoreEndpoint | None) -> dict[str, Any] | None:
-    """$CONFIG_PATH/kv_conductor_config.json as Motor's mooncake_config.py `conductor` must write it in the pod."""
-    user_config = settings.user_config()
+def conductor_config(
+    settings: ServiceSettings, user_config: Mapping[str, Any], endpoint: KVStoreEndpoint | None
+) -> dict[str, Any] | None:
+    """$CONFIG_PATH/kv_conductor_config.json as Motor's mooncake_config.py `conductor` must write it in the pod, from
+    `user_config` (settings.user_config(), which is left as it is)."""
     config = user_config.get("kv_conductor_config")
     if config is None:
         return None
-    config = json.loads(json.dumps(config))
+    config = copy.deepcopy(config)
     master = (config.get("kvevent_instance") or {}).get("mooncake_master")
     if master is not None:
         store = user_config.get("kv_cache_store_config") or {}
@@ -119,7 +122,7 @@ def check_env(settings: ServiceSettings, workloads: Workloads, endpoint: KVStore
     """env.json may not set what the conductor's pod and the coordinator get from motor-kvpool: set_kv_conductor_env
     runs before mooncake_config.py, so a KVS_MASTER_SERVICE there would point the conductor at another master."""
     sections = settings.env.model_dump(mode="json")
-    ours = {"KV_CONDUCTOR_SERVICE": service_host(settings, workloads)}
+    ours = {"KV_CONDUCTOR_SERVICE": service_host(workloads)}
     master = master_host(endpoint)
     if master is not None:
         ours["KVS_MASTER_SERVICE"] = master
@@ -130,7 +133,7 @@ def check_env(settings: ServiceSettings, workloads: Workloads, endpoint: KVStore
     ]
     for section in ("motor_common_env", ENV_SECTION, "motor_coordinator_env"):
         for name, value in sections[section].items():
-            if name in ours and ours[name] is not None and env_text(value) != ours[name]:
+            if name in ours and env_text(value) != ours[name]:
                 problems.append(f"env.{section}.{name} is {value!r} but the KV conductor needs {ours[name]!r}")
     if problems:
         raise ConductorEnvConflict("; ".join(problems) + ". Remove them from env.json: motor-kvpool sets them "
@@ -154,68 +157,79 @@ def check_pool_port(settings: ServiceSettings, endpoint: KVStoreEndpoint | None)
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class KVConductorArgs:
+    """Everything the conductor is rendered from (components/service_args.py kv_conductor_args builds it)."""
+
+    namespace: str
+    workloads: Workloads
+    image: str
+    port: Port  # kv_conductor_config.http_server_port: container port, Service port, the coordinator's way in
+    env: dict[str, Any]  # container env after motor-kvpool's own: KVS_MASTER_SERVICE, env.json's sections
+    restart_inputs: dict[str, Any]  # checksum/<name> -> what the conductor reads at start
+    kv_event_ports: tuple[range, ...]  # each prefill pod's KV-event and replay ports, which the conductor dials
+    followed_pool: KVStoreEndpoint | None = None  # the pool whose master it follows (kvevent_instance), else None
+    depends_on: tuple[pulumi.Resource, ...] = ()  # what its Deployment waits for (ConfigMap motor-config, mounted)
+
+
 class KVConductor(pulumi.ComponentResource):
     deployment: k8s.apps.v1.Deployment | None  # None in a service set: the operator creates it
+    service: k8s.core.v1.Service | None  # None in a service set: the InferServiceSet's role holds it
+    network_policy: k8s.networking.v1.NetworkPolicy  # a plain object in either mode
 
-    def __init__(
-        self,
-        name: str,
-        settings: ServiceSettings,
-        workloads: Workloads,
-        endpoint: KVStoreEndpoint | None,
-        role_envs: Mapping[str, Mapping[str, Any]],
-        scripts_digest: str | None,
-        depends_on: list[pulumi.Resource],
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
+    def __init__(self, name: str, args: KVConductorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        config = settings.kv_conductor_config
-        assert config is not None
-        check_env(settings, workloads, endpoint)
-        check_pool_port(settings, endpoint)
-        self._settings = settings
-        self._namespace = settings.namespace
-        self.port = config.http_server_port
-        follows_pool = config.kvevent_instance is not None and endpoint is not None
-        master = master_host(endpoint)
-        env = {
-            **motor_env(BOOT_ROLE, workloads, f"{self._namespace}-{WORKLOAD_ROLE}"),
-            **({"KVS_MASTER_SERVICE": master} if master else {}),  # deploy.py's kv_conductor.py sets it
-            **settings.env.motor_common_env,
-            **settings.env.motor_kv_conductor_env,
-        }
-        labels = {**common_labels(self._namespace, WORKLOAD_ROLE, NAME), "app": NAME, "deploy-name": NAME}
+        self._args = args
+        self._labels = {**common_labels(args.namespace, WORKLOAD_ROLE, NAME), "app": NAME, "deploy-name": NAME}
+        self.deployment = self._deployment()
+        self.service = args.workloads.service(
+            SERVICE,
+            WORKLOAD_ROLE,
+            metadata={"name": SERVICE, "namespace": args.namespace, "labels": self._labels},
+            spec={"type": "ClusterIP", "selector": {"app": NAME}, "ports": [args.port.service_port()]},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.network_policy = k8s.networking.v1.NetworkPolicy(
+            NAME,
+            metadata=self._metadata(),
+            spec=self._network_policy_spec(),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({
+            "deployment": self.deployment, "service": self.service, "network_policy": self.network_policy,
+        })
+
+    def _metadata(self) -> dict[str, Any]:
+        return {"name": NAME, "namespace": self._args.namespace, "labels": self._labels}
+
+    def _deployment(self) -> k8s.apps.v1.Deployment | None:
+        args = self._args
+        env = {**motor_env(BOOT_ROLE, args.workloads, f"{args.namespace}-{WORKLOAD_ROLE}"), **args.env}
         # It dials the pool's master: the store's NetworkPolicy admits the pods labelled as KV clients.
-        pod_labels = {**labels, **({KV_CLIENT_LABEL: "true"} if follows_pool else {})}
-        metadata = {"name": NAME, "namespace": self._namespace, "labels": labels}
-        tcp = {"tcpSocket": {"port": "http"}}
+        pod_labels = {**self._labels, **({KV_CLIENT_LABEL: "true"} if args.followed_pool else {})}
+        probe = {"tcpSocket": {"port": args.port.name}}
         container = {
             "name": CONTAINER,
-            "image": settings.motor_deploy_config.image_name,
+            "image": args.image,
             "command": BOOT_COMMAND,
             "env": env_list(env),
-            "ports": [{"name": "http", "containerPort": self.port, "protocol": "TCP"}],
+            "ports": [args.port.container_port()],
             "resources": RESOURCES,
-            **{probe: {**tcp, **timing} for probe, timing in PROBE_TIMING.items()},
+            **{kind: {**probe, **timing} for kind, timing in PROBE_TIMING.items()},
             "securityContext": {**MOTOR_SECURITY_CONTEXT, "capabilities": {"drop": ["ALL"]}},
             "volumeMounts": [MOTOR_CONFIG_MOUNT],
         }
-        # The conductor's config is written once at start, from these inputs; its index lives in memory (a restart
-        # re-learns it from the coordinator's re-registration and the engines' replay endpoints).
-        checksums = annotations({
-            "motor-scripts": scripts_digest,
-            "motor-env": role_envs.get(ENV_SECTION),
-            "kv-conductor-config": conductor_config(settings, endpoint),
-        })
-        self.deployment = workloads.deployment(
+        return args.workloads.deployment(
             NAME,
             WORKLOAD_ROLE,
-            metadata=metadata,
+            metadata=self._metadata(),
             spec={
                 "replicas": 1,
                 "selector": {"matchLabels": {"app": NAME}},
                 "template": {
-                    "metadata": {"labels": pod_labels, "annotations": checksums},
+                    # The conductor's config is written once at start, from these inputs; its index lives in memory
+                    # (a restart re-learns it from the coordinator's re-registration and the engines' replay endpoints).
+                    "metadata": {"labels": pod_labels, "annotations": annotations(args.restart_inputs)},
                     "spec": {
                         "automountServiceAccountToken": False,  # it makes no API call
                         "securityContext": MOTOR_POD_SECURITY_CONTEXT,
@@ -225,26 +239,40 @@ class KVConductor(pulumi.ComponentResource):
                     },
                 },
             },
-            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
         )
-        workloads.service(
-            SERVICE,
-            WORKLOAD_ROLE,
-            metadata={"name": SERVICE, "namespace": self._namespace, "labels": labels},
-            spec={
-                "type": "ClusterIP",
-                "selector": {"app": NAME},
-                "ports": [{"name": "http", "port": self.port, "targetPort": self.port, "protocol": "TCP"}],
-            },
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.network_policy = k8s.networking.v1.NetworkPolicy(
-            NAME,
-            metadata=metadata,
-            spec=network_policy_spec(settings, endpoint),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.register_outputs({"service": service_host(settings, workloads), "port": self.port})
+
+    def _network_policy_spec(self) -> dict[str, Any]:
+        """Ingress: the coordinator to the HTTP port. Egress: the prefill pods' KV-event and replay ports (the conductor
+        connects; vLLM binds), the pool's master and DNS when it follows the master, nothing else. The kubelet's
+        probes come from the node, which the common network plugins admit regardless of policy."""
+        args = self._args
+        prefill = {
+            "matchLabels": {"app.kubernetes.io/component": "prefill", "app.kubernetes.io/part-of": args.namespace}
+        }
+        egress: list[dict[str, Any]] = []
+        if args.kv_event_ports:
+            egress.append({"to": [{"podSelector": prefill}], "ports": [_port_rule(p) for p in args.kv_event_ports]})
+        pool = args.followed_pool
+        if pool is not None:
+            master: dict[str, Any] = {"podSelector": {"matchLabels": {"app": STORE_NAME}}}
+            if pool.namespace != args.namespace:
+                master["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": pool.namespace}}
+            egress.append({"to": [master], "ports": [{"port": pool.port, "protocol": "TCP"}]})
+            # The master's endpoint is a Service name: the conductor resolves it through the cluster DNS.
+            egress.append({
+                "to": [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+                "ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}],
+            })
+        return {
+            "podSelector": {"matchLabels": {"app": NAME}},
+            "policyTypes": ["Ingress", "Egress"],
+            "ingress": [{
+                "from": [{"podSelector": {"matchLabels": {"app": COORDINATOR_APP}}}],
+                "ports": [{"port": args.port.port, "protocol": "TCP"}],
+            }],
+            "egress": egress,
+        }
 
 
 def _port_rule(ports: range) -> dict[str, Any]:
@@ -252,38 +280,3 @@ def _port_rule(ports: range) -> dict[str, Any]:
     if len(ports) > 1:
         rule["endPort"] = ports.stop - 1
     return rule
-
-
-def network_policy_spec(settings: ServiceSettings, endpoint: KVStoreEndpoint | None) -> dict[str, Any]:
-    """Ingress: the coordinator to the HTTP port. Egress: the prefill pods' KV-event and replay ports (the conductor
-    connects; vLLM binds), the pool's master and DNS when it follows the master, nothing else. The kubelet's probes
-    come from the node, which the common network plugins admit regardless of policy."""
-    namespace = settings.namespace
-    config = settings.kv_conductor_config
-    assert config is not None
-    prefill = {"matchLabels": {"app.kubernetes.io/component": "prefill", "app.kubernetes.io/part-of": namespace}}
-    event_ports = rules.kv_event_ports(settings.user_config())
-    egress: list[dict[str, Any]] = []
-    if event_ports:
-        egress.append({"to": [{"podSelector": prefill}], "ports": [_port_rule(p) for p in event_ports.values()]})
-    if config.kvevent_instance is not None and endpoint is not None:
-        store = settings.kv_cache_store_config
-        port = getattr(store, "port", endpoint.port)
-        master = {"podSelector": {"matchLabels": {"app": STORE_NAME}}}
-        if endpoint.namespace != namespace:
-            master["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": endpoint.namespace}}
-        egress.append({"to": [master], "ports": [{"port": port, "protocol": "TCP"}]})
-        # The master's endpoint is a Service name: the conductor resolves it through the cluster DNS.
-        egress.append({
-            "to": [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
-            "ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}],
-        })
-    return {
-        "podSelector": {"matchLabels": {"app": NAME}},
-        "policyTypes": ["Ingress", "Egress"],
-        "ingress": [{
-            "from": [{"podSelector": {"matchLabels": {"app": COORDINATOR_APP}}}],
-            "ports": [{"port": config.http_server_port, "protocol": "TCP"}],
-        }],
-        "egress": egress,
-    }

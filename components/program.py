@@ -23,7 +23,13 @@ from components.motor_env import script_envs
 from components.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
 from components.pulumi_settings import read_stack_settings
 from components.secret_env import secret_env
-from components.service_args import control_plane_args, engine_pool_args, kv_store_args, ucm_storage_args
+from components.service_args import (
+    control_plane_args,
+    engine_pool_args,
+    kv_conductor_args,
+    kv_store_args,
+    ucm_storage_args,
+)
 from components.settings import PROJECT, ServiceSettings
 from components.ucm_storage import UCMStorage
 from components.workloads import Workloads
@@ -65,7 +71,7 @@ def build(settings: ServiceSettings, project_dir: Path, shared: KVStoreEndpoint 
         },
     )
     if settings.kv_conductor_config is not None:
-        pulumi.export("kv_conductor", {"service": conductor_host(settings, workloads),
+        pulumi.export("kv_conductor", {"service": conductor_host(workloads),
                                        "port": settings.kv_conductor_config.http_server_port})
     # deploy.py finds these on the cluster's nodes; here the preview says what the engine nodes must carry.
     pulumi.export("engine_node_labels", engine_node_selector(deploy.hardware_type, deploy.accelerator_type))
@@ -105,8 +111,11 @@ def build_service(
         side_storage = storage if side == "prefill" else None  # decode never loads UCM
         EnginePool(side, engine_pool_args(settings, side, workloads, endpoint, role_envs, scripts, secret, side_storage), opts)
     if settings.kv_conductor_config is not None:
-        KVConductor("kv-conductor", settings, workloads, endpoint, role_envs, scripts,
-                    [control_plane.motor_config], opts)
+        KVConductor(
+            "kv-conductor",
+            kv_conductor_args(settings, workloads, endpoint, role_envs, scripts, (control_plane.motor_config,)),
+            opts,
+        )
     # In a service set the store's Deployment and Service live inside the InferServiceSet: protect it with the store.
     owned = settings.kv_cache_store_config if owns_store else None
     workloads.finish(

@@ -6,13 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
+import pulumi
+
 from components.checksums import engine_config_inputs
 from components.connectors import instance_kv_transfer_config
 from components.control_plane import ControlPlaneArgs, MotorRoleArgs
 from components.engine_pool import EnginePoolArgs
 from components.errors import KvpoolError
 from components.hardware import engine_node_selector
-from components.kv_conductor import coordinator_env as conductor_env
+from components import kv_conductor
+from components.kv_conductor import KVConductorArgs
 from components.kv_store.compatibility import compatibility
 from components.kv_store.component import KVStoreArgs
 from components.kv_store.endpoint import KVStoreEndpoint
@@ -27,10 +30,10 @@ from components.motor_pod import (
     check_internal_env,
 )
 from components.rbac import configmap_namespace, controller_calls
+from components.ports import Port
 from components.secret_env import SecretEnv
 from components.settings import ServiceSettings
 from components.ucm_storage import UCMStorage, UCMStorageArgs
-from components.ports import Port
 from components.workloads import Workloads
 from policies import rules
 
@@ -103,6 +106,8 @@ def control_plane_args(
     deploy = settings.motor_deploy_config
     common = settings.env.motor_common_env
     controller_config, coordinator_config = settings.motor_controller_config, settings.motor_coordinator_config
+    # The coordinator dials the service's conductor, if it has one.
+    conductor_env = kv_conductor.coordinator_env(workloads) if settings.kv_conductor_config is not None else {}
     controller = MotorRoleArgs(
         node_selector=deploy.controller_node_selector,
         env={**common, **settings.env.motor_controller_env},
@@ -116,7 +121,7 @@ def control_plane_args(
     )
     coordinator = MotorRoleArgs(
         node_selector=deploy.coordinator_node_selector,
-        env={**common, **store_env, **conductor_env(settings, workloads), **settings.env.motor_coordinator_env},
+        env={**common, **store_env, **conductor_env, **settings.env.motor_coordinator_env},
         restart_env=dict(role_envs["motor_coordinator_env"]),
         services={
             COORDINATOR_INFER_SERVICE: Port(name="infer", port=api_port(
@@ -184,4 +189,42 @@ def engine_pool_args(
         storage_volumes=tuple(storage.volumes) if storage else (),
         storage_mounts=tuple(storage.mounts) if storage else (),
         secret=secret,
+    )
+
+
+def kv_conductor_args(
+    settings: ServiceSettings,
+    workloads: Workloads,
+    endpoint: KVStoreEndpoint | None,
+    role_envs: Mapping[str, Mapping[str, Any]],
+    scripts_digest: str | None,
+    depends_on: tuple[pulumi.Resource, ...] = (),
+) -> KVConductorArgs:
+    """`role_envs`: motor_env.script_envs(); `depends_on`: what its Deployment waits for (ConfigMap motor-config)."""
+    config = settings.kv_conductor_config
+    if config is None:
+        raise ValueError("KVConductor needs kv_conductor_config")
+    kv_conductor.check_env(settings, workloads, endpoint)
+    kv_conductor.check_pool_port(settings, endpoint)
+    user_config = settings.user_config()
+    master = kv_conductor.master_host(endpoint)
+    return KVConductorArgs(
+        namespace=settings.namespace,
+        workloads=workloads,
+        image=settings.motor_deploy_config.image_name,
+        port=Port(name="http", port=config.http_server_port),
+        env={
+            **({"KVS_MASTER_SERVICE": master} if master else {}),  # deploy.py's kv_conductor.py sets it
+            **settings.env.motor_common_env,
+            **settings.env.motor_kv_conductor_env,
+        },
+        restart_inputs={
+            "motor-scripts": scripts_digest,
+            "motor-env": role_envs.get(kv_conductor.ENV_SECTION),
+            "kv-conductor-config": kv_conductor.conductor_config(settings, user_config, endpoint),
+        },
+        kv_event_ports=tuple(rules.kv_event_ports(user_config).values()),
+        # check_pool_port made sure the pool's master listens where Motor's script points the conductor.
+        followed_pool=endpoint if config.kvevent_instance is not None else None,
+        depends_on=depends_on,
     )

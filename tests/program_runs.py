@@ -6,7 +6,7 @@ import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -16,6 +16,8 @@ from kvpool.stack_config import StackConfig, load_stack_config
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 PROJECT = "motor-kvpool"
+COMPONENT_PROGRAM = PROJECT_DIR / "tests" / "fixtures" / "programs" / "one-component"
+_component: list[Callable[[], object]] = []  # what COMPONENT_PROGRAM builds, during render_component only
 
 
 @dataclass
@@ -58,6 +60,22 @@ def render(values: dict[str, Any], stack: str = "svc", stack_references: dict | 
 def render_stack(stack: str) -> Rendered:
     run = run_program(PROJECT_DIR, load_stack_config(PROJECT_DIR, stack))
     return Rendered(run, {(o.kind, o.name): o.body for o in kubernetes_objects(run.resources)})
+
+
+def render_component(build: Callable[[], object]) -> Rendered:
+    """Run `build`, which creates one component from its arguments, as the whole program: what the component renders
+    from its arguments alone, with no stack and no service settings."""
+    _component.append(build)
+    try:
+        run = run_program(COMPONENT_PROGRAM, StackConfig(project=PROJECT, stack="svc", values={}, secret_keys=[]))
+    finally:
+        _component.clear()
+    return Rendered(run, {(o.kind, o.name): o.body for o in kubernetes_objects(run.resources)})
+
+
+def build_component() -> None:
+    """COMPONENT_PROGRAM's body."""
+    _component[0]()
 
 
 def env_of(container: dict[str, Any]) -> dict[str, Any]:

@@ -1,19 +1,27 @@
-"""KV-cache affinity scheduling: the KVConductor's exact objects, the coordinator's KV_CONDUCTOR_SERVICE, the
-settings and rules that refuse what Motor would not run, and env.json's motor_kv_conductor_env."""
+"""KV-cache affinity scheduling: the KVConductor's exact objects (from its arguments alone, and in a service), the
+coordinator's KV_CONDUCTOR_SERVICE, the settings and rules that refuse what Motor would not run, and env.json's
+motor_kv_conductor_env."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from typing import Any
 
 import pytest
 
+from components.checksums import digest
 from components.errors import SettingsError
+from components.kv_conductor import KVConductor, KVConductorArgs, conductor_config
+from components.kv_store.endpoint import KVStoreEndpoint
+from components.ports import Port
+from components.service_args import kv_conductor_args
 from components.settings_loader import load_from_pulumi_config
+from components.workloads import Workloads
 from kvpool.mock_engine import ProgramError
 from policies import rules
-from tests.program_runs import Rendered, env_of, render, stack_values
+from tests.program_runs import Rendered, env_of, render, render_component, stack_values
 
 NAME = "mindie-motor-kv-conductor"
 
@@ -35,6 +43,144 @@ def problems_of(service: dict[str, Any], stack: str = "kv-affinity") -> list[str
 @pytest.fixture(scope="module")
 def rendered() -> Rendered:
     return render(affinity(), stack="kv-affinity")
+
+
+# --- the component from its arguments alone ----------------------------------------------------------------------
+
+POOL = KVStoreEndpoint(
+    backend="mooncake", host="mindie-motor-kvs-master.pool.svc.cluster.local", port=50100, metrics_port=9003,
+    namespace="pool", deploy_mode="multi_deployment",
+)
+LABELS = {
+    "app": NAME,
+    "app.kubernetes.io/component": "kv-conductor",
+    "app.kubernetes.io/managed-by": "motor-kvpool",
+    "app.kubernetes.io/name": NAME,
+    "app.kubernetes.io/part-of": "svc",
+    "deploy-name": NAME,
+}
+EVENT_EGRESS = {
+    "to": [{"podSelector": {"matchLabels": {"app.kubernetes.io/component": "prefill",
+                                            "app.kubernetes.io/part-of": "svc"}}}],
+    "ports": [{"port": 5557, "endPort": 5558, "protocol": "TCP"}, {"port": 6667, "protocol": "TCP"}],
+}
+
+
+def conductor_args(deploy_mode: str = "multi_deployment", **changes: Any) -> KVConductorArgs:
+    args = KVConductorArgs(
+        namespace="svc",
+        workloads=Workloads("svc", deploy_mode),
+        image="motor:1",
+        port=Port(name="api", port=14000),
+        env={"KVS_MASTER_SERVICE": POOL.host, "RUST_LOG": "info"},
+        restart_inputs={"motor-env": {"RUST_LOG": "info"}, "kv-conductor-config": {"http_server_port": 14000},
+                        "motor-scripts": None},
+        kv_event_ports=(range(5557, 5559), range(6667, 6668)),
+        followed_pool=POOL,
+    )
+    return dataclasses.replace(args, **changes)
+
+
+def test_the_component_renders_its_arguments_and_nothing_else():
+    rendered = render_component(lambda: KVConductor("kv-conductor", conductor_args()))
+    assert sorted(rendered.objects) == [("Deployment", NAME), ("NetworkPolicy", NAME), ("Service", "kv-conductor")]
+    deployment = rendered.get("Deployment", NAME)
+    assert deployment["metadata"] == {"name": NAME, "namespace": "svc", "labels": LABELS}
+    pod = deployment["spec"]["template"]
+    assert pod["metadata"] == {
+        "labels": {**LABELS, "motor-kvpool.io/kv-client": "true"},  # it follows a pool: the store admits it
+        # restart_inputs, each by name; None (no Motor scripts) is no input
+        "annotations": {"checksum/kv-conductor-config": digest({"http_server_port": 14000}),
+                        "checksum/motor-env": digest({"RUST_LOG": "info"})},
+    }
+    container = rendered.container("Deployment", NAME, "kv-conductor")
+    assert container["image"] == "motor:1"
+    assert container["ports"] == [{"name": "api", "containerPort": 14000, "protocol": "TCP"}]
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["tcpSocket"] == {"port": "api"}, probe
+    # motor-kvpool's own (field references, ROLE, JOB_NAME, Motor's paths and Services), then `env` in its order
+    assert [entry["name"] for entry in container["env"]][-4:] == [
+        "COORDINATOR_INFER_SERVICE", "COORDINATOR_OBS_SERVICE", "KVS_MASTER_SERVICE", "RUST_LOG",
+    ]
+    env = env_of(container)
+    assert (env["ROLE"], env["JOB_NAME"], env["RUST_LOG"]) == ("kv_conductor", "svc-kv-conductor", "info")
+    assert env["KVS_MASTER_SERVICE"] == "mindie-motor-kvs-master.pool.svc.cluster.local"
+    assert rendered.get("Service", "kv-conductor")["spec"] == {
+        "type": "ClusterIP", "selector": {"app": NAME},
+        "ports": [{"name": "api", "port": 14000, "targetPort": 14000, "protocol": "TCP"}],
+    }
+    assert rendered.get("NetworkPolicy", NAME)["spec"] == {
+        "podSelector": {"matchLabels": {"app": NAME}},
+        "policyTypes": ["Ingress", "Egress"],
+        "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "mindie-motor-coordinator"}}}],
+                     "ports": [{"port": 14000, "protocol": "TCP"}]}],
+        "egress": [
+            EVENT_EGRESS,
+            # the pool of another namespace: its master's pods, by that namespace
+            {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "pool"}},
+                     "podSelector": {"matchLabels": {"app": "mindie-motor-kv-store"}}}],
+             "ports": [{"port": 50100, "protocol": "TCP"}]},
+            {"to": [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+             "ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]},
+        ],
+    }
+
+
+def test_without_a_followed_pool_it_is_no_kv_client_and_dials_the_engines_only():
+    rendered = render_component(lambda: KVConductor("kv-conductor", conductor_args(followed_pool=None)))
+    labels = rendered.get("Deployment", NAME)["spec"]["template"]["metadata"]["labels"]
+    assert labels == LABELS
+    assert rendered.get("NetworkPolicy", NAME)["spec"]["egress"] == [EVENT_EGRESS]
+    alone = conductor_args(followed_pool=None, kv_event_ports=())
+    rendered = render_component(lambda: KVConductor("kv-conductor", alone))
+    assert rendered.get("NetworkPolicy", NAME)["spec"]["egress"] == []
+
+
+def test_in_a_service_set_the_workload_and_service_are_a_role_and_the_policy_stays_a_plain_object():
+    args = conductor_args("infer_service_set")
+
+    def build() -> None:
+        conductor = KVConductor("kv-conductor", args)
+        assert conductor.deployment is None and conductor.service is None
+        args.workloads.finish()
+
+    rendered = render_component(build)
+    assert sorted(rendered.objects) == [("InferServiceSet", "vllm"), ("NetworkPolicy", NAME)]
+    (role,) = rendered.get("InferServiceSet", "vllm")["spec"]["template"]["roles"]
+    assert role["name"] == "kv-conductor"
+    assert role["services"] == [{"name": "kv-conductor", "spec": {
+        "type": "ClusterIP", "ports": [{"name": "api", "port": 14000, "targetPort": 14000, "protocol": "TCP"}],
+    }}]
+
+
+def test_each_settings_field_reaches_its_argument_in_one_function():
+    settings = load_from_pulumi_config(affinity(), "kv-affinity")
+    workloads = Workloads("kv-affinity", "multi_deployment")
+    own_pool = dataclasses.replace(POOL, host="mindie-motor-kvs-master.kv-affinity.svc.cluster.local", port=50088,
+                                   namespace="kv-affinity")
+    role_envs = {"motor_kv_conductor_env": {"A": "1"}}
+    args = kv_conductor_args(settings, workloads, own_pool, role_envs, "scripts-digest")
+    assert args.port == Port(name="http", port=13333)  # kv_conductor_config.http_server_port
+    assert args.image == affinity()["motor_deploy_config"]["image_name"]
+    assert args.env == {"KVS_MASTER_SERVICE": own_pool.host}
+    assert args.kv_event_ports == (range(5557, 5559), range(6667, 6669))  # the prefill engines' kv-events-config
+    assert args.followed_pool == own_pool  # kv_conductor_config.kvevent_instance
+    assert args.restart_inputs == {
+        "motor-scripts": "scripts-digest",
+        "motor-env": {"A": "1"},
+        "kv-conductor-config": {"http_server_port": 13333, "kvevent_instance": {"mooncake_master": {
+            "type": "Mooncake", "endpoint": f"tcp://{own_pool.host}:50088",
+            "modelname": prefill_engine(affinity())["served_model_name"],
+        }}},
+    }
+    # the conductor's file is a copy: the user_config it was made from keeps its section as written
+    user_config = settings.user_config()
+    conductor_config(settings, user_config, own_pool)
+    assert user_config["kv_conductor_config"]["kvevent_instance"] == {"mooncake_master": {"type": "Mooncake"}}
+    without_events = affinity()
+    del without_events["kv_conductor_config"]["kvevent_instance"]
+    settings = load_from_pulumi_config(without_events, "kv-affinity")
+    assert kv_conductor_args(settings, workloads, own_pool, role_envs, None).followed_pool is None
 
 
 def test_deployment_as_deploy_py_renders_it(rendered):
