@@ -255,10 +255,11 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSetting
         raise SettingsError(problems, source)
     hybrid = {side: getattr(settings, rules.engine_section(side)).hybrid_attention for side in rules.SIDES}
     owns_store = settings.kv_cache_store_config is None or settings.kv_cache_store_config.target_stack is None
-    findings = rules.check_service(settings.user_config(), settings.env_sections(), hybrid, owns_store)
-    for section, values in settings.env_sections().items():
+    user_config, env_sections = settings.user_config(), settings.env_sections()
+    findings = rules.check_service(user_config, env_sections, hybrid, owns_store)
+    for section, values in env_sections.items():
         findings += rules.check_plaintext_secrets(values, f"env.{section}")
-    findings += rules.check_plaintext_config_secrets(settings.user_config())
+    findings += rules.check_plaintext_config_secrets(user_config)
     if findings:
         raise SettingsError([str(finding) for finding in findings], source)
     return settings
