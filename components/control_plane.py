@@ -20,6 +20,7 @@ from components.motor_pod import (
     CONTROL_PLANE_FIELD_ENV,
     CONTROLLER_ROLE,
     COORDINATOR_ROLE,
+    FAST_EVICTION,
     MOTOR_CONFIG_MOUNT,
     MOTOR_CONFIG_VOLUME,
     MOTOR_POD_SECURITY_CONTEXT,
@@ -36,11 +37,6 @@ COORDINATOR = "mindie-motor-coordinator"
 # deploy.py's templates: the coordinator routes every request, so it gets four times the controller's CPU.
 CONTROLLER_RESOURCES = {"requests": {"cpu": "4", "memory": "2Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}}
 COORDINATOR_RESOURCES = {"requests": {"cpu": "16", "memory": "4Gi"}, "limits": {"cpu": "64", "memory": "8Gi"}}
-# Reschedule quickly off a failed node: Motor's controller is a single replica.
-FAST_EVICTION = [
-    {"key": f"node.kubernetes.io/{reason}", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}
-    for reason in ("not-ready", "unreachable")
-]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -31,6 +31,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.checksums import annotations
+from components.control_plane import COORDINATOR
 from components.errors import KvpoolError
 from components.kv_store.common import STORE_NAME
 from components.kv_store.endpoint import KVStoreEndpoint
@@ -39,6 +40,7 @@ from components.motor_env import env_text, motor_derived_env
 from components.motor_pod import (
     BOOT_COMMAND,
     CONFIG_PATH,
+    FAST_EVICTION,
     MOTOR_CONFIG_MOUNT,
     FIELD_ENV,
     MOTOR_CONFIG_VOLUME,
@@ -61,7 +63,6 @@ ENV_SECTION = "motor_kv_conductor_env"
 CONFIG_FILE = f"{CONFIG_PATH}/kv_conductor_config.json"  # kv_conductor.sh's CONDUCTOR_CONFIG_PATH
 # deploy.py's kv_conductor_template.yaml.
 RESOURCES = {"requests": {"cpu": "4", "memory": "2Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}}
-COORDINATOR_APP = "mindie-motor-coordinator"  # components/control_plane.py COORDINATOR
 # Motor's probe.py knows no kv_conductor role (it exits 1 for it) and deploy.py renders no probe: the conductor is
 # checked on its HTTP port, which both Mooncake's conductor and Motor's Rust kv-conductor serve.
 PROBE_TIMING = {
@@ -69,11 +70,6 @@ PROBE_TIMING = {
     "readinessProbe": {"periodSeconds": 10},
     "livenessProbe": {"periodSeconds": 10, "failureThreshold": 6},
 }
-# Reschedule quickly off a failed node: one replica (as components/control_plane.py does for Motor's controller).
-FAST_EVICTION = [
-    {"key": f"node.kubernetes.io/{reason}", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}
-    for reason in ("not-ready", "unreachable")
-]
 
 
 class ConductorEnvConflict(KvpoolError):
@@ -268,7 +264,7 @@ class KVConductor(pulumi.ComponentResource):
             "podSelector": {"matchLabels": {"app": NAME}},
             "policyTypes": ["Ingress", "Egress"],
             "ingress": [{
-                "from": [{"podSelector": {"matchLabels": {"app": COORDINATOR_APP}}}],
+                "from": [{"podSelector": {"matchLabels": {"app": COORDINATOR}}}],
                 "ports": [{"port": args.port.port, "protocol": "TCP"}],
             }],
             "egress": egress,

@@ -32,6 +32,11 @@ CONTROL_PLANE_FIELD_ENV = {**FIELD_ENV, "POD_NAMESPACE": "metadata.namespace"}
 # deploy.py's container securityContext for every Motor pod (NPU access needs seccomp unconfined).
 MOTOR_SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "seccompProfile": {"type": "Unconfined"}}
 MOTOR_POD_SECURITY_CONTEXT = {"fsGroup": 1001}
+# Reschedule quickly off a failed node: Motor's controller, coordinator and KV conductor are single replicas.
+FAST_EVICTION = [
+    {"key": f"node.kubernetes.io/{reason}", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}
+    for reason in ("not-ready", "unreachable")
+]
 
 
 def probe(stage: str, period: int) -> dict[str, Any]:
