@@ -70,6 +70,8 @@ build_kubernetes-provider() {
     rm -rf "$work"; mkdir -p "$work"
     cp "$HERE/kubernetes-provider/go.mod" "$HERE/kubernetes-provider/go.sum" "$HERE/kubernetes-provider/main.go" "$work/"
     cd "$work"
+    # `go list -m` names a module's directory only once it is downloaded: on a cold module cache, download first.
+    go mod download github.com/pulumi/pulumi-kubernetes/provider/v4
     local mod; mod="$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi-kubernetes/provider/v4)"
     # The published cmd/ embeds generated files that are not in the module; ours embeds the committed ones.
     python3 - "$mod/cmd/pulumi-resource-kubernetes" "$K8S_PROVIDER_VERSION" <<'EOF'
@@ -123,7 +125,12 @@ for c in "${want[@]}"; do
     echo "real-engine: building $c into $d/bin (log: $d/build.log)"
     rm -rf "$d"; mkdir -p "$d/bin"
     start=$(date +%s)
-    if ( "build_$c" "$d/bin" ) >"$d/build.log" 2>&1; then
+    # Not `if ( build )`: inside a tested command bash ignores set -e, so a failed step would pass unnoticed.
+    set +e
+    ( set -e; "build_$c" "$d/bin" ) >"$d/build.log" 2>&1
+    status=$?
+    set -e
+    if [[ $status -eq 0 ]]; then
         secs=$(( $(date +%s) - start ))
         touch "$d/.built"
         echo "$(date -u +%FT%TZ) $c $(basename "$d") built in ${secs}s (jobs=$JOBS, nproc=$(nproc))" | tee -a "$LOG"
