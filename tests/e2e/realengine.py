@@ -390,3 +390,85 @@ class PulumiWorkspace:
     def state(self, stack: str) -> dict[str, Any]:
         path = self.backend / ".pulumi" / "stacks" / "motor-kvpool" / f"{stack}.json"
         return json.loads(path.read_text())
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A stack in the cluster (shared by tests/e2e and bench/pulumi_up.py)
+
+
+def manifests(out: Path, stack: str) -> list[dict[str, Any]]:
+    """The objects `python -m kvpool preview --out out` wrote for `stack`."""
+    return [yaml.safe_load(p.read_text()) for p in sorted((out / stack / "manifests").glob("*.yaml"))]
+
+
+def ensure_nodes(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
+    """Fake (kwok) nodes carrying every node selector the stack's pods name, with its extended resources."""
+    selectors: list[dict[str, str]] = []
+    extended: dict[str, str] = {}
+    for obj in objects:
+        spec = obj.get("spec", {}).get("template", {}).get("spec")
+        if not spec:
+            continue
+        selector = spec.get("nodeSelector") or {}
+        if selector not in selectors:
+            selectors.append(selector)
+        for container in spec.get("containers", []):
+            for name in container.get("resources", {}).get("requests", {}):
+                if "/" in name:
+                    extended[name] = "64"
+    existing = cluster.get("/api/v1/nodes")["items"]
+    for selector in selectors:
+        matching = [n for n in existing if selector.items() <= n["metadata"].get("labels", {}).items()]
+        if len(matching) < 4:
+            cluster.add_nodes(selector, 4 - len(matching), extended)
+
+
+NODE_PORT_KEYS = ("coordinator_infer_node_port", "coordinator_obs_node_port", "controller_observability_node_port")
+NODE_PORT_BASE: dict[str, int] = {}
+
+
+def own_node_ports(workspace: PulumiWorkspace, stack: str) -> None:
+    """Every example stack asks for deploy.py's NodePorts (31015, 31017, 31027); one cluster allocates each once,
+    so a second stack in the same cluster gets its own (the API server refuses it otherwise)."""
+    if stack == "dev":
+        return
+    base = NODE_PORT_BASE.setdefault(stack, 32000 + 10 * len(NODE_PORT_BASE))
+    for offset, key in enumerate(NODE_PORT_KEYS):
+        workspace.run("config", "set", "--path", f"motor_deploy_config.{key}", str(base + offset), "-s", stack).check()
+
+
+def ensure_volumes(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
+    """Static PersistentVolumes for StatefulSets' claims (no provisioner runs here; kwok mounts nothing)."""
+    for obj in objects:
+        if obj["kind"] != "StatefulSet":
+            continue
+        for template in obj["spec"].get("volumeClaimTemplates", []):
+            for i in range(obj["spec"].get("replicas", 1)):
+                name = f"e2e-{obj['metadata']['namespace']}-{template['metadata']['name']}-{obj['metadata']['name']}-{i}"
+                if cluster.get(f"/api/v1/persistentvolumes/{name}") is None:
+                    cluster.request("POST", "/api/v1/persistentvolumes", {
+                        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+                        "spec": {
+                            "capacity": {"storage": template["spec"]["resources"]["requests"]["storage"]},
+                            "accessModes": template["spec"]["accessModes"],
+                            "storageClassName": template["spec"].get("storageClassName", ""),
+                            "hostPath": {"path": f"/nonexistent/{name}"},
+                        },
+                    })
+
+
+def up_stack(workspace: PulumiWorkspace, cluster: Cluster, stack: str, out: Path) -> PulumiResult:
+    """`pulumi up` of a stack whose offline preview is in `out`, on nodes its pods can run on."""
+    ensure_nodes(cluster, manifests(out, stack))
+    ensure_volumes(cluster, manifests(out, stack))
+    own_node_ports(workspace, stack)
+    return workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1200).check()
+
+
+def deployments_not_ready(cluster: Cluster, namespace: str) -> list[str]:
+    """The Deployments of `namespace` with fewer ready replicas than they ask for (kwok readies pods at once)."""
+    return [
+        d["metadata"]["name"]
+        for d in cluster.get(f"/apis/apps/v1/namespaces/{namespace}/deployments")["items"]
+        if d["status"].get("readyReplicas", 0) != d["spec"]["replicas"]
+    ]

@@ -15,7 +15,16 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.realengine import REPO, Cluster, PulumiWorkspace
+from tests.e2e.realengine import (
+    REPO,
+    Cluster,
+    PulumiWorkspace,
+    deployments_not_ready,
+    ensure_nodes,
+    manifests,
+    own_node_ports,
+    up_stack,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -92,10 +101,6 @@ def preview_json(workspace: PulumiWorkspace, stack: str, *extra: str) -> tuple[d
     return data, result
 
 
-def manifests(out: Path, stack: str) -> list[dict[str, Any]]:
-    return [yaml.safe_load(p.read_text()) for p in sorted((out / stack / "manifests").glob("*.yaml"))]
-
-
 def api_path(obj: dict[str, Any]) -> str:
     group_version, kind = obj["apiVersion"], obj["kind"]
     plural = {"Endpoints": "endpoints"}.get(kind) or (
@@ -131,70 +136,6 @@ def differences(want: Any, got: Any, path: str = "") -> list[str]:
     if want != got and str(want) != str(got):
         return [f"{path}: want {want!r}, got {got!r}"]
     return []
-
-
-def ensure_nodes(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
-    """Fake (kwok) nodes carrying every node selector the stack's pods name, with its extended resources."""
-    selectors: list[dict[str, str]] = []
-    extended: dict[str, str] = {}
-    for obj in objects:
-        spec = obj.get("spec", {}).get("template", {}).get("spec")
-        if not spec:
-            continue
-        selector = spec.get("nodeSelector") or {}
-        if selector not in selectors:
-            selectors.append(selector)
-        for container in spec.get("containers", []):
-            for name in container.get("resources", {}).get("requests", {}):
-                if "/" in name:
-                    extended[name] = "64"
-    existing = cluster.get("/api/v1/nodes")["items"]
-    for selector in selectors:
-        matching = [n for n in existing if selector.items() <= n["metadata"].get("labels", {}).items()]
-        if len(matching) < 4:
-            cluster.add_nodes(selector, 4 - len(matching), extended)
-
-
-NODE_PORT_KEYS = ("coordinator_infer_node_port", "coordinator_obs_node_port", "controller_observability_node_port")
-NODE_PORT_BASE: dict[str, int] = {}
-
-
-def own_node_ports(workspace: PulumiWorkspace, stack: str) -> None:
-    """Every example stack asks for deploy.py's NodePorts (31015, 31017, 31027); one cluster allocates each once,
-    so a second stack in the same cluster gets its own (the API server refuses it otherwise)."""
-    if stack == "dev":
-        return
-    base = NODE_PORT_BASE.setdefault(stack, 32000 + 10 * len(NODE_PORT_BASE))
-    for offset, key in enumerate(NODE_PORT_KEYS):
-        workspace.run("config", "set", "--path", f"motor_deploy_config.{key}", str(base + offset), "-s", stack).check()
-
-
-def ensure_volumes(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
-    """Static PersistentVolumes for StatefulSets' claims (no provisioner runs here; kwok mounts nothing)."""
-    for obj in objects:
-        if obj["kind"] != "StatefulSet":
-            continue
-        for template in obj["spec"].get("volumeClaimTemplates", []):
-            for i in range(obj["spec"].get("replicas", 1)):
-                name = f"e2e-{obj['metadata']['namespace']}-{template['metadata']['name']}-{obj['metadata']['name']}-{i}"
-                if cluster.get(f"/api/v1/persistentvolumes/{name}") is None:
-                    cluster.request("POST", "/api/v1/persistentvolumes", {
-                        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
-                        "spec": {
-                            "capacity": {"storage": template["spec"]["resources"]["requests"]["storage"]},
-                            "accessModes": template["spec"]["accessModes"],
-                            "storageClassName": template["spec"].get("storageClassName", ""),
-                            "hostPath": {"path": f"/nonexistent/{name}"},
-                        },
-                    })
-
-
-def up_stack(workspace: PulumiWorkspace, cluster: Cluster, stack: str, out: Path) -> Any:
-    """`pulumi up` of a stack whose offline preview is in `out`, on nodes its pods can run on."""
-    ensure_nodes(cluster, manifests(out, stack))
-    ensure_volumes(cluster, manifests(out, stack))
-    own_node_ports(workspace, stack)
-    return workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1200).check()
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -261,14 +202,8 @@ def test_pulumi_up_puts_the_offline_manifests_in_the_api_server(
 
 
 def test_every_deployment_is_ready(dev_up: PulumiWorkspace, cluster: Cluster) -> None:
-    deployments = cluster.get("/apis/apps/v1/namespaces/dev/deployments")["items"]
-    assert deployments
-    not_ready = [
-        d["metadata"]["name"]
-        for d in deployments
-        if d["status"].get("readyReplicas", 0) != d["spec"]["replicas"]
-    ]
-    assert not not_ready
+    assert cluster.get("/apis/apps/v1/namespaces/dev/deployments")["items"]
+    assert not deployments_not_ready(cluster, "dev")
 
 
 def test_second_up_changes_nothing(dev_up: PulumiWorkspace) -> None:
