@@ -36,6 +36,7 @@ from kvpool.apiserver_names import (
     Path_, Problem, check_labels, check_object_meta, config_map_key, dns1123_label, port_name, show
 )
 from kvpool.apiserver_workloads import check_claim_spec, check_pod_spec, check_workload_spec
+from policies.rules.service_set import service_set_objects
 
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
@@ -220,27 +221,6 @@ def check_object(body: dict[str, Any], kubernetes_version: str) -> list[Problem]
     return problems
 
 
-def embedded_objects(body: dict[str, Any]) -> list[tuple[Path_, dict[str, Any]]]:
-    """The workloads and Services an InferServiceSet's roles describe (its controller creates them, and the API
-    server validates them then): (path in the set, object with that role's name)."""
-    if body.get("kind") != "InferServiceSet":
-        return []
-    embedded = []
-    for index, role in enumerate(((body.get("spec") or {}).get("template") or {}).get("roles") or []):
-        where = ("spec", "template", "roles", index)
-        workload = role.get("workload") or {}
-        embedded.append(((*where, "spec"), {
-            "apiVersion": workload.get("apiVersion", "apps/v1"), "kind": workload.get("kind", "Deployment"),
-            "metadata": {"name": role.get("name", "")}, "spec": role.get("spec") or {},
-        }))
-        for number, service in enumerate(role.get("services") or []):
-            embedded.append(((*where, "services", number, "spec"), {
-                "apiVersion": "v1", "kind": "Service", "metadata": {"name": service.get("name", "")},
-                "spec": service.get("spec") or {},
-            }))
-    return embedded
-
-
 def check_manifests(objects: list[tuple[str, dict[str, Any]]], kubernetes_version: str) -> list[tuple[str, Path_, str]]:
     """Every object (label, body) of one preview: (label, field path, reason) per problem, cross-object NodePort
     allocation included. An InferServiceSet's embedded workloads and Services are checked at their place in it."""
@@ -250,7 +230,7 @@ def check_manifests(objects: list[tuple[str, dict[str, Any]]], kubernetes_versio
         problems += [(label, path, reason) for path, reason in check_object(body, kubernetes_version)]
         if body.get("kind") == "Service":
             services.append((label, ("spec",), body.get("spec") or {}))
-        for where, embedded in embedded_objects(body):
+        for where, embedded in service_set_objects(body):
             for path, reason in check_object(embedded, kubernetes_version):
                 if path[:1] == ("spec",):
                     path = (*where, *path[1:])

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from policies.rules.service_set import role_pod_template, service_set_roles
+
 CHECKSUM_PREFIX = "checksum/"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 STORE_COMPONENT = "kv-store"  # components/kv_store/common.py COMPONENT: every object of the store
@@ -139,11 +141,10 @@ def workloads(objects: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str],
                 (file, ""), _object_label(obj), str(metadata.get("name")), str(component or ""), template
             )
         elif (obj.get("apiVersion"), kind) == SERVICE_SET:
-            # The roles as policies/service_view.py walks them: spec.template.roles[].spec.template
-            for role in ((obj.get("spec") or {}).get("template") or {}).get("roles") or []:
+            for role in service_set_roles(obj):
                 role_name = str(role.get("name"))
                 component = _labels(role.get("metadata")).get(COMPONENT_LABEL) or role_name
-                template = (role.get("spec") or {}).get("template") or {}
+                template = role_pod_template(role)
                 found[(file, role_name)] = Workload(
                     (file, role_name), f"{_object_label(obj)} role {role_name}", f"{metadata.get('name')}/{role_name}",
                     str(component), template,

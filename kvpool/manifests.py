@@ -30,6 +30,7 @@ from kvpool.property_values import (
     mask_leaves,
 )
 from kvpool.provider_naming import named_metadata
+from policies.rules.service_set import service_set_objects
 
 DEFAULT_KUBERNETES_VERSION = "1.30"
 _KUBERNETES_TYPE = re.compile(r"^kubernetes:[^:]+/[^:/]+:[A-Za-z0-9]+$")
@@ -112,7 +113,7 @@ def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -
         try:
             _validate_strictly(_without_unknown_values(obj), schema_version)
         except kubernetes_validate.SchemaNotFoundError:
-            embedded = _service_set_workloads(obj)
+            embedded = service_set_objects(obj.body)
             if embedded:
                 problems += _validate_embedded(obj, embedded, schema_version)
                 not_checked.append(
@@ -140,29 +141,6 @@ def apiserver_problems(objects: list[KubernetesObject], schema_version: str) -> 
     files = {obj.label: obj.file_name for obj in objects}
     found = check_manifests([(obj.label, _without_unknown_values(obj)) for obj in objects], schema_version)
     return [f"manifests/{files[label]}: {label}: {format_path(path)}: {reason}" for label, path, reason in found]
-
-
-def _service_set_workloads(obj: KubernetesObject) -> list[tuple[PropertyPath, dict[str, Any]]]:
-    """The Deployments and Services an InferServiceSet's roles describe, as objects the schema can check:
-    (where it sits in the set, object)."""
-    if obj.kind != "InferServiceSet":
-        return []
-    embedded = []
-    for index, role in enumerate(obj.body.get("spec", {}).get("template", {}).get("roles", [])):
-        where = ("spec", "template", "roles", index)
-        workload = role.get("workload", {})
-        embedded.append((
-            (*where, "spec"),
-            {"apiVersion": workload.get("apiVersion"), "kind": workload.get("kind"),
-             "metadata": {"name": role.get("name", "")}, "spec": role.get("spec", {})},
-        ))
-        for number, service in enumerate(role.get("services", [])):
-            embedded.append((
-                (*where, "services", number, "spec"),
-                {"apiVersion": "v1", "kind": "Service", "metadata": {"name": service.get("name", "")},
-                 "spec": service.get("spec", {})},
-            ))
-    return embedded
 
 
 def _validate_embedded(

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import pulumi
 
-from rules import SIDES, engine_section, kv_transfer_configs
+from rules import SIDES, engine_section, kv_transfer_configs, role_pod_template, service_set_roles
 
 PROJECT = "motor-kvpool"
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
@@ -57,23 +57,22 @@ def _engine_envs(resources: Iterable[Any]) -> dict[str, dict[str, str]]:
             if side in SIDES and side not in envs:
                 envs[side] = _container_env((resource.props.get("spec") or {}).get("template") or {})
         elif resource.resource_type == SERVICE_SET:
-            for role, template in service_set_roles(resource.props):
+            for role, template in role_templates(resource.props):
                 if role in SIDES:
                     envs[role] = _container_env(template)
     return envs
 
 
-def service_set_roles(props: Mapping[str, Any]) -> Iterator[tuple[Any, Mapping[str, Any]]]:
-    """(name, pod template) of every role of an InferServiceSet: spec.template.roles[].spec.template, the one walk
-    of a service set's roles."""
-    for role in ((props.get("spec") or {}).get("template") or {}).get("roles") or []:
-        yield role.get("name"), (role.get("spec") or {}).get("template") or {}
+def role_templates(props: Mapping[str, Any]) -> Iterator[tuple[Any, Mapping[str, Any]]]:
+    """(name, pod template) of every role of an InferServiceSet."""
+    for role in service_set_roles(props):
+        yield role.get("name"), role_pod_template(role)
 
 
 def pod_templates(resource_type: str, props: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     """The pod templates of a workload: each role's of an InferServiceSet, a Deployment's (or other owner's) own."""
     if resource_type == SERVICE_SET:
-        for _, template in service_set_roles(props):
+        for _, template in role_templates(props):
             yield template
     elif "template" in (props.get("spec") or {}):
         yield props["spec"]["template"]
@@ -83,7 +82,7 @@ def holds_store(resource_type: str, props: Mapping[str, Any]) -> bool:
     """Whether an object belongs to the KV store: labelled as its component, or a service set with its role."""
     labels = (props.get("metadata") or {}).get("labels") or {}
     return labels.get("app.kubernetes.io/component") == STORE_COMPONENT or (
-        resource_type == SERVICE_SET and any(role == STORE_COMPONENT for role, _ in service_set_roles(props))
+        resource_type == SERVICE_SET and any(role == STORE_COMPONENT for role, _ in role_templates(props))
     )
 
 

@@ -18,6 +18,7 @@ list of `Finding`s; an empty list means the rule holds. Sources are cited per ru
 - `security`: plain-text secrets, host paths, system namespaces, privileged pods
 - `naming`: duplicate object names
 - `service`: every mandatory rule over one service (what the settings layer runs), instance counts
+- `service_set`: the one walk of an InferServiceSet's roles and the objects they describe
 
 Callers import the package (`from policies import rules; rules.check_x(...)`); every public name is here.
 """
@@ -47,6 +48,7 @@ from .security import (
     is_read_only_configmap_role, looks_secret,
 )
 from .service import MOTOR_MAX_INSTANCES, check_instance_counts, check_service
+from .service_set import ROLES_PATH, SERVICE_SET_KIND, role_pod_template, service_set_objects, service_set_roles
 from .store import (
     MOONCAKE_LEASE_TTL_DEFAULT_MS, SUSTAINABLE_EVICTION_RATIO, SUSTAINABLE_HIGH_WATERMARK, UCM_BACKEND_MESSAGE,
     check_backend_consistency, check_fabric_segment_alignment, check_lease_exceeds_timeouts, check_mooncake_eviction,
@@ -62,7 +64,7 @@ __all__ = [
     "K8S_QUANTITY", "KV_CACHE_AFFINITY", "KV_EVENTS_CONFIG", "LAYERWISE_PATCH_FIXED_IN",
     "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE", "MOTOR_MAX_INSTANCES",
     "MULTI_CONNECTOR", "NOT_SECRET_LAST_WORDS", "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE",
-    "SECRET_WORDS", "SENSITIVE_HOST_PATHS", "SIDES", "STORE_CONNECTOR", "SUSTAINABLE_EVICTION_RATIO",
+    "ROLES_PATH", "SECRET_WORDS", "SENSITIVE_HOST_PATHS", "SERVICE_SET_KIND", "SIDES", "STORE_CONNECTOR", "SUSTAINABLE_EVICTION_RATIO",
     "SUSTAINABLE_HIGH_WATERMARK", "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES", "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
     "Finding", "check_backend_consistency", "check_deploy_host_paths", "check_dispatch_connector",
     "check_duplicate_names", "check_fabric_segment_alignment", "check_hash_seed", "check_host_path",
@@ -75,6 +77,7 @@ __all__ = [
     "connectors_of", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
     "engine_envs", "engine_section", "env_int", "host_path_problem", "is_read_only_configmap_role",
     "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs", "kv_transfer_path",
-    "looks_secret", "mooncake_size_bytes", "parse_version", "store_connector_backends", "store_protection_problem",
+    "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "service_set_objects",
+    "service_set_roles", "store_connector_backends", "store_protection_problem",
     "transfer_connector", "ucm_store_configs", "uses_pool",
 ]
