@@ -71,11 +71,13 @@ class ControlPlane(pulumi.ComponentResource):
     controller: k8s.apps.v1.Deployment | None  # None in a service set: the operator creates it
     coordinator: k8s.apps.v1.Deployment | None
     service_account: k8s.core.v1.ServiceAccount
+    services: dict[str, k8s.core.v1.Service]  # by name; empty in a service set, whose roles carry them
 
     def __init__(self, name: str, args: ControlPlaneArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         self._args = args
         self._namespace = args.namespace
+        self.services = {}
         if "boot.sh" not in args.motor_config:
             if not pulumi.runtime.is_dry_run():
                 raise MotorScriptsError(
@@ -99,7 +101,7 @@ class ControlPlane(pulumi.ComponentResource):
         self.coordinator = self._role(COORDINATOR, COORDINATOR_ROLE, args.coordinator, COORDINATOR_RESOURCES)
         self.register_outputs({
             "motor_config": self.motor_config, "controller": self.controller, "coordinator": self.coordinator,
-            "service_account": self.service_account,
+            "service_account": self.service_account, "services": self.services,
         })
 
     def _role(
@@ -107,7 +109,9 @@ class ControlPlane(pulumi.ComponentResource):
     ) -> k8s.apps.v1.Deployment | None:
         deployment = self._deployment(name, role, role_args, resources, service_account)
         for service, port in role_args.services.items():
-            self._service(service, role, name, port)
+            created = self._service(service, role, name, port)
+            if created is not None:
+                self.services[service] = created
         return deployment
 
     def _metadata(self, name: str, app: str) -> dict[str, Any]:
@@ -165,8 +169,8 @@ class ControlPlane(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.motor_config]),
         )
 
-    def _service(self, name: str, role: str, app: str, port: Port) -> None:
-        self._args.workloads.service(
+    def _service(self, name: str, role: str, app: str, port: Port) -> k8s.core.v1.Service | None:
+        return self._args.workloads.service(
             name,
             role,
             metadata=self._metadata(name, app),

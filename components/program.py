@@ -52,14 +52,14 @@ def build(settings: ServiceSettings, project_dir: Path, shared: KVStoreEndpoint 
     store = settings.kv_cache_store_config
     if shared is not None:
         # Another stack owns the store: nothing of it is created here.
-        build_service(settings, project_dir, workloads, shared, False, opts)
+        build_service(settings, project_dir, workloads, shared, opts, owns_store=False)
         pulumi.export("kv_store_source", store.target_stack)
     elif settings.kv_store_wanted:
         endpoint = KVStore("kv-store", kv_store_args(settings, workloads, project_dir), opts).endpoint
         pulumi.export("kv_store", endpoint.as_output(stack_name()))
-        build_service(settings, project_dir, workloads, endpoint, True, opts)
+        build_service(settings, project_dir, workloads, endpoint, opts, owns_store=True)
     else:
-        build_service(settings, project_dir, workloads, None, False, opts)
+        build_service(settings, project_dir, workloads, None, opts, owns_store=False)
     pulumi.export("namespace", settings.namespace)
     pulumi.export("deploy_mode", deploy.deploy_mode)
     pulumi.export("motor_config", f"{settings.namespace}/{MOTOR_CONFIG_NAME}")
@@ -89,8 +89,9 @@ def build_service(
     project_dir: Path,
     workloads: Workloads,
     endpoint: KVStoreEndpoint | None,
-    owns_store: bool,
     opts: pulumi.ResourceOptions | None,
+    *,
+    owns_store: bool,
 ) -> None:
     """Everything that uses the store: its client files, the control plane and the engines."""
     if endpoint is not None:

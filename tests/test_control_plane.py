@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pulumi
 import pytest
 
 from kvpool.manifests import kubernetes_objects
 from kvpool.mock_engine import ProgramError, run_program
 from kvpool.stack_config import StackConfig, load_stack_config
 from components.motor_config import MOTOR_FILES
+from components.workloads import Workloads
 from tests.program_runs import PROJECT_DIR, env_of, render, render_stack, stack_values
 
 
@@ -183,6 +185,17 @@ def test_infer_service_set_holds_every_role_with_crd_prefixed_service_names():
         "mindie-motor-kvs-master-vllm-0-kv-store.service-set.svc.cluster.local"
     )
 
+
+
+def test_a_second_workload_for_one_role_of_a_service_set_is_refused():
+    workloads = Workloads("service-set", "infer_service_set")
+    spec = {"replicas": 1, "template": {"spec": {"containers": []}}}
+    assert workloads.deployment("vllm-p0", "prefill", {"name": "vllm-p0"}, spec, pulumi.ResourceOptions()) is None
+    with pytest.raises(ValueError) as caught:
+        workloads.deployment("vllm-p1", "prefill", {"name": "vllm-p1"}, spec, pulumi.ResourceOptions())
+    assert str(caught.value) == (
+        "role 'prefill' already has a workload in the InferServiceSet; 'vllm-p1' would replace it"
+    )
 
 def test_secret_env_reaches_pods_only_through_a_secret():
     values = stack_values("dev")
