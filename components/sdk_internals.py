@@ -59,3 +59,8 @@ def reset_state() -> None:
     settings.ROOT.set(None)
     settings.SETTINGS.outputs.clear()
     settings.SETTINGS.rpc_manager.clear()
+
+
+def leftover_state() -> tuple[Any, dict[str, Any], int]:
+    """What the SDK holds between runs: (root resource, config, pending outputs); (None, {}, 0) once reset."""
+    return settings.get_root_resource(), dict(runtime_config.CONFIG.get()), len(settings.SETTINGS.outputs)

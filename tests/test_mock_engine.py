@@ -9,9 +9,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from pulumi.runtime import config as runtime_config
-from pulumi.runtime import settings
 
+from components import sdk_internals
 from kvpool.mock_engine import (
     MockEngineError,
     ProgramError,
@@ -148,9 +147,7 @@ def test_a_failed_run_does_not_poison_the_next_one(demo: ProgramRun) -> None:
     after_failure = run_fixture("kv-demo")
 
     assert after_failure == demo
-    assert settings.get_root_resource() is None
-    assert runtime_config.CONFIG.get() == {}
-    assert len(settings.SETTINGS.outputs) == 0
+    assert sdk_internals.leftover_state() == (None, {}, 0)
 
 
 def test_stack_reference_outputs_come_from_the_given_stacks() -> None:
