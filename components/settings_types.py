@@ -31,7 +31,7 @@ def no_bool(value: Any) -> Any:
 
 
 Count = Annotated[StrictInt, AfterValidator(_within_int32)]
-Port = Annotated[StrictInt, Field(ge=1, le=65535)]
+PortNumber = Annotated[StrictInt, Field(ge=1, le=65535)]
 NodePort = Annotated[StrictInt, Field(ge=30000, le=32767)]
 K8sQuantity = Annotated[str, Field(pattern=K8S_QUANTITY.pattern)]
 def _mooncake_size(size: int | str) -> int | str:

@@ -18,7 +18,7 @@ from components.settings_types import (
     Labels,
     MooncakeSize,
     NonEmpty,
-    Port,
+    PortNumber,
     no_bool,
 )
 from policies import rules
@@ -95,8 +95,8 @@ class EtcdConfig(Closed):
 
     replicas: Annotated[Literal[1, 3, 5], BeforeValidator(no_bool)] = Field(1, description="Members; 3 survives the loss of one.")
     image: str = Field("registry.k8s.io/etcd:3.5.15-0", pattern=IMAGE_REFERENCE, description="etcd image.")
-    port: Port = Field(2379, description="etcd client port.")
-    peer_port: Port = Field(2380, description="etcd peer port.")
+    port: PortNumber = Field(2379, description="etcd client port.")
+    peer_port: PortNumber = Field(2380, description="etcd peer port.")
     storage_size: K8sQuantity = Field("1Gi", description="Data volume per member.")
 
     @model_validator(mode="after")
@@ -117,8 +117,8 @@ class MooncakeHA(Closed):
 
 class MooncakeStoreConfig(StoreCommon):
     backend: Literal["mooncake"]
-    port: Port = Field(50088, description="mooncake_master RPC port (seed default 50088).")
-    metrics_port: Port = Field(9003, description="mooncake_master --metrics_port (the master's own default).")
+    port: PortNumber = Field(50088, description="mooncake_master RPC port (seed default 50088).")
+    metrics_port: PortNumber = Field(9003, description="mooncake_master --metrics_port (the master's own default).")
     metadata_server: NonEmpty = Field("P2PHANDSHAKE", description="Transfer-engine metadata mode.")
     protocol: Literal["ascend", "tcp", "rdma"] = Field("ascend", description="Transport; vllm-ascend needs ascend.")
     device_name: str = Field("", description="NIC to bind; empty selects automatically.")
@@ -150,9 +150,9 @@ class MooncakeStoreConfig(StoreCommon):
 
 class MemcacheStoreConfig(StoreCommon):
     backend: Literal["memcache"]
-    port: Port = Field(50088, description="MetaService port (seed default 50088).")
-    config_store_port: Port = Field(50089, description="MetaService config-store port.")
-    metrics_port: Port = Field(50090, description="MetaService metrics port.")
+    port: PortNumber = Field(50088, description="MetaService port (seed default 50088).")
+    config_store_port: PortNumber = Field(50089, description="MetaService config-store port.")
+    metrics_port: PortNumber = Field(50090, description="MetaService metrics port.")
     local_service_mode: Literal["inprocess", "standalone"] | None = Field(
         None, description="LocalService in the vLLM process or its own; default follows hardware_type."
     )
@@ -183,7 +183,7 @@ def _cidr(text: str) -> str:
 
 class YuanrongStoreConfig(StoreCommon):
     backend: Literal["yuanrong"]
-    port: Port = Field(31501, description="openYuanrong datasystem worker port on every engine node.")
+    port: PortNumber = Field(31501, description="openYuanrong datasystem worker port on every engine node.")
     etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(), description="etcd for the datasystem cluster state.")
     shared_memory_size_mb: StrictInt = Field(
         65536, ge=64, description="Shared memory each worker offers to the engines on its node, in MiB."
