@@ -125,14 +125,9 @@ async def shared_store(settings: ServiceSettings, own: str) -> KVStoreEndpoint:
     entry point, so the consumer's resources are built at top level, never inside an apply."""
     target = str(settings.kv_cache_store_config.target_stack)
     reference = pulumi.StackReference(target)
-    try:
-        details = await reference.get_output_details(OUTPUT)
-    except Exception as error:  # the engine's read of the stack failed; its own message says why
-        raise SharedStoreError(
-            f"{own} cannot use the KV store of {target}:\n  - kv_cache_store_config.target_stack: stack {target} "
-            f"cannot be read ({error}). Name a stack of this backend as <organization>/<project>/<stack> "
-            f"(`pulumi stack ls --all` lists them), and run `pulumi up` on it first."
-        ) from None
+    # A stack the backend does not know fails the engine's read of the reference before the program resumes: the
+    # engine's own message (`unknown stack "<name>"`) is what the user sees, so there is nothing to catch here.
+    details = await reference.get_output_details(OUTPUT)
     if details.secret_value is not None:
         raise SharedStoreError(
             f"{own} cannot use the KV store of {target}:\n  - kv_cache_store_config.target_stack: {target}'s "
