@@ -200,7 +200,11 @@ _TYPE_MESSAGES = {
         f"{_written(value)} is {'a decimal number' if isinstance(value, float) else 'not a whole number'}; write a "
         "whole number without quotes, e.g. 2"
     ),
-    "float_type": lambda value: f"{_written(value)} is not a number; write one without quotes, e.g. 0.9",
+    # `pulumi config set --path` stores a decimal as a string unless told `--type float` (it reads integers itself).
+    "float_type": lambda value: (
+        f"{_written(value)} is not a number; write one without quotes, e.g. 0.9"
+        + (" (`pulumi config set --path` needs `--type float`)" if isinstance(value, str) else "")
+    ),
     "bool_type": lambda value: f"{_written(value)} is not a boolean; write true or false",
 }
 _DOTTED_KEY = re.compile(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$")
