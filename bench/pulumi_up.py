@@ -46,11 +46,9 @@ from tests.e2e.realengine import (
     PULUMI_BINARIES,
     Cluster,
     PulumiWorkspace,
-    deployments_not_ready,
     find_binaries,
-    own_node_ports,
-    up_stack,
 )
+from tests.e2e.cluster_stacks import deployments_not_ready, own_node_ports, up_stack
 
 
 def spread(walls: list[float]) -> str:

@@ -25,6 +25,8 @@ from tests.e2e.realengine import (
     PulumiWorkspace,
     find_binaries,
 )
+from tests.e2e.cluster_stacks import StacksUp
+from tests.e2e.views import CONSUMERS, STACKS, offline_preview
 
 
 def _require(names: tuple[str, ...]) -> dict[str, Path]:
@@ -81,3 +83,40 @@ def workspace(e2e_tmp: Path, pulumi_bins: dict[str, Path], cluster: Cluster) -> 
     workspace.root.mkdir()
     workspace.setup()
     return workspace
+
+
+# The stacks the tests share, up once per session (the tests that change them run last: test_updates.py).
+
+
+@pytest.fixture(scope="session")
+def offline_out(e2e_tmp: Path) -> Path:
+    out = e2e_tmp / "offline-out"
+    for stack in sorted(STACKS, key=lambda s: s in CONSUMERS):
+        result = offline_preview(stack, out)
+        assert result.returncode == 0, f"offline preview of {stack}: {result.stderr}"
+        (out / f"{stack}.tree").write_text(result.stdout)
+    return out
+
+
+@pytest.fixture(scope="session")
+def offline_stacks(offline_workspace: PulumiWorkspace) -> PulumiWorkspace:
+    for stack in STACKS:
+        offline_workspace.stack_init(stack)
+    return offline_workspace
+
+
+@pytest.fixture(scope="session")
+def stacks_up(workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path) -> StacksUp:
+    return StacksUp(workspace, cluster, offline_out, e2e_tmp / "previews-as-up")
+
+
+@pytest.fixture(scope="session")
+def dev_up(stacks_up: StacksUp) -> PulumiWorkspace:
+    stacks_up.bring_up("dev")
+    return stacks_up.workspace
+
+
+@pytest.fixture(scope="session")
+def service_a_up(stacks_up: StacksUp) -> PulumiWorkspace:
+    stacks_up.bring_up("service-a")
+    return stacks_up.workspace

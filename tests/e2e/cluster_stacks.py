@@ -1,0 +1,158 @@
+"""An example stack in the test cluster: the nodes, volumes and custom kinds it needs, its own NodePorts, and
+`pulumi up` (shared by tests/e2e and bench/pulumi_up.py)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.e2e.realengine import Cluster, PulumiResult, PulumiWorkspace
+from tests.e2e.views import offline_in_copy_to
+
+
+def manifests(out: Path, stack: str) -> list[dict[str, Any]]:
+    """The objects `python -m kvpool preview --out out` wrote for `stack`."""
+    return [yaml.safe_load(p.read_text()) for p in sorted((out / stack / "manifests").glob("*.yaml"))]
+
+
+def ensure_nodes(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
+    """Fake (kwok) nodes carrying every node selector the stack's pods name, with its extended resources."""
+    selectors: list[dict[str, str]] = []
+    extended: dict[str, str] = {}
+    for obj in objects:
+        spec = obj.get("spec", {}).get("template", {}).get("spec")
+        if not spec:
+            continue
+        selector = spec.get("nodeSelector") or {}
+        if selector not in selectors:
+            selectors.append(selector)
+        for container in spec.get("containers", []):
+            for name in container.get("resources", {}).get("requests", {}):
+                if "/" in name:
+                    extended[name] = "64"
+    existing = cluster.get("/api/v1/nodes")["items"]
+    for selector in selectors:
+        matching = [n for n in existing if selector.items() <= n["metadata"].get("labels", {}).items()]
+        if len(matching) < 4:
+            cluster.add_nodes(selector, 4 - len(matching), extended)
+
+
+NODE_PORT_KEYS = ("coordinator_infer_node_port", "coordinator_obs_node_port", "controller_observability_node_port")
+NODE_PORT_BASE: dict[str, int] = {}
+
+
+def own_node_ports(workspace: PulumiWorkspace, stack: str) -> None:
+    """Every example stack asks for deploy.py's NodePorts (31015, 31017, 31027); one cluster allocates each once,
+    so a second stack in the same cluster gets its own (the API server refuses it otherwise)."""
+    if stack == "dev":
+        return
+    base = NODE_PORT_BASE.setdefault(stack, 32000 + 10 * len(NODE_PORT_BASE))
+    for offset, key in enumerate(NODE_PORT_KEYS):
+        workspace.run("config", "set", "--path", f"motor_deploy_config.{key}", str(base + offset), "-s", stack).check()
+
+
+def ensure_volumes(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
+    """Static PersistentVolumes for the stack's claims, a StatefulSet's and plain ones (no provisioner runs here;
+    kwok mounts nothing), so each claim binds and the provider's await of a PersistentVolumeClaim ends."""
+    for obj in objects:
+        if obj["kind"] == "PersistentVolumeClaim":
+            _static_volume(cluster, f"e2e-{obj['metadata']['namespace']}-{obj['metadata']['name']}", obj["spec"])
+        elif obj["kind"] == "StatefulSet":
+            for template in obj["spec"].get("volumeClaimTemplates", []):
+                for i in range(obj["spec"].get("replicas", 1)):
+                    name = f"e2e-{obj['metadata']['namespace']}-{template['metadata']['name']}-{obj['metadata']['name']}-{i}"
+                    _static_volume(cluster, name, template["spec"])
+
+
+def _static_volume(cluster: Cluster, name: str, claim: dict[str, Any]) -> None:
+    if cluster.get(f"/api/v1/persistentvolumes/{name}") is None:
+        cluster.request("POST", "/api/v1/persistentvolumes", {
+            "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {
+                "capacity": {"storage": claim["resources"]["requests"]["storage"]},
+                "accessModes": claim["accessModes"],
+                "storageClassName": claim.get("storageClassName", ""),
+                "hostPath": {"path": f"/nonexistent/{name}"},
+            },
+        })
+
+
+BUILT_IN_GROUPS = ("", "apps", "rbac.authorization.k8s.io", "networking.k8s.io", "policy", "batch")
+
+
+def ensure_crds(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
+    """An open-schema CustomResourceDefinition for every custom kind the stack writes (Motor's InferServiceSet, the
+    Prometheus operator's ServiceMonitor): the API server stores the object; no operator acts on it here."""
+    for obj in objects:
+        group, _, version = obj["apiVersion"].rpartition("/")
+        if group in BUILT_IN_GROUPS:
+            continue
+        kind = obj["kind"]
+        plural = kind.lower() + "s"
+        name = f"{plural}.{group}"
+        if cluster.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}") is not None:
+            continue
+        cluster.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": name},
+            "spec": {
+                "group": group, "scope": "Namespaced",
+                "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": f"{kind}List"},
+                "versions": [{"name": version, "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                    "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}],
+            },
+        })
+        deadline = time.monotonic() + 30  # the API server serves a new CRD's kind within seconds
+        while cluster.get(f"/apis/{group}/{version}") is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+
+
+def up_stack(workspace: PulumiWorkspace, cluster: Cluster, stack: str, out: Path) -> PulumiResult:
+    """`pulumi up` of a stack whose offline preview is in `out`, on nodes its pods can run on."""
+    objects = manifests(out, stack)
+    ensure_nodes(cluster, objects)
+    ensure_volumes(cluster, objects)
+    ensure_crds(cluster, objects)
+    own_node_ports(workspace, stack)
+    return workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1200).check()
+
+
+def deployments_not_ready(cluster: Cluster, namespace: str) -> list[str]:
+    """The Deployments of `namespace` with fewer ready replicas than they ask for (kwok readies pods at once)."""
+    return [
+        d["metadata"]["name"]
+        for d in cluster.get(f"/apis/apps/v1/namespaces/{namespace}/deployments")["items"]
+        if d["status"].get("readyReplicas", 0) != d["spec"]["replicas"]
+    ]
+
+
+@dataclass
+class StacksUp:
+    """The session's stacks in the cluster, each initialized and brought up once, whichever test asks first."""
+
+    workspace: PulumiWorkspace
+    cluster: Cluster
+    offline_out: Path  # the offline previews of the repository's stacks (nodes, volumes and kinds to prepare)
+    previews: Path  # where the offline previews of the stacks as they are up go
+    initialized: set[str] = field(default_factory=set)
+    up: dict[str, Path] = field(default_factory=dict)
+
+    def init(self, stack: str) -> None:
+        if stack not in self.initialized:
+            self.workspace.stack_init(stack)
+            own_node_ports(self.workspace, stack)
+            self.initialized.add(stack)
+
+    def bring_up(self, stack: str) -> Path:
+        """`pulumi up` of the stack (once); returns the folder of the offline preview of its config as it went up
+        (its own NodePorts, Motor's scripts), which is what the API server must hold."""
+        if stack not in self.up:
+            self.init(stack)
+            up_stack(self.workspace, self.cluster, stack, self.offline_out)
+            result = offline_in_copy_to(self.workspace, stack, self.previews)
+            assert result.returncode == 0, f"offline preview of {stack} as up: {result.stderr}"
+            self.up[stack] = self.previews
+        return self.up[stack]

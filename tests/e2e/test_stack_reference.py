@@ -1,0 +1,58 @@
+"""service-a / service-b: a StackReference read through the real engine, and the sharing contract's loud failures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.cluster_stacks import StacksUp, deployments_not_ready, manifests
+from tests.e2e.realengine import Cluster, PulumiWorkspace
+from tests.e2e.views import consumer_stack, engine_tree, live_differences, offline_tree, preview_json
+
+pytestmark = pytest.mark.e2e
+
+
+def test_service_b_reads_service_a_store_through_the_engine(
+    service_a_up: PulumiWorkspace, stacks_up: StacksUp, cluster: Cluster, offline_out: Path
+) -> None:
+    workspace = service_a_up
+    stacks_up.init("service-b")
+    data, result = preview_json(workspace, "service-b")
+    assert result.returncode == 0, result.output[-4000:]
+    want = offline_tree((offline_out / "service-b.tree").read_text())
+    got = {r for r in engine_tree(data) if r[0] != "pulumi:pulumi:StackReference"}
+    want = {r for r in want if r[0] != "pulumi:pulumi:StackReference"}
+    assert got == want, f"only offline: {sorted(want - got)}\nonly pulumi: {sorted(got - want)}"
+    objects = manifests(stacks_up.bring_up("service-b"), "service-b")
+    problems = live_differences(cluster, objects)
+    assert not problems, "\n".join(problems)
+    assert not deployments_not_ready(cluster, "service-b")
+    a_outputs = json.loads(workspace.run("stack", "output", "--json", "-s", "service-a").check().stdout)
+    host = a_outputs["kv_store"]["host"]
+    assert host.endswith(".service-a.svc.cluster.local"), a_outputs
+    live = json.dumps([cluster.get("/api/v1/namespaces/service-b/configmaps"),
+                       cluster.get("/apis/apps/v1/namespaces/service-b/deployments")])
+    assert host in live, "service-b's objects do not name service-a's store"
+
+
+def test_a_missing_target_stack_fails_preview_with_the_engines_reason(service_a_up: PulumiWorkspace) -> None:
+    missing = "organization/motor-kvpool/no-such-stack"
+    consumer_stack(service_a_up, "e2e-orphan", target_stack=missing)
+    result = service_a_up.run("preview", "-s", "e2e-orphan")
+    assert result.returncode != 0, result.output[-4000:]
+    # The engine's read of the reference fails before the program resumes, so its reason is the message.
+    assert f'unknown stack "{missing}"' in result.output, result.output[-4000:]
+    assert "Traceback" not in result.output, result.output[-4000:]
+
+
+def test_a_namespace_the_owner_does_not_allow_fails_preview_with_our_message(service_a_up: PulumiWorkspace) -> None:
+    consumer_stack(service_a_up, "e2e-stranger")
+    result = service_a_up.run("preview", "-s", "e2e-stranger")
+    assert result.returncode != 0, result.output[-4000:]
+    assert (
+        "kv_cache_store_config.target_stack: organization/motor-kvpool/service-a does not allow namespace "
+        "'e2e-stranger'" in " ".join(result.output.split())
+    ), result.output[-4000:]
+    assert "Traceback" not in result.output, result.output[-4000:]
