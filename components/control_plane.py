@@ -21,6 +21,8 @@ from components.motor_pod import (
     CONTROLLER_ROLE,
     COORDINATOR_ROLE,
     FAST_EVICTION,
+    LOG_MOUNT,
+    LOG_VOLUME,
     MOTOR_CONFIG_MOUNT,
     MOTOR_CONFIG_VOLUME,
     MOTOR_POD_SECURITY_CONTEXT,
@@ -135,7 +137,7 @@ class ControlPlane(pulumi.ComponentResource):
             "resources": resources,
             **PROBES,
             "securityContext": {**MOTOR_SECURITY_CONTEXT, "capabilities": {"drop": ["ALL"]}},
-            "volumeMounts": [MOTOR_CONFIG_MOUNT],
+            "volumeMounts": [MOTOR_CONFIG_MOUNT, LOG_MOUNT],
         }
         return args.workloads.deployment(
             name,
@@ -162,7 +164,7 @@ class ControlPlane(pulumi.ComponentResource):
                         "nodeSelector": role_args.node_selector or None,
                         "tolerations": FAST_EVICTION,
                         "containers": [container],
-                        "volumes": [MOTOR_CONFIG_VOLUME],
+                        "volumes": [MOTOR_CONFIG_VOLUME, LOG_VOLUME],
                     },
                 },
             },

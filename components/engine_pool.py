@@ -22,6 +22,8 @@ from components.checksums import annotations as checksum_annotations
 from components.motor_pod import (
     BOOT_COMMAND,
     ENGINE_LIFECYCLE,
+    LOG_HOST_PATH,
+    LOG_VOLUME,
     MOTOR_CONFIG_MOUNT,
     MOTOR_CONFIG_VOLUME,
     MOTOR_POD_SECURITY_CONTEXT,
@@ -51,7 +53,7 @@ HOST_FILES = {
     "ascend-driver-version": ("/usr/local/Ascend/driver/version.info", "File", True),
     "hccn-conf": ("/etc/hccn.conf", "", True),
     "hccn-tool": ("/usr/local/Ascend/driver/tools/hccn_tool", "", True),
-    "plog-path": ("/root/ascend/log", "DirectoryOrCreate", False),
+    LOG_VOLUME["name"]: (LOG_HOST_PATH, "DirectoryOrCreate", False),
     "coredump": ("/var/coredump", "DirectoryOrCreate", False),
     "rdma": ("/dev/infiniband", "", False),
     "hisi-hdc": ("/dev/hisi_hdc", "", False),

@@ -26,6 +26,11 @@ COORDINATOR_ROLE = "coordinator"
 BOOT_COMMAND = ["/bin/bash", "-c", f"source {CONFIGMAP_PATH}/boot.sh"]
 MOTOR_CONFIG_VOLUME = {"name": "motor-config", "configMap": {"name": MOTOR_CONFIG_NAME, "defaultMode": 0o550}}
 MOTOR_CONFIG_MOUNT = {"name": "motor-config", "mountPath": CONFIGMAP_PATH}
+# deploy.py mounts the node's log folder in every Motor pod (its controller, coordinator and engine templates'
+# plog-path): Motor's common.sh chmods $MOTOR_LOG_ROOT_PATH there and writes its logs under it; CANN writes its plog.
+LOG_HOST_PATH = "/root/ascend/log"
+LOG_VOLUME = {"name": "plog-path", "hostPath": {"path": LOG_HOST_PATH, "type": "DirectoryOrCreate"}}
+LOG_MOUNT = {"name": "plog-path", "mountPath": LOG_HOST_PATH}
 FIELD_ENV = {"POD_IP": "status.podIP", "HOST_IP": "status.hostIP"}
 # Motor's controller and coordinator also read their namespace (deploy.py's templates give them POD_NAMESPACE).
 CONTROL_PLANE_FIELD_ENV = {**FIELD_ENV, "POD_NAMESPACE": "metadata.namespace"}

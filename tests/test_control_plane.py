@@ -187,6 +187,17 @@ def test_infer_service_set_holds_every_role_with_crd_prefixed_service_names():
 
 
 
+
+def test_controller_and_coordinator_mount_the_nodes_log_folder_as_deploy_pys_templates_do():
+    """Motor's common.sh chmods $MOTOR_LOG_ROOT_PATH (/root/ascend/log in the ucm stack) in every role and logs there."""
+    rendered = render_stack("ucm")
+    for name in ("mindie-motor-controller", "mindie-motor-coordinator"):
+        pod = rendered.get("Deployment", name)["spec"]["template"]["spec"]
+        assert pod["volumes"][-1] == {
+            "name": "plog-path", "hostPath": {"path": "/root/ascend/log", "type": "DirectoryOrCreate"}
+        }
+        assert pod["containers"][0]["volumeMounts"][-1] == {"name": "plog-path", "mountPath": "/root/ascend/log"}
+
 def test_a_second_workload_for_one_role_of_a_service_set_is_refused():
     workloads = Workloads("service-set", "infer_service_set")
     spec = {"replicas": 1, "template": {"spec": {"containers": []}}}

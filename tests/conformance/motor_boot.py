@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-OVERLAID = ("/usr/local", "/etc", "/mnt", "/dev")
+# Folders the pod writes into, overlaid in the boot's own mount namespace so that nothing reaches this machine;
+# /root and /var hold the engines' DirectoryOrCreate host paths (/root/ascend/log, /var/coredump).
+OVERLAID = ("/usr/local", "/etc", "/mnt", "/dev", "/root", "/var")
 FAKE_IPS = {"status.podIP": "127.0.0.11", "status.hostIP": "127.0.0.12"}
 # lspci device ids hccl_tools.py looks for (its HardwareType enum).
 PCI_IDS = {"A2": "d802", "A3": "d803", "A5": "d806"}
@@ -161,6 +163,9 @@ def boot(
                 mounts.append(f"mkdir -p {shlex.quote(target)}")
                 mounts.append(f"mount --bind {shlex.quote(str(source))} {shlex.quote(target)}")
                 mounts.append(f"mount -o remount,bind,ro {shlex.quote(target)}")
+        elif (volume.get("hostPath") or {}).get("type") == "DirectoryOrCreate":
+            # The kubelet creates the node's folder before the pod starts; Motor's common.sh chmods it.
+            mounts.append(f"mkdir -p {shlex.quote(target)}")
     env = container_env(container)
     env.update({
         "PATH": f"{stubs}:/usr/local/bin:/usr/bin:/bin",
@@ -169,6 +174,9 @@ def boot(
         "KVPOOL_RECORD": str(record),
         "MOTOR_CHECKOUT": str(motor_checkout),
     })
+    inside = [path for path in OVERLAID if workdir.resolve().is_relative_to(path)]
+    if inside:  # the overlay would hide what the boot records there
+        raise ValueError(f"boot's workdir {workdir} lies in {inside[0]}, which the boot overlays; use one under /tmp")
     layers = []
     for index, path in enumerate(OVERLAID):
         upper, work = workdir / f"upper-{index}", workdir / f"work-{index}"
