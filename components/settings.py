@@ -187,6 +187,22 @@ class ServiceSettings(Closed):
         return self
 
     @model_validator(mode="after")
+    def _host_log_dir_is_the_mounted_one(self) -> ServiceSettings:
+        """deploy.py mounts a role's logging_config.host_log_dir as that pod's node log folder; motor-kvpool mounts
+        one folder in every Motor pod, so another one would be silently ignored: refused instead."""
+        from components.motor_pod import LOG_HOST_PATH  # that module builds on this one
+
+        for key in ("motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config"):
+            logging = (getattr(self, key) or {}).get("logging_config")
+            host_dir = logging.get("host_log_dir") if isinstance(logging, dict) else None
+            if host_dir is not None and host_dir != LOG_HOST_PATH:
+                raise ValueError(
+                    f"{key}.logging_config.host_log_dir: {host_dir!r} is not supported: motor-kvpool mounts the "
+                    f"node's log folder {LOG_HOST_PATH} in every Motor pod; remove the key or set {LOG_HOST_PATH}"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _engine_labels_fit(self) -> ServiceSettings:
         """Engine pods carry the label job-name=<job_id>-<p|d><instance> (components/engine_pool.py, engine_job_name);
         Kubernetes refuses a label value over 63 characters."""
