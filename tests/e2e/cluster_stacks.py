@@ -138,21 +138,20 @@ class StacksUp:
     offline_out: Path  # the offline previews of the repository's stacks (nodes, volumes and kinds to prepare)
     previews: Path  # where the offline previews of the stacks as they are up go
     initialized: set[str] = field(default_factory=set)
-    up: dict[str, Path] = field(default_factory=dict)
+    up: set[str] = field(default_factory=set)
 
     def init(self, stack: str) -> None:
         if stack not in self.initialized:
             self.workspace.stack_init(stack)
-            own_node_ports(self.workspace, stack)
             self.initialized.add(stack)
 
     def bring_up(self, stack: str) -> Path:
-        """`pulumi up` of the stack (once); returns the folder of the offline preview of its config as it went up
-        (its own NodePorts, Motor's scripts), which is what the API server must hold."""
+        """`pulumi up` of the stack (once; up_stack gives it its own NodePorts); returns the folder of the offline
+        preview of its config as it went up (those NodePorts, Motor's scripts): what the API server must hold."""
         if stack not in self.up:
             self.init(stack)
             up_stack(self.workspace, self.cluster, stack, self.offline_out)
             result = offline_in_copy_to(self.workspace, stack, self.previews)
             assert result.returncode == 0, f"offline preview of {stack} as up: {result.stderr}"
-            self.up[stack] = self.previews
-        return self.up[stack]
+            self.up.add(stack)
+        return self.previews

@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.cluster_stacks import StacksUp, ensure_nodes, manifests
 from tests.e2e.realengine import Cluster, PulumiWorkspace
-from tests.e2e.views import engine_changes, kvpool_diff_changes, offline_in_copy_to, preview_json, split_urn
+from tests.e2e.views import changes_both_ways, preview_json, split_urn
 
 pytestmark = pytest.mark.e2e
 
@@ -45,18 +45,16 @@ def test_a_store_setting_and_a_selector_change_have_the_blast_radius_kvpool_diff
     workspace, stack = stacks_up.workspace, "mooncake-layerwise"
     base = stacks_up.bring_up(stack)
 
-    workspace.run("config", "set", "--path", "kv_cache_store_config.eviction_ratio", "0.3", "--type", "float",
-                  "-s", stack).check()
-    try:
-        data, result = preview_json(workspace, stack, "--diff")
-        assert result.returncode == 0, result.output[-4000:]
-        eviction = e2e_tmp / "blast-eviction"
-        assert offline_in_copy_to(workspace, stack, eviction).returncode == 0
-    finally:
-        workspace.run("config", "set", "--path", "kv_cache_store_config.eviction_ratio", "0.4", "--type", "float",
+    def eviction_ratio(value: str) -> None:
+        workspace.run("config", "set", "--path", "kv_cache_store_config.eviction_ratio", value, "--type", "float",
                       "-s", stack).check()
-    offline, text = kvpool_diff_changes(base, eviction, stack)
-    assert engine_changes(data) == offline == {
+
+    eviction_ratio("0.3")
+    try:
+        engine, offline, text = changes_both_ways(workspace, stack, base, e2e_tmp / "blast-eviction")
+    finally:
+        eviction_ratio("0.4")
+    assert engine == offline == {
         ("update", "ConfigMap", "motor-config"), ("update", "Deployment", "mindie-motor-kv-store"),
     }, text
     assert "Blast radius: 1 workload rolls (mindie-motor-kv-store: args), 0 replaced" in text, text
@@ -67,18 +65,13 @@ def test_a_store_setting_and_a_selector_change_have_the_blast_radius_kvpool_diff
     program.write_text(source.replace('"selector": {"matchLabels": {"app": name}}',
                                       '"selector": {"matchLabels": {"app": name, "job-name": job_name}}'))
     try:
-        data, result = preview_json(workspace, stack, "--diff")
-        assert result.returncode == 0, result.output[-4000:]
-        selector = e2e_tmp / "blast-selector"
-        assert offline_in_copy_to(workspace, stack, selector).returncode == 0
+        engine, offline, text = changes_both_ways(workspace, stack, base, e2e_tmp / "blast-selector")
     finally:
         program.write_text(source)
-    offline, text = kvpool_diff_changes(base, selector, stack)
-    assert engine_changes(data) == offline == {
+    assert engine == offline == {
         ("replace", "Deployment", "vllm-p0"), ("replace", "Deployment", "vllm-d0"),
     }, text
     assert "0 workloads roll, 2 replaced" in text, text
-
 
 def test_destroy_is_refused_on_a_protected_store(stacks_up: StacksUp, cluster: Cluster) -> None:
     workspace = stacks_up.workspace

@@ -134,6 +134,16 @@ def kvpool_diff_changes(old: Path, new: Path, stack: str) -> tuple[set[tuple[str
     return found, result.stdout
 
 
+
+def changes_both_ways(workspace: PulumiWorkspace, stack: str, base: Path, out: Path) -> tuple[set, set, str]:
+    """The workspace's pending change to `stack` as `pulumi preview --diff` sees it and as `kvpool diff` does from
+    the offline preview in `base` to a new one in `out`: (engine's changes, kvpool's changes, kvpool diff's text)."""
+    data, result = preview_json(workspace, stack, "--diff")
+    assert result.returncode == 0, result.output[-4000:]
+    assert offline_in_copy_to(workspace, stack, out).returncode == 0
+    offline, text = kvpool_diff_changes(base, out, stack)
+    return engine_changes(data), offline, text
+
 def mandatory_names(text: str) -> set[str]:
     return set(re.findall(r"\[mandatory\]\s+(kvpool-[a-z0-9-]+)", text))
 
