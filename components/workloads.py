@@ -15,8 +15,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.labels import common_labels, service_fqdn
+from policies.rules.service_set import SERVICE_SET_API_VERSION, SERVICE_SET_KIND
 
-ISS_API_VERSION = "mindcluster.huawei.com/v1"
 ISS_NAME = "vllm"  # deploy.py's default InferServiceSet name
 SERVICE_SET_TYPE = "kvpool:index:ServiceSet"
 
@@ -106,8 +106,8 @@ class ServiceSet(pulumi.ComponentResource):
         own = pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)])
         self.infer_service_set = k8s.apiextensions.CustomResource(
             ISS_NAME,
-            api_version=ISS_API_VERSION,
-            kind="InferServiceSet",
+            api_version=SERVICE_SET_API_VERSION,
+            kind=SERVICE_SET_KIND,
             metadata={
                 "name": ISS_NAME,
                 "namespace": namespace,

@@ -23,14 +23,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from policies.rules.service_set import role_pod_template, service_set_roles
+from policies.rules.service_set import is_service_set, role_pod_template, service_set_roles
 
 CHECKSUM_PREFIX = "checksum/"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 STORE_COMPONENT = "kv-store"  # components/kv_store/common.py COMPONENT: every object of the store
 ENGINE_COMPONENTS = ("prefill", "decode")  # components/engine_pool.py: one per side
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
-SERVICE_SET = ("mindcluster.huawei.com/v1", "InferServiceSet")
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 # Fields whose change makes the Kubernetes provider replace the object instead of updating it, from
@@ -140,7 +139,7 @@ def workloads(objects: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str],
             found[(file, "")] = Workload(
                 (file, ""), _object_label(obj), str(metadata.get("name")), str(component or ""), template
             )
-        elif (obj.get("apiVersion"), kind) == SERVICE_SET:
+        elif is_service_set(obj):
             for role in service_set_roles(obj):
                 role_name = str(role.get("name"))
                 component = _labels(role.get("metadata")).get(COMPONENT_LABEL) or role_name

@@ -13,12 +13,11 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import pulumi
 
-from rules import SIDES, engine_section, kv_transfer_configs, role_pod_template, service_set_roles
+from rules import SERVICE_SET_TYPE, SIDES, engine_section, kv_transfer_configs, role_pod_template, service_set_roles
 
 PROJECT = "motor-kvpool"
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
-SERVICE_SET = "kubernetes:mindcluster.huawei.com/v1:InferServiceSet"
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 ENGINE_CONTAINER = "vllm"
 STORE_COMPONENT = "kv-store"  # app.kubernetes.io/component of the store's objects, and its service-set role
@@ -56,7 +55,7 @@ def _engine_envs(resources: Iterable[Any]) -> dict[str, dict[str, str]]:
             side = ((resource.props.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/component")
             if side in SIDES and side not in envs:
                 envs[side] = _container_env((resource.props.get("spec") or {}).get("template") or {})
-        elif resource.resource_type == SERVICE_SET:
+        elif resource.resource_type == SERVICE_SET_TYPE:
             for role, template in role_templates(resource.props):
                 if role in SIDES:
                     envs[role] = _container_env(template)
@@ -71,7 +70,7 @@ def role_templates(props: Mapping[str, Any]) -> Iterator[tuple[Any, Mapping[str,
 
 def pod_templates(resource_type: str, props: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     """The pod templates of a workload: each role's of an InferServiceSet, a Deployment's (or other owner's) own."""
-    if resource_type == SERVICE_SET:
+    if resource_type == SERVICE_SET_TYPE:
         for _, template in role_templates(props):
             yield template
     elif "template" in (props.get("spec") or {}):
@@ -82,7 +81,7 @@ def holds_store(resource_type: str, props: Mapping[str, Any]) -> bool:
     """Whether an object belongs to the KV store: labelled as its component, or a service set with its role."""
     labels = (props.get("metadata") or {}).get("labels") or {}
     return labels.get("app.kubernetes.io/component") == STORE_COMPONENT or (
-        resource_type == SERVICE_SET and any(role == STORE_COMPONENT for role, _ in role_templates(props))
+        resource_type == SERVICE_SET_TYPE and any(role == STORE_COMPONENT for role, _ in role_templates(props))
     )
 
 

@@ -48,7 +48,7 @@ from .security import (
     is_read_only_configmap_role, looks_secret,
 )
 from .service import MOTOR_MAX_INSTANCES, check_instance_counts, check_service
-from .service_set import role_pod_template, service_set_objects, service_set_roles
+from .service_set import SERVICE_SET_TYPE, role_pod_template, service_set_objects, service_set_roles
 from .store import (
     MOONCAKE_LEASE_TTL_DEFAULT_MS, SUSTAINABLE_EVICTION_RATIO, SUSTAINABLE_HIGH_WATERMARK, UCM_BACKEND_MESSAGE,
     check_backend_consistency, check_fabric_segment_alignment, check_lease_exceeds_timeouts, check_mooncake_eviction,
@@ -64,8 +64,8 @@ __all__ = [
     "K8S_QUANTITY", "KV_CACHE_AFFINITY", "KV_EVENTS_CONFIG", "LAYERWISE_PATCH_FIXED_IN",
     "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE", "MOTOR_MAX_INSTANCES",
     "MULTI_CONNECTOR", "NOT_SECRET_LAST_WORDS", "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE",
-    "SECRET_WORDS", "SENSITIVE_HOST_PATHS", "SIDES", "STORE_CONNECTOR", "SUSTAINABLE_EVICTION_RATIO",
-    "SUSTAINABLE_HIGH_WATERMARK", "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES", "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
+    "SECRET_WORDS", "SENSITIVE_HOST_PATHS", "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR",
+    "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK", "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES", "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
     "Finding", "check_backend_consistency", "check_deploy_host_paths", "check_dispatch_connector",
     "check_duplicate_names", "check_fabric_segment_alignment", "check_hash_seed", "check_host_path",
     "check_hybrid_attention_connector", "check_instance_counts", "check_kv_cache_affinity", "check_kv_event_ports",

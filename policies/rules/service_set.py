@@ -7,10 +7,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+SERVICE_SET_API_VERSION = "mindcluster.huawei.com/v1"
 SERVICE_SET_KIND = "InferServiceSet"
+SERVICE_SET_TYPE = f"kubernetes:{SERVICE_SET_API_VERSION}:{SERVICE_SET_KIND}"  # its Pulumi resource type
 ROLES_PATH = ("spec", "template", "roles")
 
 PropertyPath = tuple[Any, ...]
+
+
+def is_service_set(body: Mapping[str, Any]) -> bool:
+    return body.get("apiVersion") == SERVICE_SET_API_VERSION and body.get("kind") == SERVICE_SET_KIND
 
 
 def service_set_roles(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -25,7 +31,7 @@ def role_pod_template(role: Mapping[str, Any]) -> Mapping[str, Any]:
 def service_set_objects(body: Mapping[str, Any]) -> list[tuple[PropertyPath, dict[str, Any]]]:
     """The workloads and Services a set's roles describe, as the objects its controller creates (and a schema
     checks), each named after its role: (where its spec sits in the set, object). Empty for any other kind."""
-    if body.get("kind") != SERVICE_SET_KIND:
+    if not is_service_set(body):
         return []
     embedded: list[tuple[PropertyPath, dict[str, Any]]] = []
     for index, role in enumerate(service_set_roles(body)):
