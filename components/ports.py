@@ -12,9 +12,14 @@ class Port:
     name: str  # the container's and the Service's port name (probes and ServiceMonitors name it)
     port: int  # the container listens on it and the Service serves it
     node_port: int | None = None  # set: the Service is a NodePort Service and serves it on every node here
+    also_on_host: bool = False  # the container binds the same port on its node (hostPort), for peers dialling nodes
 
     def container_port(self) -> dict[str, Any]:
-        return {"name": self.name, "containerPort": self.port, "protocol": "TCP"}
+        entry: dict[str, Any] = {"name": self.name, "containerPort": self.port}
+        if self.also_on_host:
+            entry["hostPort"] = self.port
+        entry["protocol"] = "TCP"
+        return entry
 
     def service_port(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"name": self.name, "port": self.port, "targetPort": self.port, "protocol": "TCP"}

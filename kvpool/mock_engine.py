@@ -193,7 +193,10 @@ class _OfflineMocks(pulumi_mocks.Mocks):
 
 
 class _RecordingMonitor(pulumi_mocks.MockMonitor):
-    """Keeps every registration as the engine receives it; rejects duplicate URNs as the engine does."""
+    """Keeps every registration as the engine receives it; rejects duplicate URNs as the engine does.
+
+    A MockMonitor is what `pulumi.runtime.set_mocks` takes as its public `monitor` argument, so this subclass
+    uses the SDK's published hook, not its internals (those are all in components/sdk_internals.py)."""
 
     mocks: _OfflineMocks
 

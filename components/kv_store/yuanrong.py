@@ -21,6 +21,7 @@ from components.kv_store.common import (
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.kv_store.etcd import build_etcd, client_endpoints
 from components.labels import k8s_name, service_fqdn
+from components.ports import Port
 from components.store_settings import YuanrongStoreConfig
 
 WORKER_NAME = "mindie-motor-ds-worker"
@@ -83,7 +84,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         "command": ["/bin/sh", "-c", WORKER_COMMAND, "datasystem_worker"],
         "args": worker_args(store, ",".join(etcd_endpoints), ctx.namespace),
         "env": [HOST_IP_ENV],
-        "ports": [{"name": "worker", "containerPort": store.port, "hostPort": store.port, "protocol": "TCP"}],
+        "ports": [Port(name="worker", port=store.port, also_on_host=True).container_port()],
         "readinessProbe": {"exec": {"command": ["test", "-f", "/tmp/datasystem/ready"]}, "periodSeconds": 5},
         "livenessProbe": {"tcpSocket": {"port": store.port}, "periodSeconds": 10, "failureThreshold": 3},
         "resources": container_resources(ctx.resources),
