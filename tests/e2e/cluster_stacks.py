@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from tests.e2e.realengine import Cluster, PulumiResult, PulumiWorkspace
-from tests.e2e.views import offline_in_copy_to
+from tests.e2e.views import live_differences, offline_in_copy_to
 
 
 def manifests(out: Path, stack: str) -> list[dict[str, Any]]:
@@ -155,3 +155,17 @@ class StacksUp:
             assert result.returncode == 0, f"offline preview of {stack} as up: {result.stderr}"
             self.up.add(stack)
         return self.previews
+
+    def up_as_previewed(self, stack: str) -> list[dict[str, Any]]:
+        """`bring_up`, then assert the API server holds every object of that preview as written (apart from what
+        the server adds) and every Deployment in the stack's namespaces is Ready; returns the objects."""
+        objects = manifests(self.bring_up(stack), stack)
+        problems = live_differences(self.cluster, objects)
+        namespaces = sorted({obj["metadata"]["namespace"] for obj in objects if obj["kind"] == "Deployment"})
+        problems += [
+            f"Deployment {namespace}/{name} is not Ready"
+            for namespace in namespaces
+            for name in deployments_not_ready(self.cluster, namespace)
+        ]
+        assert not problems, "\n".join(problems)
+        return objects

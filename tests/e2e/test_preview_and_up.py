@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.cluster_stacks import StacksUp, deployments_not_ready, manifests
+from tests.e2e.cluster_stacks import StacksUp, manifests
 from tests.e2e.realengine import Cluster, PulumiWorkspace
-from tests.e2e.views import CONSUMERS, STACKS, engine_tree, live_differences, offline_tree, preview_json
+from tests.e2e.views import CONSUMERS, STACKS, preview_json, tree_mismatch
 
 pytestmark = pytest.mark.e2e
 
@@ -22,23 +22,18 @@ def test_pulumi_preview_lists_the_offline_preview_resources(
 ) -> None:
     data, result = preview_json(offline_stacks, stack)
     assert result.returncode == 0, result.output[-4000:]
-    want = offline_tree((offline_out / f"{stack}.tree").read_text())
-    got = engine_tree(data)
-    assert want, "the offline preview printed no tree"
-    assert got == want, f"only offline: {sorted(want - got)}\nonly pulumi: {sorted(got - want)}"
+    mismatch = tree_mismatch((offline_out / f"{stack}.tree").read_text(), data)
+    assert not mismatch, mismatch
 
 
 @pytest.mark.parametrize("stack", OWNERS)
-def test_pulumi_up_puts_the_offline_manifests_in_the_api_server(stack: str, stacks_up: StacksUp, cluster: Cluster) -> None:
+def test_pulumi_up_puts_the_offline_manifests_in_the_api_server(stack: str, stacks_up: StacksUp) -> None:
     """Every object of the offline preview of the stack's config, as it went up, is in the API server as written
     (apart from what the server adds), and every Deployment is Ready. An InferServiceSet is stored as written; no
     operator here creates its workloads."""
-    objects = manifests(stacks_up.bring_up(stack), stack)
-    problems = live_differences(cluster, objects)
-    assert not problems, "\n".join(problems)
+    objects = stacks_up.up_as_previewed(stack)
     namespaces = {obj["metadata"]["namespace"] for obj in objects if obj["kind"] == "Deployment"}
     assert namespaces == (set() if stack == "service-set" else {stack}), namespaces
-    assert not [name for namespace in namespaces for name in deployments_not_ready(cluster, namespace)]
 
 
 @pytest.mark.parametrize("stack", OWNERS)

@@ -86,6 +86,16 @@ def engine_tree(preview_json: dict[str, Any]) -> set[Resource]:
     return resources
 
 
+def tree_mismatch(offline_stdout: str, preview: dict[str, Any], ignore_type: str = "") -> str:
+    """How the offline preview's printed tree and the engine's preview differ ("" when they list the same
+    resources), leaving out resources of `ignore_type`."""
+    want = {r for r in offline_tree(offline_stdout) if r[0] != ignore_type}
+    got = {r for r in engine_tree(preview) if r[0] != ignore_type}
+    if not want:
+        return "the offline preview printed no tree"
+    return "" if got == want else f"only offline: {sorted(want - got)}\nonly pulumi: {sorted(got - want)}"
+
+
 def preview_json(workspace: PulumiWorkspace, stack: str, *extra: str) -> tuple[dict[str, Any], Any]:
     result = workspace.run("preview", "--json", "-s", stack, *extra)
     try:
