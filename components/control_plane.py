@@ -22,13 +22,13 @@ from components.motor_pod import (
     COORDINATOR_ROLE,
     FAST_EVICTION,
     LOG_MOUNT,
-    LOG_VOLUME,
     MOTOR_CONFIG_MOUNT,
     MOTOR_CONFIG_VOLUME,
     MOTOR_POD_SECURITY_CONTEXT,
     MOTOR_SECURITY_CONTEXT,
     PROBES,
     env_list,
+    log_volume,
     motor_env,
 )
 from components.workloads import Workloads
@@ -49,6 +49,7 @@ class MotorRoleArgs:
     env: dict[str, Any]  # container env after motor-kvpool's own: motor_common_env, the role's section, store env
     restart_env: dict[str, Any]  # what the role's set_*_env function exports (checksum/motor-env)
     services: dict[str, Port]  # Service name -> the one port it serves
+    log_host_dir: str  # the node folder mounted as its log folder (its section's logging_config.host_log_dir)
     kv_client: bool = False  # it dials the KV store, so the store's NetworkPolicy must admit it
 
 
@@ -164,7 +165,7 @@ class ControlPlane(pulumi.ComponentResource):
                         "nodeSelector": role_args.node_selector or None,
                         "tolerations": FAST_EVICTION,
                         "containers": [container],
-                        "volumes": [MOTOR_CONFIG_VOLUME, LOG_VOLUME],
+                        "volumes": [MOTOR_CONFIG_VOLUME, log_volume(role_args.log_host_dir)],
                     },
                 },
             },

@@ -22,8 +22,8 @@ from components.checksums import annotations as checksum_annotations
 from components.motor_pod import (
     BOOT_COMMAND,
     ENGINE_LIFECYCLE,
-    LOG_HOST_PATH,
-    LOG_VOLUME,
+    LOG_MOUNT_PATH,
+    LOG_VOLUME_NAME,
     MOTOR_CONFIG_MOUNT,
     MOTOR_CONFIG_VOLUME,
     MOTOR_POD_SECURITY_CONTEXT,
@@ -53,7 +53,7 @@ HOST_FILES = {
     "ascend-driver-version": ("/usr/local/Ascend/driver/version.info", "File", True),
     "hccn-conf": ("/etc/hccn.conf", "", True),
     "hccn-tool": ("/usr/local/Ascend/driver/tools/hccn_tool", "", True),
-    LOG_VOLUME["name"]: (LOG_HOST_PATH, "DirectoryOrCreate", False),
+    LOG_VOLUME_NAME: (LOG_MOUNT_PATH, "DirectoryOrCreate", False),  # on the node: the service's host_log_dir
     "coredump": ("/var/coredump", "DirectoryOrCreate", False),
     "rdma": ("/dev/infiniband", "", False),
     "hisi-hdc": ("/dev/hisi_hdc", "", False),
@@ -102,6 +102,7 @@ class EnginePoolArgs:
     hardware_type: str
     image: str
     weight_mount_path: str
+    log_host_dir: str  # the node folder mounted as the engines' log folder (motor_nodemanger_config's host_log_dir)
     dshm_size: str
     node_selector: dict[str, str]  # the engine nodes' labels, then the side's own selector
     scheduling_queue: str | None
@@ -160,11 +161,15 @@ class EnginePool(pulumi.ComponentResource):
 
     def _volumes(self) -> list[dict[str, Any]]:
         args = self._args
+        node_paths = {LOG_VOLUME_NAME: args.log_host_dir}  # the one host file whose node folder differs from the pod's
         volumes = [
             MOTOR_CONFIG_VOLUME,
             {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": args.dshm_size}},
             {"name": "weight-mount", "hostPath": {"path": args.weight_mount_path, "type": "Directory"}},
-            *(host_path_volume(name, path, kind) for name, (path, kind, _) in host_files(args.hardware_type).items()),
+            *(
+                host_path_volume(name, node_paths.get(name, path), kind)
+                for name, (path, kind, _) in host_files(args.hardware_type).items()
+            ),
         ]
         if args.endpoint is not None:
             if mounted_client_files(args.endpoint):

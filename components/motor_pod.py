@@ -26,11 +26,12 @@ COORDINATOR_ROLE = "coordinator"
 BOOT_COMMAND = ["/bin/bash", "-c", f"source {CONFIGMAP_PATH}/boot.sh"]
 MOTOR_CONFIG_VOLUME = {"name": "motor-config", "configMap": {"name": MOTOR_CONFIG_NAME, "defaultMode": 0o550}}
 MOTOR_CONFIG_MOUNT = {"name": "motor-config", "mountPath": CONFIGMAP_PATH}
-# deploy.py mounts the node's log folder in every Motor pod (its controller, coordinator and engine templates'
-# plog-path): Motor's common.sh chmods $MOTOR_LOG_ROOT_PATH there and writes its logs under it; CANN writes its plog.
-LOG_HOST_PATH = "/root/ascend/log"
-LOG_VOLUME = {"name": "plog-path", "hostPath": {"path": LOG_HOST_PATH, "type": "DirectoryOrCreate"}}
-LOG_MOUNT = {"name": "plog-path", "mountPath": LOG_HOST_PATH}
+# deploy.py mounts a node folder at /root/ascend/log in every Motor pod (its controller, coordinator and engine
+# templates' plog-path): Motor's common.sh chmods $MOTOR_LOG_ROOT_PATH there and writes its logs under it; CANN
+# writes its plog. Which node folder: the role's logging_config.host_log_dir (rules.host_log_dir).
+LOG_VOLUME_NAME = "plog-path"
+LOG_MOUNT_PATH = "/root/ascend/log"
+LOG_MOUNT = {"name": LOG_VOLUME_NAME, "mountPath": LOG_MOUNT_PATH}
 FIELD_ENV = {"POD_IP": "status.podIP", "HOST_IP": "status.hostIP"}
 # Motor's controller and coordinator also read their namespace (deploy.py's templates give them POD_NAMESPACE).
 CONTROL_PLANE_FIELD_ENV = {**FIELD_ENV, "POD_NAMESPACE": "metadata.namespace"}
@@ -42,6 +43,10 @@ FAST_EVICTION = [
     {"key": f"node.kubernetes.io/{reason}", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}
     for reason in ("not-ready", "unreachable")
 ]
+
+
+def log_volume(host_dir: str) -> dict[str, Any]:
+    return {"name": LOG_VOLUME_NAME, "hostPath": {"path": host_dir, "type": "DirectoryOrCreate"}}
 
 
 def probe(stage: str, period: int) -> dict[str, Any]:

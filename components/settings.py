@@ -186,21 +186,10 @@ class ServiceSettings(Closed):
             store.local_service_mode = mode
         return self
 
-    @model_validator(mode="after")
-    def _host_log_dir_is_the_mounted_one(self) -> ServiceSettings:
-        """deploy.py mounts a role's logging_config.host_log_dir as that pod's node log folder; motor-kvpool mounts
-        one folder in every Motor pod, so another one would be silently ignored: refused instead."""
-        from components.motor_pod import LOG_HOST_PATH  # that module builds on this one
-
-        for key in ("motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config"):
-            logging = (getattr(self, key) or {}).get("logging_config")
-            host_dir = logging.get("host_log_dir") if isinstance(logging, dict) else None
-            if host_dir is not None and host_dir != LOG_HOST_PATH:
-                raise ValueError(
-                    f"{key}.logging_config.host_log_dir: {host_dir!r} is not supported: motor-kvpool mounts the "
-                    f"node's log folder {LOG_HOST_PATH} in every Motor pod; remove the key or set {LOG_HOST_PATH}"
-                )
-        return self
+    def host_log_dir(self, section: str) -> str:
+        """The node folder a Motor role's pods mount as their log folder, as deploy.py's modify_log_mount picks it:
+        `section` is the role's (engines: motor_nodemanger_config). rules.check_host_log_dirs has checked it."""
+        return rules.host_log_dir(getattr(self, section))
 
     @model_validator(mode="after")
     def _engine_labels_fit(self) -> ServiceSettings:

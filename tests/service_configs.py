@@ -72,3 +72,18 @@ def as_motor_files(service: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
     user["version"] = "v2.0"
     env = {"version": "2.0.0", **copy.deepcopy(service.get("env", {}))}
     return user, env
+
+
+# Each Motor role's logging_config.host_log_dir moved off the default, as deploy.py users set them.
+HOST_LOG_DIRS = {
+    "motor_controller_config": "/data/logs/controller",
+    "motor_coordinator_config": "/data/logs/coordinator",
+    "motor_nodemanger_config": "/data/logs/engines",  # deploy.py: every engine pod takes the node manager's
+}
+
+
+def with_host_log_dirs(service: dict[str, Any]) -> dict[str, Any]:
+    service = copy.deepcopy(service)
+    for section, folder in HOST_LOG_DIRS.items():
+        service.setdefault(section, {}).setdefault("logging_config", {})["host_log_dir"] = folder
+    return service

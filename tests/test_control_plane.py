@@ -13,6 +13,7 @@ from kvpool.stack_config import StackConfig, load_stack_config
 from components.motor_config import MOTOR_FILES
 from components.workloads import Workloads
 from tests.program_runs import PROJECT_DIR, env_of, render, render_stack, stack_values
+from tests.service_configs import with_host_log_dirs
 
 
 def test_motor_config_holds_the_effective_user_config():
@@ -186,8 +187,6 @@ def test_infer_service_set_holds_every_role_with_crd_prefixed_service_names():
     )
 
 
-
-
 def test_controller_and_coordinator_mount_the_nodes_log_folder_as_deploy_pys_templates_do():
     """Motor's common.sh chmods $MOTOR_LOG_ROOT_PATH (/root/ascend/log in the ucm stack) in every role and logs there."""
     rendered = render_stack("ucm")
@@ -198,6 +197,42 @@ def test_controller_and_coordinator_mount_the_nodes_log_folder_as_deploy_pys_tem
         }
         assert pod["containers"][0]["volumeMounts"][-1] == {"name": "plog-path", "mountPath": "/root/ascend/log"}
 
+
+@pytest.mark.parametrize("stack", ("dev", "service-set"))
+def test_each_role_mounts_its_host_log_dir_at_the_pods_log_folder(stack):
+    rendered = render(with_host_log_dirs(stack_values(stack)), stack=stack)
+    want = {
+        "mindie-motor-controller": "/data/logs/controller", "mindie-motor-coordinator": "/data/logs/coordinator",
+        "prefill": "/data/logs/engines", "decode": "/data/logs/engines",
+    }
+    got = {}
+    for role, pod in pod_specs_by_role(rendered).items():
+        (volume,) = [v for v in pod["volumes"] if v["name"] == "plog-path"]
+        (mount,) = [m for c in pod["containers"] for m in c["volumeMounts"] if m["name"] == "plog-path"]
+        assert volume["hostPath"]["type"] == "DirectoryOrCreate" and mount["mountPath"] == "/root/ascend/log"
+        got[role] = volume["hostPath"]["path"]
+    assert got == want
+    user_config = json.loads(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])
+    assert user_config["motor_coordinator_config"]["logging_config"]["host_log_dir"] == "/data/logs/coordinator"
+
+
+def pod_specs_by_role(rendered) -> dict:
+    """The Motor pods' specs by app.kubernetes.io/component, from Deployments or the InferServiceSet's roles."""
+    specs = {}
+    for (kind, _), body in rendered.objects.items():
+        if kind == "Deployment":
+            templates = [body["spec"]["template"]]
+        elif kind == "InferServiceSet":
+            templates = [role["spec"]["template"] for role in body["spec"]["template"]["roles"]]
+        else:
+            continue
+        for template in templates:
+            role = template["metadata"]["labels"].get("app.kubernetes.io/component")
+            if role in ("mindie-motor-controller", "mindie-motor-coordinator", "prefill", "decode"):
+                specs[role] = template["spec"]
+    return specs
+
+
 def test_a_second_workload_for_one_role_of_a_service_set_is_refused():
     workloads = Workloads("service-set", "infer_service_set")
     spec = {"replicas": 1, "template": {"spec": {"containers": []}}}
@@ -207,6 +242,7 @@ def test_a_second_workload_for_one_role_of_a_service_set_is_refused():
     assert str(caught.value) == (
         "role 'prefill' already has a workload in the InferServiceSet; 'vllm-p1' would replace it"
     )
+
 
 def test_secret_env_reaches_pods_only_through_a_secret():
     values = stack_values("dev")

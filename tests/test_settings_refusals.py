@@ -233,17 +233,18 @@ def test_target_stack_that_is_this_stack_is_refused():
     ]
 
 
-
-def test_a_host_log_dir_other_than_the_mounted_folder_is_refused():
+def test_a_host_log_dir_that_is_no_safe_absolute_node_folder_is_refused():
     service = plain_pd()
-    service["motor_coordinator_config"] = {"logging_config": {"log_level": "INFO", "host_log_dir": "/data/motor-logs"}}
+    service["motor_coordinator_config"] = {"logging_config": {"log_level": "INFO", "host_log_dir": "motor-logs"}}
+    service["motor_nodemanger_config"] = {"logging_config": {"host_log_dir": "/var/lib/kubelet/logs"}}
     assert problems_of(service) == [
-        "motor_coordinator_config.logging_config.host_log_dir: '/data/motor-logs' is not supported: motor-kvpool "
-        "mounts the node's log folder /root/ascend/log in every Motor pod; remove the key or set /root/ascend/log"
+        "motor_coordinator_config.logging_config.host_log_dir: is 'motor-logs'; give the absolute path of a folder on "
+        "the node, as deploy.py mounts it (default /root/ascend/log).",
+        "motor_nodemanger_config.logging_config.host_log_dir: '/var/lib/kubelet/logs' lies in the host's "
+        "/var/lib/kubelet, which controls the node or holds its credentials; mount a folder of its own "
+        "(e.g. /mnt/<service>) instead.",
     ]
-    service["motor_coordinator_config"]["logging_config"]["host_log_dir"] = "/root/ascend/log"
-    settings = load_from_pulumi_config(service, "svc")  # the mounted folder itself is accepted
-    assert settings.motor_coordinator_config["logging_config"]["host_log_dir"] == "/root/ascend/log"
+
 
 def test_target_stack_must_be_a_full_stack_reference():
     service = memcache_pool()

@@ -44,7 +44,7 @@ from .sections import (
 from .security import (
     NOT_SECRET_LAST_WORDS, PRIVILEGED_CAPABILITIES, READ_VERBS, SECRET_WORDS, SENSITIVE_HOST_PATHS, SYSTEM_HOST_ROOTS,
     SYSTEM_NAMESPACES, check_deploy_host_paths, check_host_path, check_plaintext_config_secrets, check_plaintext_secrets,
-    check_privileged_container, check_privileged_pod, check_system_namespace, host_path_problem,
+    check_privileged_container, check_privileged_pod, check_system_namespace, host_log_dir, host_path_problem,
     is_read_only_configmap_role, looks_secret,
 )
 from .service import MOTOR_MAX_INSTANCES, check_instance_counts, check_service
@@ -65,7 +65,8 @@ __all__ = [
     "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE", "MOTOR_MAX_INSTANCES",
     "MULTI_CONNECTOR", "NOT_SECRET_LAST_WORDS", "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE",
     "SECRET_WORDS", "SENSITIVE_HOST_PATHS", "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR",
-    "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK", "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES", "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
+    "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK", "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES",
+    "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
     "Finding", "check_backend_consistency", "check_deploy_host_paths", "check_dispatch_connector",
     "check_duplicate_names", "check_fabric_segment_alignment", "check_hash_seed", "check_host_path",
     "check_hybrid_attention_connector", "check_instance_counts", "check_kv_cache_affinity", "check_kv_event_ports",
@@ -75,7 +76,7 @@ __all__ = [
     "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_service",
     "check_standalone_store_memory", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
     "connectors_of", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
-    "engine_envs", "engine_section", "env_int", "host_path_problem", "is_read_only_configmap_role",
+    "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_problem", "is_read_only_configmap_role",
     "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs", "kv_transfer_path",
     "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "service_set_objects",
     "service_set_roles", "store_connector_backends", "store_protection_problem",

@@ -144,6 +144,32 @@ def check_deploy_host_paths(deploy: Mapping[str, Any]) -> list[Finding]:
     return findings
 
 
+# Motor's LogConfig.host_log_dir default, and deploy.py's modify_log_mount's when a role's section has none.
+DEFAULT_HOST_LOG_DIR = "/root/ascend/log"
+# The sections whose logging_config.host_log_dir deploy.py mounts: controller, coordinator, and engines (node manager).
+LOG_SECTIONS = ("motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config")
+
+
+def host_log_dir(section: Mapping[str, Any] | None) -> Any:
+    """The node folder a role's pods log to: its section's logging_config.host_log_dir, else the default."""
+    logging = (section or {}).get("logging_config")
+    return logging.get("host_log_dir", DEFAULT_HOST_LOG_DIR) if isinstance(logging, Mapping) else DEFAULT_HOST_LOG_DIR
+
+
+def check_host_log_dirs(user_config: Mapping[str, Any]) -> list[Finding]:
+    """Each role's host_log_dir is mounted from the node (deploy.py's modify_log_mount): an absolute folder path
+    that is no system or sensitive folder."""
+    findings: list[Finding] = []
+    for key in LOG_SECTIONS:
+        path, where = host_log_dir(user_config.get(key)), f"{key}.logging_config.host_log_dir"
+        if not isinstance(path, str) or not path.startswith("/"):
+            findings.append(Finding(where, f"is {path!r}; give the absolute path of a folder on the node, as deploy.py "
+                                           f"mounts it (default {DEFAULT_HOST_LOG_DIR})."))
+        else:
+            findings += check_host_path(path, where)
+    return findings
+
+
 def check_system_namespace(namespace: Any, where: str) -> list[Finding]:
     """A service never lives in a namespace Kubernetes owns."""
     if namespace not in SYSTEM_NAMESPACES:

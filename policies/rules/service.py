@@ -11,7 +11,7 @@ from .connectors import (
 from .env import check_hash_seed
 from .kv_conductor import check_kv_cache_affinity, check_kv_event_ports
 from .sections import DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, SIDES, Finding, engine_envs, kv_transfer_configs
-from .security import check_deploy_host_paths, check_system_namespace
+from .security import check_deploy_host_paths, check_host_log_dirs, check_system_namespace
 from .store import (
     check_backend_consistency, check_fabric_segment_alignment, check_lease_exceeds_timeouts, check_mooncake_eviction,
     check_not_ucm_store_backend,
@@ -43,6 +43,7 @@ def check_service(
     findings += check_hash_seed(engines, kv)
     findings += check_instance_counts(deploy)
     findings += check_deploy_host_paths(deploy)
+    findings += check_host_log_dirs(user_config)
     findings += check_system_namespace(deploy.get("job_id"), "motor_deploy_config.job_id")
     store = user_config.get("kv_cache_store_config")
     if store:
