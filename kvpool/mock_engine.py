@@ -14,6 +14,7 @@ import gc
 import logging
 import os
 import runpy
+import signal
 import sys
 import threading
 import warnings
@@ -262,8 +263,10 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
 def _program_environment(project_dir: Path) -> Iterator[None]:
     """What the language host sets up for a program: its directory as cwd and import root, only the stack's
     config (no PULUMI_CONFIG* from the caller's shell). The program's own modules are forgotten afterwards, so
-    the next run imports them afresh, as a new `pulumi` process would."""
+    the next run imports them afresh, as a new `pulumi` process would, and the caller gets its own Ctrl-C back
+    (the program's __main__ installs a SIGINT handler for its own process)."""
     saved_cwd, saved_path = os.getcwd(), list(sys.path)
+    saved_interrupt = signal.getsignal(signal.SIGINT)
     saved_modules = set(sys.modules)
     saved_env = {key: value for key, value in os.environ.items() if key.startswith("PULUMI_CONFIG")}
     for key in saved_env:
@@ -273,6 +276,7 @@ def _program_environment(project_dir: Path) -> Iterator[None]:
     try:
         yield
     finally:
+        signal.signal(signal.SIGINT, saved_interrupt)
         os.chdir(saved_cwd)
         sys.path[:] = saved_path
         os.environ.update(saved_env)

@@ -244,3 +244,20 @@ def test_runs_leave_no_warning_log_noise_open_loop_or_socket(
     assert [f"{w.category.__name__}: {w.message}" for w in caught] == []
     assert caplog.records == []
     assert capfd.readouterr() == ("", "")
+
+
+def test_the_callers_ctrl_c_handler_survives_a_program_that_installs_its_own() -> None:
+    """The project's __main__ handles the engine's SIGINT for its own process; run in ours, it must not keep it."""
+    import signal
+
+    from tests.program_runs import render_stack
+
+    def callers_handler(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, callers_handler)
+    try:
+        render_stack("dev")
+        assert signal.getsignal(signal.SIGINT) is callers_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
