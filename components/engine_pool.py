@@ -43,7 +43,8 @@ KV_TRANSFER_ANNOTATION = "motor-kvpool.io/kv-transfer-config"
 # go (hostPath type "" = no check, as deploy.py's template has it: hccn_tool sits in the driver's tools folder,
 # whose layout differs between driver versions). Not mounted: deploy.py's /data, /mnt and /var/queue_schedule,
 # whole host folders no Motor script or process reads (grep of Motor 8919e55); storage[] names what a service needs.
-# name -> (host path, hostPath type, read-only). Read-only unless something in the pod writes it:
+# name -> (path in the pod and on the node, hostPath type, read-only); plog-path alone has another node folder, the
+# service's host_log_dir (EnginePool._volumes). Read-only unless something in the pod writes it:
 # - version.info, hccn_tool: read and run only. /etc/hccn.conf: Motor only queries it (`hccn_tool -i N -ip -g`,
 #   startup/hccl_tools.py:121); writing it (`hccn_tool -s`) is the node administrator's job, never an engine's.
 # - /root/ascend/log: CANN writes its plog there; /var/coredump: common.sh chmods it and the kernel writes cores.
@@ -53,7 +54,7 @@ HOST_FILES = {
     "ascend-driver-version": ("/usr/local/Ascend/driver/version.info", "File", True),
     "hccn-conf": ("/etc/hccn.conf", "", True),
     "hccn-tool": ("/usr/local/Ascend/driver/tools/hccn_tool", "", True),
-    LOG_VOLUME_NAME: (LOG_MOUNT_PATH, "DirectoryOrCreate", False),  # on the node: the service's host_log_dir
+    LOG_VOLUME_NAME: (LOG_MOUNT_PATH, "DirectoryOrCreate", False),
     "coredump": ("/var/coredump", "DirectoryOrCreate", False),
     "rdma": ("/dev/infiniband", "", False),
     "hisi-hdc": ("/dev/hisi_hdc", "", False),
@@ -161,7 +162,7 @@ class EnginePool(pulumi.ComponentResource):
 
     def _volumes(self) -> list[dict[str, Any]]:
         args = self._args
-        node_paths = {LOG_VOLUME_NAME: args.log_host_dir}  # the one host file whose node folder differs from the pod's
+        node_paths = {LOG_VOLUME_NAME: args.log_host_dir}
         volumes = [
             MOTOR_CONFIG_VOLUME,
             {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": args.dshm_size}},

@@ -118,7 +118,7 @@ def control_plane_args(
             CONTROLLER_OBS_SERVICE: Port(name="obs", port=CONTROLLER_OBS_PORT,
                                          node_port=deploy.controller_observability_node_port),
         },
-        log_host_dir=settings.host_log_dir("motor_controller_config"),
+        log_host_dir=settings.host_log_dir("controller"),
     )
     coordinator = MotorRoleArgs(
         node_selector=deploy.coordinator_node_selector,
@@ -135,7 +135,7 @@ def control_plane_args(
                 node_port=deploy.coordinator_obs_node_port),
         },
         kv_client=bool(store_env),
-        log_host_dir=settings.host_log_dir("motor_coordinator_config"),
+        log_host_dir=settings.host_log_dir("coordinator"),
     )
     return ControlPlaneArgs(
         namespace=settings.namespace,
@@ -176,7 +176,7 @@ def engine_pool_args(
         hardware_type=deploy.hardware_type,
         image=deploy.image_name,
         weight_mount_path=deploy.weight_mount_path,
-        log_host_dir=settings.host_log_dir("motor_nodemanger_config"),  # deploy.py: engines log where it says
+        log_host_dir=settings.host_log_dir("engine"),
         dshm_size=deploy.dshm_size,
         node_selector={**engine_node_selector(deploy.hardware_type, deploy.accelerator_type), **side_selector},
         scheduling_queue=deploy.scheduling_queue,

@@ -186,10 +186,11 @@ class ServiceSettings(Closed):
             store.local_service_mode = mode
         return self
 
-    def host_log_dir(self, section: str) -> str:
-        """The node folder a Motor role's pods mount as their log folder, as deploy.py's modify_log_mount picks it:
-        `section` is the role's (engines: motor_nodemanger_config). rules.check_host_log_dirs has checked it."""
-        return rules.host_log_dir(getattr(self, section))
+    def host_log_dir(self, role: str) -> str:
+        """The node folder a Motor role's pods (controller, coordinator, engine) mount as their log folder, as
+        deploy.py's modify_log_mount picks it; rules.check_host_log_dirs has checked it."""
+        sections = {section: getattr(self, section) for section in rules.LOG_SECTION_BY_ROLE.values()}
+        return rules.host_log_dir(sections, role)
 
     @model_validator(mode="after")
     def _engine_labels_fit(self) -> ServiceSettings:

@@ -45,9 +45,8 @@ AbsolutePath = Annotated[str, Field(pattern=r"^/")]
 
 
 def _no_backsteps(path: str) -> str:
-    """Kubernetes refuses a hostPath with a `..` element (core validation, validatePathNoBacksteps)."""
-    if ".." in path.split("/"):
-        raise ValueError(f"{path!r} contains '..'; Kubernetes refuses it in a hostPath: write the path without it")
+    if problem := rules.host_path_backsteps(path):
+        raise ValueError(problem)
     return path
 
 

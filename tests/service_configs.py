@@ -82,8 +82,9 @@ HOST_LOG_DIRS = {
 }
 
 
-def with_host_log_dirs(service: dict[str, Any]) -> dict[str, Any]:
+def with_host_log_dirs(service: dict[str, Any], folders: dict[str, Any] = HOST_LOG_DIRS) -> dict[str, Any]:
+    """The service with these sections' logging_config.host_log_dir set (None: an explicit null)."""
     service = copy.deepcopy(service)
-    for section, folder in HOST_LOG_DIRS.items():
+    for section, folder in folders.items():
         service.setdefault(section, {}).setdefault("logging_config", {})["host_log_dir"] = folder
     return service

@@ -13,7 +13,7 @@ from kvpool.stack_config import StackConfig, load_stack_config
 from components.motor_config import MOTOR_FILES
 from components.workloads import Workloads
 from tests.program_runs import PROJECT_DIR, env_of, render, render_stack, stack_values
-from tests.service_configs import with_host_log_dirs
+from tests.service_configs import HOST_LOG_DIRS, with_host_log_dirs
 
 
 def test_motor_config_holds_the_effective_user_config():
@@ -201,24 +201,28 @@ def test_controller_and_coordinator_mount_the_nodes_log_folder_as_deploy_pys_tem
 @pytest.mark.parametrize("stack", ("dev", "service-set"))
 def test_each_role_mounts_its_host_log_dir_at_the_pods_log_folder(stack):
     rendered = render(with_host_log_dirs(stack_values(stack)), stack=stack)
+    engines = HOST_LOG_DIRS["motor_nodemanger_config"]  # deploy.py: every engine pod takes the node manager's
     want = {
-        "mindie-motor-controller": "/data/logs/controller", "mindie-motor-coordinator": "/data/logs/coordinator",
-        "prefill": "/data/logs/engines", "decode": "/data/logs/engines",
+        "mindie-motor-controller": {HOST_LOG_DIRS["motor_controller_config"]},
+        "mindie-motor-coordinator": {HOST_LOG_DIRS["motor_coordinator_config"]},
+        "prefill": {engines}, "decode": {engines},
     }
-    got = {}
-    for role, pod in pod_specs_by_role(rendered).items():
+    got: dict[str, set[str]] = {}
+    for role, pod in motor_pod_specs(rendered):
         (volume,) = [v for v in pod["volumes"] if v["name"] == "plog-path"]
         (mount,) = [m for c in pod["containers"] for m in c["volumeMounts"] if m["name"] == "plog-path"]
         assert volume["hostPath"]["type"] == "DirectoryOrCreate" and mount["mountPath"] == "/root/ascend/log"
-        got[role] = volume["hostPath"]["path"]
+        got.setdefault(role, set()).add(volume["hostPath"]["path"])
     assert got == want
     user_config = json.loads(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])
     assert user_config["motor_coordinator_config"]["logging_config"]["host_log_dir"] == "/data/logs/coordinator"
 
 
-def pod_specs_by_role(rendered) -> dict:
-    """The Motor pods' specs by app.kubernetes.io/component, from Deployments or the InferServiceSet's roles."""
-    specs = {}
+MOTOR_COMPONENTS = ("mindie-motor-controller", "mindie-motor-coordinator", "prefill", "decode")
+
+
+def motor_pod_specs(rendered):
+    """(app.kubernetes.io/component, pod spec) of every Motor pod template: Deployments' or the set's roles'."""
     for (kind, _), body in rendered.objects.items():
         if kind == "Deployment":
             templates = [body["spec"]["template"]]
@@ -228,9 +232,8 @@ def pod_specs_by_role(rendered) -> dict:
             continue
         for template in templates:
             role = template["metadata"]["labels"].get("app.kubernetes.io/component")
-            if role in ("mindie-motor-controller", "mindie-motor-coordinator", "prefill", "decode"):
-                specs[role] = template["spec"]
-    return specs
+            if role in MOTOR_COMPONENTS:
+                yield role, template["spec"]
 
 
 def test_a_second_workload_for_one_role_of_a_service_set_is_refused():

@@ -235,15 +235,23 @@ def test_target_stack_that_is_this_stack_is_refused():
 
 def test_a_host_log_dir_that_is_no_safe_absolute_node_folder_is_refused():
     service = plain_pd()
+    service["motor_controller_config"] = {"logging_config": {"host_log_dir": "/data/../logs"}}
     service["motor_coordinator_config"] = {"logging_config": {"log_level": "INFO", "host_log_dir": "motor-logs"}}
     service["motor_nodemanger_config"] = {"logging_config": {"host_log_dir": "/var/lib/kubelet/logs"}}
     assert problems_of(service) == [
+        "motor_controller_config.logging_config.host_log_dir: '/data/../logs' contains '..'; Kubernetes refuses it in "
+        "a hostPath: write the path without it",
         "motor_coordinator_config.logging_config.host_log_dir: is 'motor-logs'; give the absolute path of a folder on "
         "the node, as deploy.py mounts it (default /root/ascend/log).",
         "motor_nodemanger_config.logging_config.host_log_dir: '/var/lib/kubelet/logs' lies in the host's "
         "/var/lib/kubelet, which controls the node or holds its credentials; mount a folder of its own "
         "(e.g. /mnt/<service>) instead.",
     ]
+    service["motor_coordinator_config"]["logging_config"]["host_log_dir"] = 7
+    assert problems_of(service)[1] == (
+        "motor_coordinator_config.logging_config.host_log_dir: is 7; give the absolute path of a folder on the node, "
+        "as deploy.py mounts it (default /root/ascend/log)."
+    )
 
 
 def test_target_stack_must_be_a_full_stack_reference():

@@ -42,10 +42,10 @@ from .sections import (
     kv_transfer_configs, kv_transfer_path, store_connector_backends, transfer_connector, uses_pool,
 )
 from .security import (
-    NOT_SECRET_LAST_WORDS, PRIVILEGED_CAPABILITIES, READ_VERBS, SECRET_WORDS, SENSITIVE_HOST_PATHS, SYSTEM_HOST_ROOTS,
-    SYSTEM_NAMESPACES, check_deploy_host_paths, check_host_path, check_plaintext_config_secrets, check_plaintext_secrets,
-    check_privileged_container, check_privileged_pod, check_system_namespace, host_log_dir, host_path_problem,
-    is_read_only_configmap_role, looks_secret,
+    LOG_SECTION_BY_ROLE, NOT_SECRET_LAST_WORDS, PRIVILEGED_CAPABILITIES, READ_VERBS, SECRET_WORDS, SENSITIVE_HOST_PATHS,
+    SYSTEM_HOST_ROOTS, SYSTEM_NAMESPACES, check_deploy_host_paths, check_host_path, check_plaintext_config_secrets,
+    check_plaintext_secrets, check_privileged_container, check_privileged_pod, check_system_namespace, host_log_dir,
+    host_path_backsteps, host_path_problem, is_read_only_configmap_role, looks_secret,
 )
 from .service import MOTOR_MAX_INSTANCES, check_instance_counts, check_service
 from .service_set import SERVICE_SET_TYPE, role_pod_template, service_set_objects, service_set_roles
@@ -61,7 +61,7 @@ from .units import K8S_QUANTITY, MOONCAKE_SIZE, k8s_quantity_bytes, mooncake_siz
 __all__ = [
     "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE",
     "DISPATCH_CONNECTORS", "HCCL_RDMA_RETRY_CNT_DEFAULT", "HCCL_RDMA_TIMEOUT_DEFAULT", "HYBRID_CONNECTOR",
-    "K8S_QUANTITY", "KV_CACHE_AFFINITY", "KV_EVENTS_CONFIG", "LAYERWISE_PATCH_FIXED_IN",
+    "K8S_QUANTITY", "KV_CACHE_AFFINITY", "KV_EVENTS_CONFIG", "LAYERWISE_PATCH_FIXED_IN", "LOG_SECTION_BY_ROLE",
     "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE", "MOTOR_MAX_INSTANCES",
     "MULTI_CONNECTOR", "NOT_SECRET_LAST_WORDS", "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE",
     "SECRET_WORDS", "SENSITIVE_HOST_PATHS", "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR",
@@ -76,7 +76,8 @@ __all__ = [
     "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_service",
     "check_standalone_store_memory", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
     "connectors_of", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
-    "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_problem", "is_read_only_configmap_role",
+    "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps",
+    "host_path_problem", "is_read_only_configmap_role",
     "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs", "kv_transfer_path",
     "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "service_set_objects",
     "service_set_roles", "store_connector_backends", "store_protection_problem",

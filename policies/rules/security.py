@@ -146,25 +146,40 @@ def check_deploy_host_paths(deploy: Mapping[str, Any]) -> list[Finding]:
 
 # Motor's LogConfig.host_log_dir default, and deploy.py's modify_log_mount's when a role's section has none.
 DEFAULT_HOST_LOG_DIR = "/root/ascend/log"
-# The sections whose logging_config.host_log_dir deploy.py mounts: controller, coordinator, and engines (node manager).
-LOG_SECTIONS = ("motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config")
+# Whose logging_config.host_log_dir deploy.py's modify_log_mount mounts in which pods: engines take the node manager's.
+LOG_SECTION_BY_ROLE = {
+    "controller": "motor_controller_config",
+    "coordinator": "motor_coordinator_config",
+    "engine": "motor_nodemanger_config",
+}
 
 
-def host_log_dir(section: Mapping[str, Any] | None) -> Any:
-    """The node folder a role's pods log to: its section's logging_config.host_log_dir, else the default."""
-    logging = (section or {}).get("logging_config")
-    return logging.get("host_log_dir", DEFAULT_HOST_LOG_DIR) if isinstance(logging, Mapping) else DEFAULT_HOST_LOG_DIR
+def host_log_dir(user_config: Mapping[str, Any], role: str) -> Any:
+    """The node folder a role's pods log to: its section's logging_config.host_log_dir, else (absent or null, as
+    deploy.py's get_json_by_path reads it) the default."""
+    logging = (user_config.get(LOG_SECTION_BY_ROLE[role]) or {}).get("logging_config")
+    folder = logging.get("host_log_dir") if isinstance(logging, Mapping) else None
+    return DEFAULT_HOST_LOG_DIR if folder is None else folder
+
+
+def host_path_backsteps(path: str) -> str | None:
+    """Kubernetes refuses a hostPath with a `..` element (core validation, validatePathNoBacksteps)."""
+    if ".." in path.split("/"):
+        return f"{path!r} contains '..'; Kubernetes refuses it in a hostPath: write the path without it"
+    return None
 
 
 def check_host_log_dirs(user_config: Mapping[str, Any]) -> list[Finding]:
     """Each role's host_log_dir is mounted from the node (deploy.py's modify_log_mount): an absolute folder path
-    that is no system or sensitive folder."""
+    that Kubernetes accepts and that is no system or sensitive folder."""
     findings: list[Finding] = []
-    for key in LOG_SECTIONS:
-        path, where = host_log_dir(user_config.get(key)), f"{key}.logging_config.host_log_dir"
+    for role, section in LOG_SECTION_BY_ROLE.items():
+        path, where = host_log_dir(user_config, role), f"{section}.logging_config.host_log_dir"
         if not isinstance(path, str) or not path.startswith("/"):
             findings.append(Finding(where, f"is {path!r}; give the absolute path of a folder on the node, as deploy.py "
                                            f"mounts it (default {DEFAULT_HOST_LOG_DIR})."))
+        elif backsteps := host_path_backsteps(path):
+            findings.append(Finding(where, backsteps))
         else:
             findings += check_host_path(path, where)
     return findings
