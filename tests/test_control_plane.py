@@ -7,6 +7,7 @@ import json
 import pulumi
 import pytest
 
+from kvpool.blast_radius import workloads as preview_workloads
 from kvpool.manifests import kubernetes_objects
 from kvpool.mock_engine import ProgramError, run_program
 from kvpool.stack_config import StackConfig, load_stack_config
@@ -223,17 +224,10 @@ MOTOR_COMPONENTS = ("mindie-motor-controller", "mindie-motor-coordinator", "pref
 
 def motor_pod_specs(rendered):
     """(app.kubernetes.io/component, pod spec) of every Motor pod template: Deployments' or the set's roles'."""
-    for (kind, _), body in rendered.objects.items():
-        if kind == "Deployment":
-            templates = [body["spec"]["template"]]
-        elif kind == "InferServiceSet":
-            templates = [role["spec"]["template"] for role in body["spec"]["template"]["roles"]]
-        else:
-            continue
-        for template in templates:
-            role = template["metadata"]["labels"].get("app.kubernetes.io/component")
-            if role in MOTOR_COMPONENTS:
-                yield role, template["spec"]
+    objects = {f"{kind}/{name}": body for (kind, name), body in rendered.objects.items()}
+    for workload in preview_workloads(objects).values():
+        if workload.component in MOTOR_COMPONENTS:
+            yield workload.component, workload.template["spec"]
 
 
 def test_a_second_workload_for_one_role_of_a_service_set_is_refused():

@@ -11,6 +11,7 @@ import pytest
 
 from components.hardware import HARDWARE
 from components.motor_config import MOTOR_FILES
+from policies.rules.service_set import is_service_set, role_pod_template, service_set_roles
 from tests.conformance.motor_boot import Boot, boot
 from tests.program_runs import Rendered, render, stack_values
 
@@ -18,7 +19,6 @@ STACKS = ("dev", "mooncake-layerwise", "mooncake-ha", "yuanrong", "ucm", "servic
           "kv-affinity")
 # Stacks with kv_conductor_config: the only ones that deploy the kv_conductor role.
 CONDUCTOR_STACKS = ("kv-affinity",)
-SERVICE_SET = "InferServiceSet"
 # (workload, container) of each Motor role; the store runs its own binaries (tests/live checks those).
 # In a service set each role is one template named after the role.
 ROLES = {
@@ -55,11 +55,10 @@ def pod_spec(rendered: Rendered, workload: str) -> dict[str, Any]:
     if ("Deployment", workload) in rendered.objects:
         return rendered.get("Deployment", workload)["spec"]["template"]["spec"]
     role_name = next(role for role, (name, _) in ROLES.items() if name == workload)
-    for (kind, _), body in rendered.objects.items():
-        if kind == SERVICE_SET:
-            for role in body["spec"]["template"]["roles"]:
-                if role["name"] == role_name:
-                    return role["spec"]["template"]["spec"]
+    sets = [body for body in rendered.objects.values() if is_service_set(body)]
+    for role in (role for body in sets for role in service_set_roles(body)):
+        if role["name"] == role_name:
+            return role_pod_template(role)["spec"]
     raise AssertionError(f"no workload {workload}")
 
 
