@@ -30,6 +30,7 @@ from components.motor_pod import (
     MOTOR_SECURITY_CONTEXT,
     PROBES,
     env_list,
+    host_path_volume,
     motor_env,
 )
 from components.secret_env import SecretEnv
@@ -74,10 +75,6 @@ def host_files(hardware_type: str) -> dict[str, tuple[str, str, bool]]:
     """Every host file an engine of this hardware mounts, by volume name: (path, hostPath type, read-only)."""
     extra = {name: (path, kind, read_only) for name, path, kind, read_only in HARDWARE[hardware_type].host_files}
     return {**HOST_FILES, **extra}
-
-
-def host_path_volume(name: str, path: str, kind: str) -> dict[str, Any]:
-    return {"name": name, "hostPath": {"path": path, **({"type": kind} if kind else {})}}
 
 
 def instance_name(side: str, index: int | None) -> str:

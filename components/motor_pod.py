@@ -45,8 +45,13 @@ FAST_EVICTION = [
 ]
 
 
+def host_path_volume(name: str, path: str, kind: str) -> dict[str, Any]:
+    """A node folder or file as a volume; kind "" leaves the kubelet's type check off."""
+    return {"name": name, "hostPath": {"path": path, **({"type": kind} if kind else {})}}
+
+
 def log_volume(host_dir: str) -> dict[str, Any]:
-    return {"name": LOG_VOLUME_NAME, "hostPath": {"path": host_dir, "type": "DirectoryOrCreate"}}
+    return host_path_volume(LOG_VOLUME_NAME, host_dir, "DirectoryOrCreate")
 
 
 def probe(stage: str, period: int) -> dict[str, Any]:
