@@ -87,6 +87,10 @@ class HostPathStorage(StorageCommon):
 StorageEntry = Annotated[Union[PvcStorage, NfsStorage, HostPathStorage], Field(discriminator="type")]
 
 
+# The deploy modes motor-kvpool renders (components/workloads.py).
+DEPLOY_MODES = ("multi_deployment", "infer_service_set")
+
+
 # --- motor_deploy_config ---------------------------------------------------------------------------------
 
 
@@ -142,7 +146,7 @@ class DeployConfig(Closed):
                 "single_container runs every role in one container (a single-node trial); motor-kvpool deploys "
                 "each role as its own workload: write multi_deployment or infer_service_set"
             )
-        if mode not in ("multi_deployment", "infer_service_set"):
+        if mode not in DEPLOY_MODES:
             raise ValueError(f"{mode!r} is not a deploy mode; write multi_deployment or infer_service_set")
         return mode
 

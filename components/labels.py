@@ -7,6 +7,8 @@ from components.units import MAX_NAME_LENGTH
 MANAGED_BY = "motor-kvpool"
 # Engine pods carry this label; the store's NetworkPolicy admits exactly the pods that have it.
 KV_CLIENT_LABEL = "motor-kvpool.io/kv-client"
+# Kubernetes' default cluster DNS domain, which deploy.py writes into every service name.
+DEFAULT_CLUSTER_DOMAIN = "cluster.local"
 
 
 def k8s_name(*parts: str) -> str:
@@ -14,8 +16,8 @@ def k8s_name(*parts: str) -> str:
     return "-".join(parts)[:MAX_NAME_LENGTH].rstrip("-")
 
 
-def service_fqdn(service: str, namespace: str) -> str:
-    return f"{service}.{namespace}.svc.cluster.local"
+def service_fqdn(service: str, namespace: str, cluster_domain: str) -> str:
+    return f"{service}.{namespace}.svc.{cluster_domain}"
 
 
 def common_labels(namespace: str, component: str, name: str) -> dict[str, str]:

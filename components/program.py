@@ -15,7 +15,7 @@ from components.kv_conductor import service_host as conductor_host
 from components.errors import user_errors_as_run_errors
 from components.hardware import engine_node_selector
 from components.kv_store import KVStore, KVStoreEndpoint
-from components.kv_store.client import kv_client_config_map
+from components.kv_store.client import kv_client_config_map, kv_client_egress_policy
 from components.kv_store.shared import shared_store
 from components.checksums import digest
 from components.motor_config import MOTOR_CONFIG_NAME, read_motor_files
@@ -48,7 +48,7 @@ def build(settings: ServiceSettings, project_dir: Path, shared: KVStoreEndpoint 
         )
         opts = pulumi.ResourceOptions(depends_on=[namespace])
     deploy = settings.motor_deploy_config
-    workloads = Workloads(settings.namespace, deploy.deploy_mode)
+    workloads = Workloads(settings.namespace, deploy.deploy_mode, settings.cluster_domain)
     store = settings.kv_cache_store_config
     if shared is not None:
         # Another stack owns the store: nothing of it is created here.
@@ -96,6 +96,8 @@ def build_service(
     """Everything that uses the store: its client files, the control plane and the engines."""
     if endpoint is not None:
         kv_client_config_map(endpoint, settings.namespace, opts)
+        if not owns_store:
+            kv_client_egress_policy(endpoint, settings.namespace, opts)
     secret = secret_env(settings.namespace, opts)
     contract = dict(endpoint.engine_env) if endpoint else {}
     role_envs = script_envs(settings, contract)

@@ -14,21 +14,23 @@ kv_cache_store_config in `store_settings.py`; the field types they share are in 
 
 from __future__ import annotations
 
+import re
 import typing
 from typing import Any, Literal, Mapping
 
-from pydantic import Field, StrictBool, StrictInt, ValidationInfo, model_validator
+from pydantic import Field, StrictBool, StrictInt, ValidationInfo, field_validator, model_validator
 
 from components.deploy_settings import DeployConfig
 from components.engine_settings import EngineSection
 from components.hardware import MEMCACHE_LOCAL_SERVICE_MODE
-from components.settings_types import Closed, EnvName, EnvValue
+from components.settings_types import DNS_SUBDOMAIN, Closed, EnvName, EnvValue
 from components.store_settings import (
     DEPLOYMENT_ONLY_STORE_KEYS,
     MemcacheStoreConfig,
     StoreConfig,
     YuanrongStoreConfig,
 )
+from components.labels import DEFAULT_CLUSTER_DOMAIN
 from components.units import is_dns_label
 from policies import rules
 
@@ -109,6 +111,8 @@ class EnvConfig(Closed):
 ENGINE_ENV_DEFAULTS = {"PYTHONHASHSEED": "0", "ASCEND_CONNECT_TIMEOUT": "10000", "ASCEND_TRANSFER_TIMEOUT": "10000"}
 
 LABEL_VALUE_MAX = 63
+# A Service's FQDN (<service>.<namespace>.svc.<domain>, two labels of up to 63) must stay within DNS's 253.
+CLUSTER_DOMAIN_MAX = 253 - 2 * 64 - len(".svc.")
 
 
 def engine_mount_paths(hardware_type: str, store: Any) -> dict[str, str]:
@@ -142,6 +146,11 @@ class ServiceSettings(Closed):
         "startup/, probe/ and prestop/ files are read at deploy time into ConfigMap motor-config, as deploy.py does, "
         "and pods run boot.sh from there. Required by `pulumi up`.",
     )
+    cluster_domain: str = Field(
+        DEFAULT_CLUSTER_DOMAIN,
+        description="The cluster's DNS domain (the kubelet's clusterDomain): every Service name motor-kvpool writes "
+        "ends in .svc.<cluster_domain>, another stack's store included, whatever that stack's output says.",
+    )
     motor_deploy_config: DeployConfig
     motor_controller_config: dict[str, Any] = Field(default_factory=dict, description="Motor's, untouched.")
     motor_coordinator_config: dict[str, Any] = Field(default_factory=dict, description="Motor's, untouched.")
@@ -153,6 +162,14 @@ class ServiceSettings(Closed):
     kv_conductor_config: KvConductorConfig | None = Field(
         None, description="Deploy Motor's KV conductor for KV-cache affinity scheduling (README, KV-cache affinity)."
     )
+
+    @field_validator("cluster_domain", mode="before")
+    @classmethod
+    def _dns_domain(cls, domain: Any) -> Any:
+        if not isinstance(domain, str) or len(domain) > CLUSTER_DOMAIN_MAX or not re.match(DNS_SUBDOMAIN, domain):
+            raise ValueError(f"{domain!r} is not a DNS domain such as {DEFAULT_CLUSTER_DOMAIN} (the kubelet's "
+                             f"clusterDomain; lower-case labels joined by dots)")
+        return domain
 
     @model_validator(mode="after")
     def _derived_defaults(self, info: ValidationInfo) -> ServiceSettings:
@@ -260,6 +277,7 @@ class ServiceSettings(Closed):
                 exclude_none=True,
                 exclude={
                     "create_namespace": True,
+                    "cluster_domain": True,
                     "motor_deployer_dir": True,
                     "vllm_ascend_version": True,
                     "env": True,

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
-from components.units import K8S_QUANTITY
+from components.units import K8S_QUANTITY, MAX_PORT
 from policies import rules
 
 # Numbers and booleans are taken as written: `true` is no count or port, "8080" no port, "yes" no boolean
@@ -31,7 +31,7 @@ def no_bool(value: Any) -> Any:
 
 
 Count = Annotated[StrictInt, AfterValidator(_within_int32)]
-PortNumber = Annotated[StrictInt, Field(ge=1, le=65535)]
+PortNumber = Annotated[StrictInt, Field(ge=1, le=MAX_PORT)]
 NodePort = Annotated[StrictInt, Field(ge=30000, le=32767)]
 K8sQuantity = Annotated[str, Field(pattern=K8S_QUANTITY.pattern)]
 def _mooncake_size(size: int | str) -> int | str:

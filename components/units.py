@@ -16,6 +16,7 @@ __all__ = [
 # RFC 1123 label: what a namespace (job_id) must be.
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 MAX_NAME_LENGTH = 63
+MAX_PORT = 65535
 
 
 def is_dns_label(name: str) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.labels import common_labels, service_fqdn
+from components.labels import DEFAULT_CLUSTER_DOMAIN, common_labels, service_fqdn
 from policies.rules.service_set import SERVICE_SET_API_VERSION, SERVICE_SET_KIND
 
 ISS_NAME = "vllm"  # deploy.py's default InferServiceSet name
@@ -33,9 +33,10 @@ class Role:
 class Workloads:
     """Deployments and Services of one stack, rendered as deploy_mode says."""
 
-    def __init__(self, namespace: str, deploy_mode: str) -> None:
+    def __init__(self, namespace: str, deploy_mode: str, cluster_domain: str = DEFAULT_CLUSTER_DOMAIN) -> None:
         self.namespace = namespace
         self.deploy_mode = deploy_mode
+        self.cluster_domain = cluster_domain
         self._roles: dict[str, Role] = {}
 
     @property
@@ -46,7 +47,11 @@ class Workloads:
         return f"{service}-{ISS_NAME}-0-{role}" if self.is_service_set else service
 
     def service_host(self, service: str, role: str) -> str:
-        return service_fqdn(self.service_name(service, role), self.namespace)
+        return self.fqdn(self.service_name(service, role))
+
+    def fqdn(self, service_name: str) -> str:
+        """The DNS name of a Service of this namespace, named as it is in the cluster."""
+        return service_fqdn(service_name, self.namespace, self.cluster_domain)
 
     def deployment(
         self,

@@ -51,7 +51,7 @@ def test_contract_fields(provider_outputs):
 def test_consumer_creates_no_store_and_points_at_the_providers(provider_outputs):
     rendered = consume(provider_outputs)
     assert [key for key in rendered.objects if "kv-store" in key[1] or "kvs" in key[1]] == []
-    assert rendered.names("NetworkPolicy") == []
+    assert rendered.names("NetworkPolicy") == ["mindie-motor-kv-client-egress"]  # its clients' rule, not the store's
     env = env_of(rendered.container("Deployment", "vllm-p0", "vllm"))
     assert env["KVS_MASTER_SERVICE"] == "mindie-motor-kvs-master.service-a.svc.cluster.local"
     conf = rendered.get("ConfigMap", "motor-config")["data"]["kv_store_backends.memcache.mmc-local.conf"]
@@ -261,7 +261,11 @@ def test_forged_sidecar_on_a_memcache_store_is_refused(provider_outputs):
 
 def test_forged_host_is_refused(provider_outputs):
     message = forged(provider_outputs, lambda kv: kv.update(host="evil.example\n- name: x"))
-    assert message.splitlines()[1:] == [f"  - {A}'s kv_store.host: is not a DNS name"]
+    assert message.splitlines()[1:] == [
+        f"  - {A}'s kv_store.host: is 'evil.example\\n- name: x', but the memcache store of namespace service-a is "
+        f"'mindie-motor-kvs-master.service-a.svc.cluster.local' (its Service in cluster domain cluster.local); a "
+        f"consumer dials no other host"
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -260,21 +260,16 @@ def store_server(
         service_monitor(ctx, STORE_NAME, STORE_NAME, METRICS_PORT)
 
 
-def store_host(ctx: StoreContext) -> str:
-    """What engines dial: the Service's FQDN, CRD-prefixed in a service set."""
-    return ctx.workloads.service_host(STORE_SERVICE, COMPONENT)
-
-
 def service_engine_env(host: str, backend: str, engine_env: Mapping[str, str]) -> dict[str, str]:
     """KVS_MASTER_SERVICE and KV_STORE_BACKEND first, as deploy.py sets them, then the backend's own."""
     return {"KVS_MASTER_SERVICE": host, "KV_STORE_BACKEND": backend, **engine_env}
 
 
 def service_endpoint(
-    ctx: StoreContext, backend: str, port: int, metrics_port: int, engine_env: dict[str, str], **parts: Any
+    ctx: StoreContext, backend: str, host: str, port: int, metrics_port: int, engine_env: dict[str, str], **parts: Any
 ) -> KVStoreEndpoint:
-    """The endpoint of a Service-fronted store: KVS_MASTER_SERVICE and KV_STORE_BACKEND first, as deploy.py sets."""
-    host = store_host(ctx)
+    """The endpoint of a Service-fronted store (`host`: hosts.store_host): KVS_MASTER_SERVICE and KV_STORE_BACKEND
+    first, as deploy.py sets."""
     return KVStoreEndpoint(
         backend=backend,
         host=host,

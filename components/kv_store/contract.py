@@ -5,6 +5,9 @@ host mounts, a container beside every engine). A forged or compromised owner cou
 container, a hostPath `/`, `LD_PRELOAD` or a ConfigMap key `../../escape` into the consumer's cluster objects. So
 the consumer accepts only what the schema allows, and builds everything it renders itself, from the owner's data
 fields, with the same functions the owner's backend uses:
+- `host`: never taken from the owner: the consumer computes the store Service's name from the backend and its FQDN
+  from the owner's namespace, deploy mode and the consumer's own cluster_domain (components/kv_store/hosts.py), and
+  refuses an output that names another host;
 - `engine_env`: exactly the variables the backend sets (service_endpoint and each backend's engine_env), each with
   the value the consumer computes from the owner's host and port;
 - `client_files`: exactly the backend's file (mooncake.json, mmc-local.conf), parsed, bounded in size, re-rendered;
@@ -22,17 +25,20 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from components.deploy_settings import DEPLOY_MODES
 from components.kv_store import memcache, mooncake, yuanrong
-from components.kv_store.common import service_engine_env
+from components.kv_store.common import STORE_NAME, service_engine_env
 from components.kv_store.endpoint import KVStoreEndpoint
+from components.kv_store.etcd import client_endpoints
+from components.kv_store.hosts import store_host
 from components.settings import ServiceSettings
-from components.store_settings import MooncakeStoreConfig
-from components.units import is_dns_label
+from components.store_settings import EtcdConfig, MooncakeStoreConfig
+from components.units import MAX_PORT, is_dns_label
+from components.workloads import Workloads
 
 OUTPUT = "kv_store"
 BACKENDS = ("mooncake", "memcache", "yuanrong")
 MAX_CLIENT_FILE_BYTES = 64 * 1024
-_DNS_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _PORT_ARG = re.compile(r"^--port=([0-9]{1,5})$")
 # mooncake_store_service's environment, by the MooncakeStoreConfig field it carries.
 _SIDECAR_FIELDS = {
@@ -55,7 +61,7 @@ class _Problems(list):
 
 
 def _is_port(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_PORT
 
 
 def _str_map(value: Any) -> bool:
@@ -72,19 +78,17 @@ def sanitized_endpoint(settings: ServiceSettings, target: str, output: dict[str,
     """(the endpoint the consumer renders, built from the owner's data fields; problems). The endpoint is None
     when there are problems."""
     problems = _Problems(target)
-    backend, host, port = output.get("backend"), output.get("host"), output.get("port")
+    backend, port = output.get("backend"), output.get("port")
     if backend not in BACKENDS:
         problems.add("backend", f"{backend!r} is not a store backend ({', '.join(BACKENDS)})")
-    if not isinstance(host, str) or not _DNS_NAME.match(host):
-        problems.add("host", "is not a DNS name")
     for field in ("port", "metrics_port"):
         if not _is_port(output.get(field)):
             problems.add(field, "is not a port number (1-65535)")
     namespace = output.get("namespace")
     if not isinstance(namespace, str) or not is_dns_label(namespace):
         problems.add("namespace", "is not a namespace name")
-    if not isinstance(output.get("deploy_mode"), str):
-        problems.add("deploy_mode", "is not a deploy mode")
+    if output.get("deploy_mode") not in DEPLOY_MODES:
+        problems.add("deploy_mode", f"is not a deploy mode ({', '.join(DEPLOY_MODES)})")
     if output.get("stack") != target:
         problems.add("stack", f"is {output.get('stack')!r}, not the stack it was read from")
     lease = output.get("lease_ttl_ms")
@@ -97,9 +101,17 @@ def sanitized_endpoint(settings: ServiceSettings, target: str, output: dict[str,
         problems.add("compatibility", "is not a mapping")
     if problems:
         return None, list(problems)
+    # Where the owner's store is, computed here: in the owner's namespace, in this cluster's domain.
+    workloads = Workloads(namespace, output["deploy_mode"], settings.cluster_domain)
+    host = store_host(backend, workloads)
+    if output.get("host") != host:
+        problems.add("host", f"is {output.get('host')!r}, but the {backend} store of namespace {namespace} is "
+                             f"{host!r} (its Service in cluster domain {settings.cluster_domain}); a consumer dials "
+                             f"no other host")
+        return None, list(problems)
 
     engine_env = _engine_env(problems, backend, host, port, output.get("engine_env"))
-    client_files = _client_files(problems, backend, host, port, namespace, output.get("client_files", {}))
+    client_files = _client_files(problems, backend, host, port, workloads, output.get("client_files", {}))
     host_paths = _host_paths(problems, backend, output.get("host_paths", {}))
     master = json.loads(client_files[mooncake.CLIENT_FILE])["master_server_address"] if (
         backend == "mooncake" and mooncake.CLIENT_FILE in client_files) else None
@@ -137,7 +149,7 @@ def _engine_env(problems: _Problems, backend: str, host: str, port: int, theirs:
 
 
 def _client_files(
-    problems: _Problems, backend: str, host: str, port: int, namespace: str, theirs: Any
+    problems: _Problems, backend: str, host: str, port: int, workloads: Workloads, theirs: Any
 ) -> dict[str, str]:
     expected = {"mooncake": [mooncake.CLIENT_FILE], "memcache": [memcache.LOCAL_FILE], "yuanrong": []}[backend]
     if not _str_map(theirs):
@@ -155,7 +167,7 @@ def _client_files(
         elif len(text.encode()) > MAX_CLIENT_FILE_BYTES:
             problems.add(where, f"is larger than {MAX_CLIENT_FILE_BYTES // 1024} KiB")
         elif name == mooncake.CLIENT_FILE:
-            rendered = _mooncake_json(problems, where, text, host, port, namespace)
+            rendered = _mooncake_json(problems, where, text, host, port, workloads)
             if rendered is not None:
                 files[name] = rendered
         else:
@@ -165,20 +177,23 @@ def _client_files(
     return files
 
 
-def _master_address_ok(address: Any, host: str, port: int, namespace: str) -> bool:
+def _master_address_ok(address: Any, host: str, port: int, workloads: Workloads) -> bool:
+    """The master Service, or (HA) the etcd members of the owner's store, as the owner's etcd.client_endpoints
+    names them: only their number and port come from the owner."""
     if address == f"{host}:{port}":
         return True
     if not isinstance(address, str) or not address.startswith("etcd://"):
         return False
-    for endpoint in address.removeprefix("etcd://").split(";"):
-        name, _, number = endpoint.rpartition(":")
-        if not (number.isdigit() and 1 <= int(number) <= 65535 and _DNS_NAME.match(name)
-                and name.endswith(f".{namespace}.svc.cluster.local")):
-            return False
-    return True
+    endpoints = address.removeprefix("etcd://").split(";")
+    number = endpoints[0].rpartition(":")[2]
+    try:
+        etcd = EtcdConfig(replicas=len(endpoints), port=int(number) if number.isdigit() else -1)
+    except ValidationError:
+        return False
+    return endpoints == client_endpoints(STORE_NAME, workloads, etcd)
 
 
-def _mooncake_json(problems: _Problems, where: str, text: str, host: str, port: int, namespace: str) -> str | None:
+def _mooncake_json(problems: _Problems, where: str, text: str, host: str, port: int, workloads: Workloads) -> str | None:
     try:
         config = json.loads(text)
     except (ValueError, RecursionError):
@@ -195,9 +210,10 @@ def _mooncake_json(problems: _Problems, where: str, text: str, host: str, port: 
         if not isinstance(value, (str, int, float, bool)) or isinstance(value, str) and any(c in value for c in "\n\r\0"):
             problems.add(f"{where}.{key}", "is not a single-line scalar")
             bad = True
-    if not _master_address_ok(config.get("master_server_address"), host, port, namespace):
+    if not _master_address_ok(config.get("master_server_address"), host, port, workloads):
         problems.add(f"{where}.master_server_address",
-                     f"is neither {OUTPUT}.host:port nor etcd:// endpoints in namespace {namespace}")
+                     f"is neither {host}:{port} ({OUTPUT}.host:port) nor etcd:// endpoints of the store's etcd in "
+                     f"namespace {workloads.namespace}")
         bad = True
     return None if bad else mooncake.render_json(config)
 

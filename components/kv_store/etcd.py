@@ -12,24 +12,31 @@ from components.kv_store.common import (
     network_policy,
     selector,
 )
-from components.labels import k8s_name, service_fqdn
+from components.labels import k8s_name
 from components.ports import Port
 from components.store_settings import EtcdConfig
+from components.workloads import Workloads
 
 
 def etcd_name(store_name: str) -> str:
     return k8s_name(store_name, "etcd")
 
 
-def client_endpoints(store_name: str, namespace: str, etcd: EtcdConfig) -> list[str]:
+def peers_service(store_name: str) -> str:
+    """The members' headless Service."""
+    return k8s_name(etcd_name(store_name), "peers")
+
+
+def client_endpoints(store_name: str, workloads: Workloads, etcd: EtcdConfig) -> list[str]:
     """host:port of every member through the headless Service, so a client survives a member's loss."""
     name = etcd_name(store_name)
-    peers = service_fqdn(k8s_name(name, "peers"), namespace)
+    peers = workloads.fqdn(peers_service(store_name))
     return [f"{name}-{index}.{peers}:{etcd.port}" for index in range(etcd.replicas)]
 
 
-def etcd_command(name: str, namespace: str, etcd: EtcdConfig) -> list[str]:
-    peers = service_fqdn(k8s_name(name, "peers"), namespace)
+def etcd_command(store_name: str, workloads: Workloads, etcd: EtcdConfig) -> list[str]:
+    name, namespace = etcd_name(store_name), workloads.namespace
+    peers = workloads.fqdn(peers_service(store_name))
     cluster = ",".join(f"{name}-{i}=http://{name}-{i}.{peers}:{etcd.peer_port}" for i in range(etcd.replicas))
     return [
         "etcd",
@@ -55,14 +62,14 @@ def build_etcd(
     pod selector names; None admits any address to the client port (etcd has no authentication: the stack should
     name them)."""
     name = etcd_name(store_name)
-    peers_service = k8s_name(name, "peers")
+    peers = peers_service(store_name)
     ports = [Port(name="client", port=etcd.port), Port(name="peer", port=etcd.peer_port)]
-    headless = headless_service(ctx, peers_service, name, ports)
+    headless = headless_service(ctx, peers, name, ports)
     members = ctx.keep(k8s.apps.v1.StatefulSet(
         name,
         metadata=ctx.metadata(name, name),
         spec={
-            "serviceName": peers_service,
+            "serviceName": peers,
             "replicas": etcd.replicas,
             "podManagementPolicy": "Parallel",  # members must start together to form the initial cluster
             "selector": {"matchLabels": selector(name)},
@@ -75,7 +82,7 @@ def build_etcd(
                         {
                             "name": "etcd",
                             "image": etcd.image,
-                            "command": etcd_command(name, ctx.namespace, etcd),
+                            "command": etcd_command(store_name, ctx.workloads, etcd),
                             "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
                             "ports": [
                                 {"name": "client", "containerPort": etcd.port},

@@ -24,10 +24,10 @@ from components.kv_store.common import (
     container_ports,
     container_resources,
     service_endpoint,
-    store_host,
     store_server,
 )
 from components.kv_store.endpoint import MOTOR_CONF_DIR, KVStoreEndpoint
+from components.kv_store.hosts import store_host
 from components.labels import k8s_name
 from components.ports import Port
 from components.project_files import read_project_file
@@ -124,7 +124,7 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
 
 
 def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> KVStoreEndpoint:
-    host = store_host(ctx)
+    host = store_host("memcache", ctx.workloads)
     ports = [
         Port(name="meta", port=store.port),
         Port(name="config-store", port=store.config_store_port),
@@ -152,7 +152,7 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
     volumes = [{"name": "meta-conf", "configMap": {"name": conf_name}}]
     store_server(ctx, meta, ports, store.service_monitor, volumes, depends_on=[conf], config_files=conf_data)
     return service_endpoint(
-        ctx, "memcache", store.port, store.metrics_port,
+        ctx, "memcache", host, store.port, store.metrics_port,
         engine_env(str(store.local_service_mode)),
         client_files={LOCAL_FILE: render_conf(local_conf(store, host, ctx.hardware_type, project_dir))},
     )

@@ -18,11 +18,11 @@ from components.kv_store.common import (
     container_ports,
     container_resources,
     service_endpoint,
-    store_host,
     store_server,
 )
 from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
 from components.kv_store.etcd import build_etcd, client_endpoints
+from components.kv_store.hosts import store_host
 from components.ports import Port
 from components.store_settings import MooncakeStoreConfig
 from components.units import mooncake_size_bytes
@@ -116,12 +116,12 @@ def render_json(data: dict[str, Any]) -> str:
 
 
 def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
-    host = store_host(ctx)
+    host = store_host("mooncake", ctx.workloads)
     ports = [Port(name="rpc", port=store.port), Port(name=METRICS_PORT, port=store.metrics_port)]
     etcd_endpoints: list[str] = []
     depends_on = []
     if store.ha is not None:
-        etcd_endpoints = client_endpoints(STORE_NAME, ctx.namespace, store.ha.etcd)
+        etcd_endpoints = client_endpoints(STORE_NAME, ctx.workloads, store.ha.etcd)
         depends_on.append(build_etcd(ctx, STORE_NAME, store.ha.etcd, clients=[STORE_NAME], engines=True))
     master = {
         "name": "mooncake-master",
@@ -144,7 +144,7 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
     files = {CLIENT_FILE: render_json(client_config(store, address))}
     sidecars = [standalone_sidecar(store, ctx.image, address)] if store.store_mode == "standalone" else []
     return service_endpoint(
-        ctx, "mooncake", store.port, store.metrics_port,
+        ctx, "mooncake", host, store.port, store.metrics_port,
         engine_env(),
         client_files=files, sidecars=sidecars, lease_ttl_ms=store.default_kv_lease_ttl,
     )

@@ -20,7 +20,7 @@ from components.kv_store.common import (
 )
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.kv_store.etcd import build_etcd, client_endpoints
-from components.labels import k8s_name, service_fqdn
+from components.kv_store.hosts import store_host
 from components.ports import Port
 from components.store_settings import YuanrongStoreConfig
 
@@ -65,7 +65,7 @@ def worker_args(store: YuanrongStoreConfig, etcd_address: str, namespace: str) -
 
 
 def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
-    etcd_endpoints = client_endpoints(STORE_NAME, ctx.namespace, store.etcd)
+    etcd_endpoints = client_endpoints(STORE_NAME, ctx.workloads, store.etcd)
     # The workers use the host network, so no NetworkPolicy can select them (one applies to pod-network pods
     # only): the worker port on each node is reachable from the node's network, and the engines reach it at
     # $(HOST_IP). etcd runs on the pod network and is protected: its peer port admits its members only, its client
@@ -115,7 +115,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
     ))
     return KVStoreEndpoint(
         backend="yuanrong",
-        host=service_fqdn(k8s_name(STORE_NAME, "etcd", "peers"), ctx.namespace),
+        host=store_host("yuanrong", ctx.workloads),
         port=store.port,
         metrics_port=store.port,
         namespace=ctx.namespace,
