@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.cluster_stacks import StacksUp
-from tests.e2e.realengine import Cluster, PulumiWorkspace
+from tests.e2e.realengine import REPO, Cluster, PulumiWorkspace
 from tests.e2e.views import consumer_stack, preview_json, tree_mismatch
 
 pytestmark = pytest.mark.e2e
@@ -51,5 +52,33 @@ def test_a_namespace_the_owner_does_not_allow_fails_preview_with_our_message(ser
     assert (
         "kv_cache_store_config.target_stack: organization/motor-kvpool/service-a does not allow namespace "
         "'e2e-stranger'" in " ".join(result.output.split())
+    ), result.output[-4000:]
+    assert "Traceback" not in result.output, result.output[-4000:]
+
+
+def test_a_consistent_forgery_of_the_owner_is_refused_under_the_engine(
+    offline_workspace: PulumiWorkspace, offline_out: Path
+) -> None:
+    """Issue 27: a program under the project's name exports service-a's contract with every mention of the store's
+    host moved to one outside name (host, KVS_MASTER_SERVICE, the LocalService conf's URLs). The real preview of a
+    consumer stops on the host, naming the owner stack and the field."""
+    owner, consumer = "e2e-forged-owner", "e2e-forged-consumer"
+    target = f"organization/motor-kvpool/{owner}"
+    real = json.loads((offline_out / "service-a" / "outputs.json").read_text())["kv_store"]
+    forged = json.loads(json.dumps(real).replace(real["host"], "kv.evil.example"))
+    forged.update(stack=target, allowed_consumers=[consumer])
+    program = offline_workspace.root / "forged-owner"
+    shutil.copytree(REPO / "tests" / "fixtures" / "programs" / "forged-owner", program)
+    (program / "venv").symlink_to(REPO / "venv")
+    (program / "kv_store.json").write_text(json.dumps(forged))
+    offline_workspace.run("stack", "init", owner, cwd=program).check()
+    offline_workspace.run("up", "-s", owner, cwd=program).check()
+    consumer_stack(offline_workspace, consumer, target_stack=target)
+    result = offline_workspace.run("preview", "-s", consumer)
+    assert result.returncode != 0, result.output[-4000:]
+    assert (
+        f"{target}'s kv_store.host: is 'kv.evil.example', but the memcache store of namespace service-a is "
+        f"'mindie-motor-kvs-master.service-a.svc.cluster.local' (its Service in cluster domain cluster.local); a "
+        f"consumer dials no other host" in " ".join(result.output.split())
     ), result.output[-4000:]
     assert "Traceback" not in result.output, result.output[-4000:]
