@@ -101,8 +101,11 @@ def test_motor_sections_inside_an_engine_section_are_checked(section):
         (lambda s: s[PREFILL]["engine_config"].update({"enforce-eager": "yes"}),
          f"{PREFILL}.engine_config.enforce-eager: \"yes\" is a string, but vLLM 0.17.0's --enforce-eager takes true "
          "or false"),
-        (lambda s: s[DECODE]["engine_config"].update({"max-num-seqs": "16"}),
-         f"{DECODE}.engine_config.max-num-seqs: \"16\" is a string, but vLLM 0.17.0's --max-num-seqs takes a whole "
+        (lambda s: s[DECODE]["engine_config"].update({"max-num-seqs": "sixteen"}),
+         f"{DECODE}.engine_config.max-num-seqs: \"sixteen\" is a string, but vLLM 0.17.0's --max-num-seqs takes a "
+         "whole number"),
+        (lambda s: s[DECODE]["engine_config"].update({"max-num-seqs": 16.5}),
+         f"{DECODE}.engine_config.max-num-seqs: 16.5 is a number, but vLLM 0.17.0's --max-num-seqs takes a whole "
          "number"),
         (lambda s: s[DECODE]["engine_config"].update({"gpu_memory_utilization": [0.9]}),
          f"{DECODE}.engine_config.gpu_memory_utilization: a list, but vLLM 0.17.0's --gpu-memory-utilization takes "
@@ -154,7 +157,8 @@ def test_what_motor_and_vllm_read_is_accepted():
         "max-model-len": "32k",  # vLLM reads it with human_readable_int_or_auto
         "compilation_config": {"cudagraph_mode": "FULL_DECODE_ONLY"},  # a config class: a mapping or JSON
         "served_model_name": "qwen3-8B",
-        "additional-config": {"enable_cpu_binding": True},
+        "additional-config": {"enable_cpu_binding": True, "enable_dsa_cp": True},  # the second: Motor's examples
+        "block-size": "128",  # Motor writes `--block-size 128` either way
     })
     settings = load_from_pulumi_config(service, "svc")
     assert settings.user_config()["motor_coordinator_config"]["aigw"] == {"slo_ttft": 1000}
