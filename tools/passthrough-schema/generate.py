@@ -444,7 +444,7 @@ class ParserReader:
             if isinstance(node, ast.Call) and name_of(node.func) == "add_argument":
                 self.add(module, node, kwargs_of, picked, overrides)
         if frontend_class:  # FrontendArgs.add_cli_args: every field of the class, `--{field}`
-            for field, origin in ((f, "frontend") for f in self.frontend_fields(module, frontend_class)):
+            for field in self.frontend_fields(module, frontend_class):
                 typed = overrides.get(("frontend_kwargs", field), {})
                 self.options[field.replace("_", "-")] = (
                     keyword_type(typed) or self.config_field(module, frontend_class, field) or {"types": ["any"]}
@@ -469,7 +469,7 @@ class ParserReader:
         typed = keyword_type(keywords)
         splats = [keyword.value for keyword in node.keywords if keyword.arg is None]
         splats += [value for splat in splats if isinstance(splat, ast.Dict)  # **{**x_kwargs["field"], "default": None}
-                   for key, value in zip(splat.keys, splat.values) if key is None]
+                   for key, value in zip(splat.keys, splat.values, strict=True) if key is None]
         for splat in splats:
             if pick := self.pick(splat) or picked.get(name_of(splat)):
                 kwargs_name, field = pick
