@@ -18,6 +18,7 @@ from typing import Annotated, Any, Mapping, Union
 from pydantic import BaseModel, ValidationError
 
 from components.errors import SettingsError
+from components.passthrough import check_passthrough_sections
 from components.settings import LOCAL_ORGANIZATION, PROJECT, USER_CONFIG_VERSION, ServiceSettings
 from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig, YuanrongStoreConfig
 from policies import rules
@@ -262,12 +263,15 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSetting
     hybrid = {side: getattr(settings, rules.engine_section(side)).hybrid_attention for side in rules.SIDES}
     owns_store = settings.kv_cache_store_config is None or settings.kv_cache_store_config.target_stack is None
     user_config, env_sections = settings.user_config(), settings.env_sections()
+    problems = check_passthrough_sections(user_config)
     findings = rules.check_service(user_config, env_sections, hybrid, owns_store)
     for section, values in env_sections.items():
         findings += rules.check_plaintext_secrets(values, f"env.{section}")
     findings += rules.check_plaintext_config_secrets(user_config)
-    if findings:
-        raise SettingsError([str(finding) for finding in findings], source)
+    # A field a rule speaks about gets the rule's words only (one line per field).
+    problems = [problem for problem in problems if problem.partition(": ")[0] not in {f.path for f in findings}]
+    if problems or findings:
+        raise SettingsError(problems + [str(finding) for finding in findings], source)
     return settings
 
 

@@ -58,11 +58,11 @@ def test_key_of_another_backend_says_which_backend_it_belongs_to():
     ]
 
 
-def test_engine_options_are_not_refused():
+def test_vllm_options_motor_kvpool_does_not_model_pass_through():
     service = plain_pd()
-    service["motor_engine_prefill_config"]["engine_config"]["some-future-vllm-flag"] = True
+    service["motor_engine_prefill_config"]["engine_config"]["no-enable-prefix-caching"] = True
     settings = load_from_pulumi_config(service, "svc")
-    assert settings.user_config()["motor_engine_prefill_config"]["engine_config"]["some-future-vllm-flag"] is True
+    assert settings.user_config()["motor_engine_prefill_config"]["engine_config"]["no-enable-prefix-caching"] is True
 
 
 def test_target_job_id_is_refused_with_the_text_to_write():

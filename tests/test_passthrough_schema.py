@@ -1,0 +1,153 @@
+"""The pass-through sections are checked against Motor's and vLLM's own schemas (components/passthrough_schema.json):
+an unknown key gets the nearest known one, a wrong type the expected one, an enum value the allowed ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.errors import SettingsError
+from components.settings_loader import load_from_pulumi_config
+from tests.service_configs import plain_pd
+
+PREFILL = "motor_engine_prefill_config"
+DECODE = "motor_engine_decode_config"
+
+
+def problems_of(service) -> list[str]:
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(service, "svc")
+    return caught.value.problems
+
+
+@pytest.mark.parametrize(
+    ("section", "typo", "expected"),
+    [
+        ("motor_controller_config", {"fault_tolerance_config": {"enable_fault_toleranc": False}},
+         "motor_controller_config.fault_tolerance_config.enable_fault_toleranc: unknown key; did you mean "
+         "'enable_fault_tolerance'?"),
+        ("motor_coordinator_config", {"scheduler_config": {"scheduler_typ": "kv_cache_affinity"}},
+         "motor_coordinator_config.scheduler_config.scheduler_typ: unknown key; did you mean 'scheduler_type'?"),
+        ("motor_nodemanger_config", {"api_config": {"node_manager_prt": 1026}},
+         "motor_nodemanger_config.api_config.node_manager_prt: unknown key; did you mean 'node_manager_port'?"),
+        ("kv_conductor_config", {"http_server_prt": 13333},
+         "kv_conductor_config.http_server_prt: unknown key; did you mean 'http_server_port'?"),
+    ],
+)
+def test_a_typo_in_a_motor_section_is_refused_with_the_nearest_key(section, typo, expected):
+    service = plain_pd()
+    service[section] = typo
+    assert problems_of(service) == [expected]
+
+
+def test_a_typo_at_a_motor_sections_top_level_is_refused():
+    service = plain_pd()
+    service["motor_controller_config"] = {"instance_confg": {"instance_heartbeat_timeout": 10}}
+    assert problems_of(service) == [
+        "motor_controller_config.instance_confg: unknown key; did you mean 'instance_config'?"
+    ]
+
+
+@pytest.mark.parametrize("side", [PREFILL, DECODE])
+def test_a_typo_in_engine_config_is_refused_in_the_users_spelling(side):
+    service = plain_pd()
+    service[side]["engine_config"]["served_model_nam"] = "qwen3-8B"
+    service[side]["engine_config"]["max-num-seq"] = 16
+    assert problems_of(service) == [
+        f"{side}.engine_config.served_model_nam: unknown key; did you mean 'served_model_name'?",
+        f"{side}.engine_config.max-num-seq: unknown key; did you mean 'max-num-seqs'?",
+    ]
+
+
+def test_an_engine_key_far_from_every_vllm_option_names_the_version():
+    service = plain_pd()
+    service[PREFILL]["engine_config"]["some-future-vllm-flag"] = True
+    assert problems_of(service) == [
+        f"{PREFILL}.engine_config.some-future-vllm-flag: unknown key; vLLM 0.17.0 serve has no option "
+        "--some-future-vllm-flag"
+    ]
+
+
+def test_a_typo_in_vllm_ascends_additional_config_is_refused():
+    service = plain_pd()
+    service[DECODE]["engine_config"]["additional-config"] = {"enable_cpu_bindin": False}
+    assert problems_of(service) == [
+        f"{DECODE}.engine_config.additional-config.enable_cpu_bindin: unknown key; did you mean 'enable_cpu_binding'?"
+    ]
+
+
+@pytest.mark.parametrize("section", ["motor_nodemanger_config", "health_check_config"])
+def test_motor_sections_inside_an_engine_section_are_checked(section):
+    service = plain_pd()
+    typo = {"motor_nodemanger_config": {"api_config": {"node_manager_prt": 1}},
+            "health_check_config": {"max_failure_cont": 6}}[section]
+    service[DECODE][section] = typo
+    key = {"motor_nodemanger_config": "api_config.node_manager_prt", "health_check_config": "max_failure_cont"}[section]
+    near = {"motor_nodemanger_config": "node_manager_port", "health_check_config": "max_failure_count"}[section]
+    assert problems_of(service) == [f"{DECODE}.{section}.{key}: unknown key; did you mean '{near}'?"]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda s: s.update(motor_controller_config={"api_config": {"controller_api_port": "1026"}}),
+         "motor_controller_config.api_config.controller_api_port: \"1026\" is a string, but Motor's "
+         "ApiConfig.controller_api_port takes a whole number"),
+        (lambda s: s.update(motor_coordinator_config={"scheduler_config": "kv_cache_affinity"}),
+         "motor_coordinator_config.scheduler_config: \"kv_cache_affinity\" is a string, but Motor's "
+         "CoordinatorConfig.scheduler_config takes a mapping"),
+        (lambda s: s.update(motor_coordinator_config={"exception_config": {"retry_delay": True}}),
+         "motor_coordinator_config.exception_config.retry_delay: true is true or false, but Motor's "
+         "ExceptionConfig.retry_delay takes a number"),
+        (lambda s: s[PREFILL]["engine_config"].update({"enforce-eager": "yes"}),
+         f"{PREFILL}.engine_config.enforce-eager: \"yes\" is a string, but vLLM 0.17.0's --enforce-eager takes true "
+         "or false"),
+        (lambda s: s[DECODE]["engine_config"].update({"max-num-seqs": "sixteen"}),
+         f"{DECODE}.engine_config.max-num-seqs: \"sixteen\" is a string, but vLLM 0.17.0's --max-num-seqs takes a "
+         "whole number"),
+        (lambda s: s[DECODE]["engine_config"].update({"max-num-seqs": 16.5}),
+         f"{DECODE}.engine_config.max-num-seqs: 16.5 is a number, but vLLM 0.17.0's --max-num-seqs takes a whole "
+         "number"),
+        (lambda s: s[DECODE]["engine_config"].update({"gpu_memory_utilization": [0.9]}),
+         f"{DECODE}.engine_config.gpu_memory_utilization: a list, but vLLM 0.17.0's --gpu-memory-utilization takes "
+         "a number"),
+        (lambda s: s.update(motor_coordinator_config={"scheduler_config": {"scheduler_type": "kv_affinity"}}),
+         "motor_coordinator_config.scheduler_config.scheduler_type: 'kv_affinity' is not allowed; write one of "
+         "'load_balance', 'round_robin' or 'kv_cache_affinity'"),
+        (lambda s: s[PREFILL]["engine_config"].update({"block-size": 48}),
+         f"{PREFILL}.engine_config.block-size: 48 is not allowed; write one of 1, 8, 16, 32, 64, 128 or 256"),
+        (lambda s: s[PREFILL]["engine_config"].update({"dtype": "bf16"}),
+         f"{PREFILL}.engine_config.dtype: 'bf16' is not allowed; write one of 'auto', 'half', 'float16', "
+         "'bfloat16', 'float' or 'float32'"),
+    ],
+)
+def test_a_wrong_type_or_enum_value_is_refused_with_what_to_write(change, expected):
+    service = plain_pd()
+    change(service)
+    assert problems_of(service) == [expected]
+
+
+def test_every_problem_of_the_pass_through_sections_is_reported_at_once():
+    service = plain_pd()
+    service["motor_coordinator_config"] = {"scheduler_config": {"scheduler_typ": "round_robin"}}
+    service[PREFILL]["engine_config"]["served_model_nam"] = "x"
+    assert problems_of(service) == [
+        "motor_coordinator_config.scheduler_config.scheduler_typ: unknown key; did you mean 'scheduler_type'?",
+        f"{PREFILL}.engine_config.served_model_nam: unknown key; did you mean 'served_model_name'?",
+    ]
+
+
+def test_what_motor_and_vllm_read_is_accepted():
+    service = plain_pd()
+    service["motor_coordinator_config"] = {
+        "scheduler_config": {"scheduler_type": "round_robin", "kv_affinity_load_weight": 2},  # an int for a float
+        "aigw": {"slo_ttft": 1000},  # read by CoordinatorConfig.from_json beside its fields
+    }
+    service[PREFILL]["engine_config"].update({
+        "max-model-len": "32k",  # vLLM reads it with human_readable_int_or_auto
+        "compilation_config": {"cudagraph_mode": "FULL_DECODE_ONLY"},  # a config class: a mapping or JSON
+        "served_model_name": "qwen3-8B",
+        "additional-config": {"enable_cpu_binding": True, "enable_dsa_cp": True},  # the second: Motor's examples
+        "block-size": "128",  # Motor writes `--block-size 128` either way
+    })
+    settings = load_from_pulumi_config(service, "svc")
+    assert settings.user_config()["motor_coordinator_config"]["aigw"] == {"slo_ttft": 1000}
