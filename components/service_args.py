@@ -136,6 +136,8 @@ def control_plane_args(
         },
         kv_client=bool(store_env),
         log_host_dir=settings.host_log_dir("coordinator"),
+        # deploy.py mounts the weights on every coordinator (lib/generator/coordinator.py:84); ours when Motor reads them.
+        weight_host_dir=deploy.weight_mount_path if rules.coordinator_reads_model(settings.user_config()) else None,
     )
     return ControlPlaneArgs(
         namespace=settings.namespace,
