@@ -7,6 +7,9 @@ from components.units import MAX_NAME_LENGTH
 MANAGED_BY = "motor-kvpool"
 # Engine pods carry this label; the store's NetworkPolicy admits exactly the pods that have it.
 KV_CLIENT_LABEL = "motor-kvpool.io/kv-client"
+# Pods carrying this label may read the store's metrics port (its NetworkPolicy's SCRAPERS): Prometheus, and Motor's
+# coordinator, which fetches the pool's /metrics itself.
+METRICS_SCRAPER_LABEL = "motor-kvpool.io/metrics-scraper"
 
 
 def k8s_name(*parts: str) -> str:

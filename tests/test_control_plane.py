@@ -142,11 +142,12 @@ def test_coordinator_gets_the_store_host_but_not_the_client_files():
     env = env_of(rendered.container("Deployment", "mindie-motor-coordinator", "coordinator"))
     assert env["KVS_MASTER_SERVICE"] == "mindie-motor-kvs-master.dev.svc.cluster.local"
     assert "MMC_LOCAL_CONFIG_PATH" not in env
-    # it dials the store, so the store's NetworkPolicy must admit it
+    # it fetches the store's /metrics (Motor's metrics_collector.py) and dials no client port of the store
     labels = rendered.get("Deployment", "mindie-motor-coordinator")["spec"]["template"]["metadata"]["labels"]
-    assert labels["motor-kvpool.io/kv-client"] == "true"
+    assert labels["motor-kvpool.io/metrics-scraper"] == "true"
+    assert "motor-kvpool.io/kv-client" not in labels
     controller = rendered.get("Deployment", "mindie-motor-controller")["spec"]["template"]["metadata"]["labels"]
-    assert "motor-kvpool.io/kv-client" not in controller
+    assert not {"motor-kvpool.io/kv-client", "motor-kvpool.io/metrics-scraper"} & set(controller)
 
 
 def test_a_coordinator_with_a_conductor_mounts_the_weights_read_only_for_its_tokenizer():
