@@ -173,7 +173,7 @@ class ControlPlane(pulumi.ComponentResource):
                         "nodeSelector": role_args.node_selector or None,
                         "tolerations": FAST_EVICTION,
                         "containers": [container],
-                        "volumes": [MOTOR_CONFIG_VOLUME, log_volume(role_args.log_host_dir), 
+                        "volumes": [MOTOR_CONFIG_VOLUME, log_volume(role_args.log_host_dir),
                                     *([weight_volume(weight_dir)] if weight_dir else [])],
                     },
                 },

@@ -47,8 +47,9 @@ def _selects(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> b
         return False
     for expression in selector.get("matchExpressions") or []:
         key, operator, values = expression["key"], expression["operator"], expression.get("values") or []
-        if not {"In": lambda: labels.get(key) in values, "NotIn": lambda: labels.get(key) not in values,
-                "Exists": lambda: key in labels, "DoesNotExist": lambda: key not in labels}[operator]():
+        holds = {"In": labels.get(key) in values, "NotIn": labels.get(key) not in values,
+                 "Exists": key in labels, "DoesNotExist": key not in labels}[operator]
+        if not holds:
             return False
     return True
 
