@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.checksums import annotations
-from components.labels import KV_CLIENT_LABEL, common_labels
+from components.labels import METRICS_SCRAPER_LABEL, common_labels
 from components.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError
 from components.ports import Port
 from components.rbac import ApiCall, create_rbac
@@ -30,6 +30,8 @@ from components.motor_pod import (
     env_list,
     log_volume,
     motor_env,
+    weight_mount,
+    weight_volume,
 )
 from components.workloads import Workloads
 
@@ -50,7 +52,11 @@ class MotorRoleArgs:
     restart_env: dict[str, Any]  # what the role's set_*_env function exports (checksum/motor-env)
     services: dict[str, Port]  # Service name -> the one port it serves
     log_host_dir: str  # the node folder mounted as its log folder (its section's logging_config.host_log_dir)
-    kv_client: bool = False  # it dials the KV store, so the store's NetworkPolicy must admit it
+    # It fetches the store's /metrics (Motor's coordinator), so it carries the label the store's metrics port admits.
+    reads_store_metrics: bool = False
+    # The node's weight_mount_path, mounted read-only at its own path, when the role reads the model (None: it does
+    # not): Motor's coordinator loads the prefill model's tokenizer with a KV conductor (rules.coordinator_reads_model).
+    weight_host_dir: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,7 +134,9 @@ class ControlPlane(pulumi.ComponentResource):
     ) -> k8s.apps.v1.Deployment | None:
         args = self._args
         env = {**motor_env(role, args.workloads, f"{self._namespace}-{role}"), **role_args.env}
-        labels = {**self._metadata(name, name)["labels"], **({KV_CLIENT_LABEL: "true"} if role_args.kv_client else {})}
+        scraper = {METRICS_SCRAPER_LABEL: "true"} if role_args.reads_store_metrics else {}
+        labels = {**self._metadata(name, name)["labels"], **scraper}
+        weight_dir = role_args.weight_host_dir
         container = {
             "name": role,
             "image": args.image,
@@ -138,7 +146,7 @@ class ControlPlane(pulumi.ComponentResource):
             "resources": resources,
             **PROBES,
             "securityContext": {**MOTOR_SECURITY_CONTEXT, "capabilities": {"drop": ["ALL"]}},
-            "volumeMounts": [MOTOR_CONFIG_MOUNT, LOG_MOUNT],
+            "volumeMounts": [MOTOR_CONFIG_MOUNT, LOG_MOUNT, *([weight_mount(weight_dir)] if weight_dir else [])],
         }
         return args.workloads.deployment(
             name,
@@ -165,7 +173,8 @@ class ControlPlane(pulumi.ComponentResource):
                         "nodeSelector": role_args.node_selector or None,
                         "tolerations": FAST_EVICTION,
                         "containers": [container],
-                        "volumes": [MOTOR_CONFIG_VOLUME, log_volume(role_args.log_host_dir)],
+                        "volumes": [MOTOR_CONFIG_VOLUME, log_volume(role_args.log_host_dir),
+                                    *([weight_volume(weight_dir)] if weight_dir else [])],
                     },
                 },
             },

@@ -32,6 +32,8 @@ from components.motor_pod import (
     env_list,
     host_path_volume,
     motor_env,
+    weight_mount,
+    weight_volume,
 )
 from components.secret_env import SecretEnv
 from components.workloads import Workloads
@@ -163,7 +165,7 @@ class EnginePool(pulumi.ComponentResource):
         volumes = [
             MOTOR_CONFIG_VOLUME,
             {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": args.dshm_size}},
-            {"name": "weight-mount", "hostPath": {"path": args.weight_mount_path, "type": "Directory"}},
+            weight_volume(args.weight_mount_path),
             *(
                 host_path_volume(name, node_paths.get(name, path), kind)
                 for name, (path, kind, _) in host_files(args.hardware_type).items()
@@ -185,8 +187,7 @@ class EnginePool(pulumi.ComponentResource):
         mounts = [
             MOTOR_CONFIG_MOUNT,
             {"name": "dshm", "mountPath": "/dev/shm"},
-            # The weights are only read: a read-only mount keeps a compromised engine from altering the model.
-            {"name": "weight-mount", "mountPath": args.weight_mount_path, "readOnly": True},
+            weight_mount(args.weight_mount_path),
             *(
                 {"name": name, "mountPath": path, **({"readOnly": True} if read_only else {})}
                 for name, (path, _, read_only) in host_files(args.hardware_type).items()

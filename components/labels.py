@@ -9,6 +9,9 @@ MANAGED_BY = "motor-kvpool"
 KV_CLIENT_LABEL = "motor-kvpool.io/kv-client"
 # Kubernetes' default cluster DNS domain, which deploy.py writes into every service name.
 DEFAULT_CLUSTER_DOMAIN = "cluster.local"
+# Pods carrying this label may read the store's metrics port (its NetworkPolicy's SCRAPERS): Prometheus, and Motor's
+# coordinator, which fetches the pool's /metrics itself.
+METRICS_SCRAPER_LABEL = "motor-kvpool.io/metrics-scraper"
 
 
 def k8s_name(*parts: str) -> str:

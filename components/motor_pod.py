@@ -54,6 +54,20 @@ def log_volume(host_dir: str) -> dict[str, Any]:
     return host_path_volume(LOG_VOLUME_NAME, host_dir, "DirectoryOrCreate")
 
 
+# deploy.py's weight-mount: the node's weight_mount_path at the same path in the pod (set_weight_mount), on engines
+# and on the coordinator.
+WEIGHT_VOLUME_NAME = "weight-mount"
+
+
+def weight_volume(host_dir: str) -> dict[str, Any]:
+    return host_path_volume(WEIGHT_VOLUME_NAME, host_dir, "Directory")
+
+
+def weight_mount(host_dir: str) -> dict[str, Any]:
+    # The weights are only read: a read-only mount keeps a compromised pod from altering the model.
+    return {"name": WEIGHT_VOLUME_NAME, "mountPath": host_dir, "readOnly": True}
+
+
 def probe(stage: str, period: int) -> dict[str, Any]:
     return {"exec": {"command": ["/bin/bash", "-c", f"{CONFIGMAP_PATH}/probe.sh {stage}"]}, "periodSeconds": period}
 

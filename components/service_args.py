@@ -134,8 +134,12 @@ def control_plane_args(
                 coordinator_config, "motor_coordinator_config", "coordinator_obs_port", COORDINATOR_OBS_PORT),
                 node_port=deploy.coordinator_obs_node_port),
         },
-        kv_client=bool(store_env),
+        # Motor's coordinator fetches http://$KVS_MASTER_SERVICE:<kv_cache_store_config.metrics_port>/metrics
+        # (coordinator/metrics/metrics_collector.py:534-569) and dials no other store port.
+        reads_store_metrics="KVS_MASTER_SERVICE" in store_env,
         log_host_dir=settings.host_log_dir("coordinator"),
+        # deploy.py mounts the weights on every coordinator (lib/generator/coordinator.py:84); ours when Motor reads them.
+        weight_host_dir=deploy.weight_mount_path if rules.coordinator_reads_model(settings.user_config()) else None,
     )
     return ControlPlaneArgs(
         namespace=settings.namespace,

@@ -142,11 +142,32 @@ def test_coordinator_gets_the_store_host_but_not_the_client_files():
     env = env_of(rendered.container("Deployment", "mindie-motor-coordinator", "coordinator"))
     assert env["KVS_MASTER_SERVICE"] == "mindie-motor-kvs-master.dev.svc.cluster.local"
     assert "MMC_LOCAL_CONFIG_PATH" not in env
-    # it dials the store, so the store's NetworkPolicy must admit it
+    # it fetches the store's /metrics (Motor's metrics_collector.py) and dials no client port of the store
     labels = rendered.get("Deployment", "mindie-motor-coordinator")["spec"]["template"]["metadata"]["labels"]
-    assert labels["motor-kvpool.io/kv-client"] == "true"
+    assert labels["motor-kvpool.io/metrics-scraper"] == "true"
+    assert "motor-kvpool.io/kv-client" not in labels
     controller = rendered.get("Deployment", "mindie-motor-controller")["spec"]["template"]["metadata"]["labels"]
-    assert "motor-kvpool.io/kv-client" not in controller
+    assert not {"motor-kvpool.io/kv-client", "motor-kvpool.io/metrics-scraper"} & set(controller)
+
+
+def test_a_coordinator_with_a_conductor_mounts_the_weights_read_only_for_its_tokenizer():
+    """Motor's coordinator loads the prefill model's tokenizer when it has a conductor (kv-affinity); deploy.py mounts
+    weight_mount_path on the coordinator as on the engines (tests/conformance runs Motor's TokenizerManager on it)."""
+    values = stack_values("kv-affinity")
+    values["motor_deploy_config"]["weight_mount_path"] = "/data/models"
+    values["motor_engine_prefill_config"]["engine_config"]["model"] = "/data/models/qwen3_8B"
+    pod = render(values, stack="kv-affinity").get("Deployment", "mindie-motor-coordinator")["spec"]["template"]["spec"]
+    assert pod["volumes"][-1] == {"name": "weight-mount", "hostPath": {"path": "/data/models", "type": "Directory"}}
+    assert pod["containers"][0]["volumeMounts"][-1] == {
+        "name": "weight-mount", "mountPath": "/data/models", "readOnly": True,
+    }
+
+
+@pytest.mark.parametrize("stack", ("dev", "service-set"))
+def test_a_coordinator_without_a_conductor_reads_no_weights_and_mounts_none(stack):
+    (pod,) = [pod for role, pod in motor_pod_specs(render_stack(stack)) if role == "mindie-motor-coordinator"]
+    assert [v["name"] for v in pod["volumes"]] == ["motor-config", "plog-path"]
+    assert [m["name"] for m in pod["containers"][0]["volumeMounts"]] == ["motor-config", "plog-path"]
 
 
 def test_a_port_in_motors_api_config_that_is_not_a_port_is_refused():

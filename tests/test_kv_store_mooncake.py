@@ -140,6 +140,17 @@ def test_metrics_scraper_namespaces_are_admitted_to_the_metrics_port_only():
     assert policy["spec"]["ingress"][0]["from"] == [ENGINES]
 
 
+def test_allowed_consumers_coordinators_are_admitted_to_the_metrics_port():
+    """Each consumer's coordinator fetches the owner's /metrics (Motor's metrics_collector.py), as the owner's does."""
+    policy = render(mooncake(allowed_consumers=["service-b"])).get("NetworkPolicy", "mindie-motor-kv-store")
+    consumer = {"kubernetes.io/metadata.name": "service-b"}
+    assert policy["spec"]["ingress"][1] == {
+        "from": [SCRAPERS, {"namespaceSelector": {"matchLabels": consumer}, **SCRAPERS}],
+        "ports": [{"port": 9003, "protocol": "TCP"}],
+    }
+    assert policy["spec"]["ingress"][0]["from"] == [ENGINES, {"namespaceSelector": {"matchLabels": consumer}, **ENGINES}]
+
+
 def test_ha_etcd_admits_engines_and_masters_to_the_client_port_and_only_members_to_the_peer_port():
     rendered = render(mooncake(ha={"master_replicas": 2, "etcd": {"replicas": 3}}))
     policy = rendered.get("NetworkPolicy", "mindie-motor-kv-store-etcd")

@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 from components.checksums import annotations
 from components.errors import KvpoolError
 from components.kv_store.endpoint import KVStoreEndpoint
-from components.labels import KV_CLIENT_LABEL, common_labels
+from components.labels import KV_CLIENT_LABEL, METRICS_SCRAPER_LABEL, common_labels
 from components.ports import Port
 from components.store_settings import StoreResources
 from components.workloads import Workloads
@@ -31,10 +31,10 @@ class StoreEnvConflict(KvpoolError):
 
 # Who a store port admits (network_policy below):
 CLIENTS = "clients"  # engine pods of this and the allowed consumers' namespaces, and the store's own peers
-SCRAPERS = "scrapers"  # metrics: pods labelled METRICS_SCRAPER_LABEL here, and the metrics_scraper_namespaces
+# metrics: pods labelled METRICS_SCRAPER_LABEL here and in the allowed consumers' namespaces (their coordinators), and
+# the metrics_scraper_namespaces
+SCRAPERS = "scrapers"
 MEMBERS = "members"  # the store's own members only (etcd's peer port)
-# Pods of the service's namespace carrying this label may scrape the store's metrics.
-METRICS_SCRAPER_LABEL = "motor-kvpool.io/metrics-scraper"
 # The store server's metrics port: its ServiceMonitor scrapes it and its NetworkPolicy admits the SCRAPERS to it.
 METRICS_PORT = "metrics"
 
@@ -152,7 +152,8 @@ def network_policy(
     - CLIENTS: with `engines`, engine pods (labelled KV_CLIENT_LABEL) of this namespace and of the allowed
       consumers' namespaces; the pods named in `peers` (the store's own pods that use it); and `node_cidrs`
       (clients on the host network, which no pod selector names; None: any address, when they are not known);
-    - SCRAPERS: pods labelled METRICS_SCRAPER_LABEL in this namespace and every pod of the configured
+    - SCRAPERS: pods labelled METRICS_SCRAPER_LABEL in this namespace and in the allowed consumers' namespaces
+      (Motor's coordinator, which fetches the pool's /metrics, and Prometheus) and every pod of the configured
       metrics_scraper_namespaces (where Prometheus runs);
     - MEMBERS: the pods named in `members` only.
     The kubelet's probes come from the node, which the common network plugins admit regardless of policy."""
@@ -168,7 +169,12 @@ def network_policy(
     member_pods = [{"podSelector": {"matchLabels": selector(member)}} for member in members]
     if node_cidrs is not None:
         clients += [{"ipBlock": {"cidr": cidr}} for cidr in node_cidrs]
-    scrapers: list[dict[str, Any]] = [{"podSelector": {"matchLabels": {METRICS_SCRAPER_LABEL: "true"}}}]
+    scraper_pods = {"matchLabels": {METRICS_SCRAPER_LABEL: "true"}}
+    scrapers: list[dict[str, Any]] = [{"podSelector": scraper_pods}]
+    scrapers += [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}, "podSelector": scraper_pods}
+        for namespace in ctx.allowed_consumers
+    ]
     scrapers += [
         {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}
         for namespace in ctx.metrics_scraper_namespaces

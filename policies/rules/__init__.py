@@ -33,7 +33,7 @@ from .env import (
 )
 from .kv_conductor import (
     CONDUCTOR_POOL_BACKEND, KV_CACHE_AFFINITY, KV_EVENTS_CONFIG, MOTOR_DEFAULT_BLOCK_SIZE, check_kv_cache_affinity,
-    check_kv_event_ports, kv_event_port, kv_event_ports,
+    check_kv_event_ports, coordinator_reads_model, kv_event_port, kv_event_ports,
 )
 from .naming import check_duplicate_names
 from .sections import (
@@ -75,7 +75,7 @@ __all__ = [
     "check_not_ucm_store_backend", "check_plaintext_config_secrets", "check_plaintext_secrets",
     "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_service",
     "check_standalone_store_memory", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
-    "connectors_of", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
+    "connectors_of", "coordinator_reads_model", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
     "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps",
     "host_path_problem", "is_read_only_configmap_role",
     "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs", "kv_transfer_path",

@@ -54,6 +54,16 @@ def kv_event_ports(user_config: Mapping[str, Any]) -> dict[str, range]:
     return ports
 
 
+def coordinator_reads_model(user_config: Mapping[str, Any]) -> bool:
+    """Motor's coordinator loads the prefill model's tokenizer in every inference worker at start, without error
+    handling (motor/coordinator/process/inference_manager.py:105), when it has a conductor (KV_CONDUCTOR_SERVICE, set
+    for kv_conductor_config; scheduler/policy/kv_cache_affinity.py:451-469) and a model path, which Motor takes from
+    the prefill engine_config only when that carries kv-events-config (motor/config/config_utils.py:237-247)."""
+    conductor = user_config.get("kv_conductor_config")
+    events = _engine_config(user_config, "prefill").get(KV_EVENTS_CONFIG)
+    return isinstance(conductor, Mapping) and isinstance(events, Mapping)
+
+
 def check_kv_cache_affinity(user_config: Mapping[str, Any]) -> list[Finding]:
     """kv_cache_affinity has a conductor; a conductor has what it indexes: prefill KV events in the form Motor's
     coordinator registers, prefix caching (vLLM publishes block events from its prefix cache), the block size the

@@ -23,7 +23,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 # Folders the pod writes into, overlaid in the boot's own mount namespace so that nothing reaches this machine;
 # /root and /var hold the engines' DirectoryOrCreate host paths (/root/ascend/log, /var/coredump).
@@ -36,7 +36,43 @@ FAILURE_MARKS = ("No such file or directory", "command not found", "Read-only fi
 
 RECORDER = r'''
 import json, os, sys
-record = {"argv": sys.argv[1:], "env": dict(os.environ), "files": {}, "prepare": None}
+
+
+def motor_process(module):
+    if module == "motor.controller.main":
+        from motor.config.controller import ControllerConfig
+        config = ControllerConfig.from_json()
+        return {"config_path": config.config_path, "controller_api_port": config.api_config.controller_api_port}
+    if module == "motor.node_manager.main":
+        from motor.config.node_manager import NodeManagerConfig
+        config = NodeManagerConfig.from_json()
+        return {"config_path": config.config_path, "node_manager_port": config.api_config.node_manager_port}
+    from unittest import mock
+    from motor.config.coordinator import CoordinatorConfig
+    from motor.coordinator.metrics import metrics_collector
+    from motor.coordinator.scheduler.policy.kv_cache_affinity import TokenizerManager
+    config = CoordinatorConfig.from_json()
+    events = config.prefill_kv_event_config
+    fetched = []
+
+    def unreachable(url, **_):  # record the URL; no store runs here
+        fetched.append(url)
+        raise metrics_collector.requests.ConnectionError(url)
+
+    with mock.patch.object(metrics_collector.requests, "get", side_effect=unreachable):
+        metrics_collector.MetricsCollector(config)._fetch_kv_store_metrics()
+    tokenizer = TokenizerManager(config).tokenizer  # inference_manager.py: every worker builds it at start
+    return {
+        "config_path": config.config_path,
+        "scheduler_type": config.scheduler_config.scheduler_type.value,
+        "conductor": {"service": events.conductor_service, "port": events.http_server_port,
+                      "model_path": events.model_path},
+        "store_metrics_urls": fetched,
+        "tokenizer": None if tokenizer is None else tokenizer("hello world")["input_ids"],
+    }
+
+
+record = {"argv": sys.argv[1:], "env": dict(os.environ), "files": {}, "prepare": None, "motor": None}
 for var in ("MOONCAKE_CONFIG_PATH", "MMC_LOCAL_CONFIG_PATH", "USER_CONFIG_PATH", "RANKTABLE_PATH", "HCCL_PATH",
             "CONDUCTOR_CONFIG_PATH"):
     path = os.environ.get(var)
@@ -61,6 +97,16 @@ if sys.argv[1:3] == ["-m", "motor.node_manager.main"] and os.environ.get("KV_STO
         record["prepare"] = {"ok": True, "path": path, "text": open(path, encoding="utf-8").read()}
     except OSError as error:
         record["prepare"] = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+if sys.argv[1:3] in (["-m", "motor.coordinator.main"], ["-m", "motor.controller.main"], ["-m", "motor.node_manager.main"]):
+    # What each Motor process does first, with its own code, on the pod's env and mounts: load its config (Motor's
+    # loaders fall back to defaults on a bad file, so the record carries values that prove ours was read) and, for
+    # the coordinator, start its TokenizerManager and compute the store metrics URL its collector fetches.
+    sys.path.insert(0, os.environ["MOTOR_CHECKOUT"])
+    import traceback
+    try:
+        record["motor"] = motor_process(sys.argv[2])
+    except Exception:
+        record["motor"] = {"error": traceback.format_exc()}
 with open(os.environ["KVPOOL_RECORD"], "a", encoding="utf-8") as out:
     out.write(json.dumps(record) + "\n")
 '''
@@ -125,8 +171,11 @@ def boot(
     motor_checkout: Path,
     workdir: Path,
     npus: int = 2,
+    node_dirs: Mapping[str, Path] | None = None,
 ) -> Boot:
-    """Run the container's command (boot.sh) with its env and mounts; return what Motor's scripts did."""
+    """Run the container's command (boot.sh) with its env and mounts; return what Motor's scripts did.
+    `node_dirs`: node folder -> a local folder standing in for it, bound where the pod mounts that hostPath (read-only
+    when the mount is), e.g. the weights a coordinator reads its tokenizer from."""
     container = next(c for c in pod_spec["containers"] if c["name"] == container_name)
     volumes = {v["name"]: v for v in pod_spec.get("volumes") or []}
     stubs, record = workdir / "stubs", workdir / "record.jsonl"
@@ -162,6 +211,11 @@ def boot(
                 _configmap_volume(source, data, volume["configMap"].get("defaultMode", 0o644))
                 mounts.append(f"mkdir -p {shlex.quote(target)}")
                 mounts.append(f"mount --bind {shlex.quote(str(source))} {shlex.quote(target)}")
+                mounts.append(f"mount -o remount,bind,ro {shlex.quote(target)}")
+        elif (volume.get("hostPath") or {}).get("path") in (node_dirs or {}):
+            local = shlex.quote(str((node_dirs or {})[volume["hostPath"]["path"]]))
+            mounts.append(f"mkdir -p {shlex.quote(target)} && mount --bind {local} {shlex.quote(target)}")
+            if mount.get("readOnly"):
                 mounts.append(f"mount -o remount,bind,ro {shlex.quote(target)}")
         elif (volume.get("hostPath") or {}).get("type") == "DirectoryOrCreate":
             # The kubelet creates the node's folder before the pod starts; Motor's common.sh chmods it.

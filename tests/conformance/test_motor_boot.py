@@ -66,11 +66,36 @@ def config_maps(rendered: Rendered) -> dict[str, dict[str, str]]:
     return {name: rendered.get("ConfigMap", name)["data"] for kind, name in rendered.objects if kind == "ConfigMap"}
 
 
+def user_config_of(rendered: Rendered) -> dict[str, Any]:
+    return json.loads(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])
+
+
+def node_weights(rendered: Rendered, folder: Path) -> dict[str, Path]:
+    """The node's weight_mount_path as a local folder holding, at the prefill model's path, a tiny tokenizer made
+    with the `tokenizers` package Motor's coordinator loads it through (a two-word WordLevel vocabulary, not a model)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    user_config = user_config_of(rendered)
+    node_dir = user_config["motor_deploy_config"]["weight_mount_path"]
+    model = Path(user_config["motor_engine_prefill_config"]["engine_config"]["model"])
+    local = folder / model.relative_to(node_dir)
+    local.mkdir(parents=True)
+    tokenizer = Tokenizer(models.WordLevel({"[UNK]": 0, "hello": 1, "world": 2}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(str(local / "tokenizer.json"))
+    (local / "tokenizer_config.json").write_text(
+        json.dumps({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "[UNK]"})
+    )
+    return {node_dir: folder}
+
+
 def boot_role(rendered: Rendered, role: str, motor_checkout: Path, tmp_path: Path) -> Boot:
     workload, container = ROLES[role]
-    hardware = json.loads(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])
-    family = HARDWARE[hardware["motor_deploy_config"]["hardware_type"]].family
-    return boot(pod_spec(rendered, workload), container, config_maps(rendered), family, motor_checkout, tmp_path)
+    family = HARDWARE[user_config_of(rendered)["motor_deploy_config"]["hardware_type"]].family
+    return boot(
+        pod_spec(rendered, workload), container, config_maps(rendered), family, motor_checkout, tmp_path / "pod",
+        node_dirs=node_weights(rendered, tmp_path / "node-weights"),
+    )
 
 
 def test_motor_config_holds_deploy_pys_file_set(
@@ -112,6 +137,38 @@ def test_role_boots_through_motors_scripts(
     assert user_config["text"] == rendered[stack].get("ConfigMap", "motor-config")["data"]["user_config.json"]
     assert process["env"]["ROLE"] == role
     assert process["env"]["SERVICE_ID"] == json.loads(user_config["text"])["motor_deploy_config"]["job_id"]
+    if role != "kv_conductor":
+        motor = process["motor"]
+        assert "error" not in motor, motor.get("error")
+        assert motor["config_path"] == user_config["path"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_coordinator_loads_its_config_tokenizer_and_store_metrics_url_with_motors_code(
+    rendered: dict[str, Rendered], stack: str, motor_checkout: Path, tmp_path: Path
+) -> None:
+    """Motor's CoordinatorConfig.from_json, TokenizerManager and MetricsCollector in the booted coordinator pod: with a
+    conductor it loads the prefill model's tokenizer from the pod's weight mount (a worker without it crashes at
+    start); it fetches the pool's metrics from the store Service's metrics port, or nothing without a Service."""
+    result = boot_role(rendered[stack], "coordinator", motor_checkout, tmp_path)
+    motor = result.process("motor.coordinator.main")["motor"]
+    assert "error" not in motor, motor.get("error")
+    user_config = user_config_of(rendered[stack])
+    store = user_config["kv_cache_store_config"]
+    owner = {"service-b": "service-a"}.get(stack, stack)
+    host = (f"mindie-motor-kvs-master-vllm-0-kv-store.{owner}.svc.cluster.local" if stack == "service-set"
+            else f"mindie-motor-kvs-master.{owner}.svc.cluster.local")
+    if stack == "yuanrong":  # its workers run on the nodes behind no Service: Motor has no URL to fetch
+        assert motor["store_metrics_urls"] == []
+    else:
+        assert motor["store_metrics_urls"] == [f"http://{host}:{store['metrics_port']}/metrics"]
+    if stack in CONDUCTOR_STACKS:
+        assert motor["scheduler_type"] == "kv_cache_affinity"
+        assert motor["conductor"] == {"service": f"kv-conductor.{stack}.svc.cluster.local", "port": 13333,
+                                      "model_path": "/mnt/weight/qwen3_8B"}
+        assert motor["tokenizer"] == [1, 2]  # "hello world" through the fixture's vocabulary
+    else:
+        assert motor["conductor"]["service"] == "" and motor["tokenizer"] is None
 
 
 def engine_process(rendered: dict[str, Rendered], stack: str, side: str, checkout: Path, tmp_path: Path) -> dict:
