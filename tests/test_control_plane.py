@@ -175,8 +175,16 @@ def test_a_port_in_motors_api_config_that_is_not_a_port_is_refused():
     values["motor_coordinator_config"] = {"api_config": {"coordinator_api_infer_port": "abc"}}
     with pytest.raises(ProgramError) as caught:
         render(values)
+    # The pass-through schema (Motor's ApiConfig) refuses the type before the port's range is checked.
     assert str(caught.value) == (
-        "motor_coordinator_config.api_config.coordinator_api_infer_port: 'abc' is not a port number (1-65535)"
+        "stack 'svc': 1 problem\n  - motor_coordinator_config.api_config.coordinator_api_infer_port: \"abc\" is a "
+        "string, but Motor's ApiConfig.coordinator_api_infer_port takes a whole number"
+    )
+    values["motor_coordinator_config"]["api_config"]["coordinator_api_infer_port"] = 70000
+    with pytest.raises(ProgramError) as caught:
+        render(values)
+    assert str(caught.value) == (
+        "motor_coordinator_config.api_config.coordinator_api_infer_port: 70000 is not a port number (1-65535)"
     )
 
 
