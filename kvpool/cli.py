@@ -11,9 +11,9 @@ import traceback
 from collections.abc import Sequence
 
 from components.errors import KvpoolError
-from kvpool import diff_cmd, import_cmd, preview_cmd, settings_cmd
+from kvpool import diff_cmd, fleet_cmd, import_cmd, preview_cmd, settings_cmd
 
-SUBCOMMANDS = (preview_cmd, diff_cmd, import_cmd, settings_cmd)
+SUBCOMMANDS = (preview_cmd, diff_cmd, import_cmd, settings_cmd, fleet_cmd)
 """Modules whose `register(subparsers)` adds one subparser with a `handler(args) -> int` default."""
 
 

@@ -151,11 +151,28 @@ def _parse_declarations(project_file: Path, project_name: str, config: Any) -> l
     return declarations
 
 
+def stack_names(project_dir: Path) -> list[str]:
+    """The stacks that have a stack file in the project's stackConfigDir, sorted."""
+    project_file = Path(project_dir) / "Pulumi.yaml"
+    if not project_file.is_file():
+        raise StackConfigError(f"no Pulumi.yaml in {project_dir}: not a Pulumi project directory")
+    project, _ = _read_yaml_mapping(project_file)
+    return _stack_names(_stack_config_dir(project_file, project))
+
+
+def _stack_config_dir(project_file: Path, project: dict[str, Any]) -> Path:
+    return project_file.parent / str(project.get("stackConfigDir") or ".")
+
+
+def _stack_names(config_dir: Path) -> list[str]:
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in config_dir.glob("Pulumi.*.yaml"))
+
+
 def _stack_file(project_file: Path, project: dict[str, Any], stack: str) -> Path:
-    config_dir = project_file.parent / str(project.get("stackConfigDir") or ".")
+    config_dir = _stack_config_dir(project_file, project)
     stack_file = config_dir / f"Pulumi.{stack}.yaml"
     if not stack_file.is_file():
-        existing = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in config_dir.glob("Pulumi.*.yaml"))
+        existing = _stack_names(config_dir)
         known = ", ".join(existing) if existing else "none"
         raise StackConfigError(f"no stack file {stack_file} for stack '{stack}' (stacks in {config_dir}: {known})")
     return stack_file

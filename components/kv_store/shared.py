@@ -3,6 +3,7 @@ silently creating a new store when the name was wrong). Every mismatch fails lou
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -25,62 +26,83 @@ class SharedStoreError(KvpoolError):
     """The target stack's store cannot be used by this service."""
 
 
+# What a contract problem is about, for readers that sort them (the fleet names revoked consumers and key
+# mismatches apart from the rest); the program only prints the messages.
+NO_STORE = "no-store"
+NOT_ADMITTED = "not-admitted"
+COMPATIBILITY = "compatibility"
+CONTRACT = "contract"
+
+
+@dataclass(frozen=True)
+class ContractProblem:
+    kind: str  # NO_STORE, NOT_ADMITTED, COMPATIBILITY or CONTRACT
+    message: str
+
+
 def contract_problems(settings: ServiceSettings, own: str, target: str, output: Any) -> list[str]:
     """Everything that stops this service from using the store `target` exports as `output`."""
+    return [problem.message for problem in contract_findings(settings, own, target, output)]
+
+
+def contract_findings(settings: ServiceSettings, own: str, target: str, output: Any) -> list[ContractProblem]:
+    """contract_problems, each with its kind."""
     field = "kv_cache_store_config.target_stack"
     if not isinstance(output, dict):
-        return [
+        return [ContractProblem(NO_STORE,
             f"{field}: stack {target} has no `{OUTPUT}` output, so {own} has no store to use. {target} owns no KV "
             f"store (it sets target_stack itself or has no pool), or was last deployed before motor-kvpool exported "
             f"one: point target_stack at the stack that owns the store, or run `pulumi up` on {target}."
-        ]
+        )]
     schema = output.get("schema")
     if schema != SCHEMA:
         older = schema is None or isinstance(schema, int) and schema < SCHEMA
         fix = f"run `pulumi up` on {target} with this motor-kvpool" if older else f"upgrade motor-kvpool in {own}"
-        return [f"{field}: {target} exports {OUTPUT} schema {schema}, but {own} reads schema {SCHEMA}; {fix}."]
-    _, problems = sanitized_endpoint(settings, target, output)
-    if problems:
-        return problems  # the owner's output is not what a store exports: compare nothing else with it
+        return [ContractProblem(CONTRACT, f"{field}: {target} exports {OUTPUT} schema {schema}, but {own} reads schema {SCHEMA}; {fix}.")]
+    _, output_problems = sanitized_endpoint(settings, target, output)
+    if output_problems:
+        # the owner's output is not what a store exports: compare nothing else with it
+        return [ContractProblem(CONTRACT, problem) for problem in output_problems]
     store = settings.kv_cache_store_config
     deploy = settings.motor_deploy_config
-    problems = []
+    mismatches: list[str] = []
     if store.backend != output["backend"]:
-        problems.append(
+        mismatches.append(
             f"kv_cache_store_config.backend: {own} uses {store.backend!r} but {target}'s store is "
             f"{output['backend']!r} ({OUTPUT}.backend); write backend: {output['backend']}."
         )
     kv_configs = rules.kv_transfer_configs(settings.user_config())
-    problems += [
+    mismatches += [
         f"{finding.path}: {own}'s connector names a backend {target}'s store ({output['backend']!r}) does not run"
         for finding in rules.check_backend_consistency(output["backend"], kv_configs)
     ]
     if output.get("lease_ttl_ms"):
         lease = {"backend": "mooncake", "default_kv_lease_ttl": output["lease_ttl_ms"]}
-        problems += [
+        mismatches += [
             f"{target}'s {finding.path} (its lease, which {own}'s engines read under): {finding.message}"
             for finding in rules.check_lease_exceeds_timeouts(lease, rules.engine_envs(settings.env_sections()), kv_configs)
         ]
     if deploy.deploy_mode != output["deploy_mode"]:
-        problems.append(
+        mismatches.append(
             f"motor_deploy_config.deploy_mode: {own} is {deploy.deploy_mode} but {target} is "
             f"{output['deploy_mode']} ({OUTPUT}.deploy_mode); shared services use one mode, as Motor requires."
         )
     if isinstance(store, MemcacheStoreConfig):
-        problems += _local_service_problems(settings, store, own, target, output)
+        mismatches += _local_service_problems(settings, store, own, target, output)
+    problems = [ContractProblem(CONTRACT, mismatch) for mismatch in mismatches]
     if settings.namespace not in output.get("allowed_consumers", []):
-        problems.append(
+        problems.append(ContractProblem(NOT_ADMITTED,
             f"{field}: {target} does not allow namespace {settings.namespace!r} ({OUTPUT}.allowed_consumers: "
             f"{output.get('allowed_consumers', [])}); add it to {target}'s kv_cache_store_config.allowed_consumers "
             f"and run `pulumi up` there, so that its NetworkPolicy admits {own}'s engines."
-        )
+        ))
     ours, theirs = compatibility(settings), output.get("compatibility", {})
     for name, value in ours.items():
         if name != "key" and theirs.get(name) != value:
-            problems.append(
+            problems.append(ContractProblem(COMPATIBILITY,
                 f"{COMPATIBILITY_FIELDS[name]}: {own} has {value!r} but {target} has {theirs.get(name)!r} "
                 f"({OUTPUT}.compatibility.{name}); cached blocks are only shared between services that agree on it."
-            )
+            ))
     return problems
 
 
