@@ -1,6 +1,7 @@
 # Two commands on a fresh machine:
 #   make preview   offline preview of the dev stack (creates ./venv and installs on first use)
 #   make test      the whole test suite (live backend tests included: needs root for apt-get and unshare)
+#   make destroy STACK=NAME   `pulumi destroy` of a stack, refused while another stack reads its KV store
 # `venv` is the virtualenv Pulumi.yaml names, so `pulumi up` and these commands share it.
 
 VENV ?= venv
@@ -8,7 +9,7 @@ PYTHON := $(VENV)/bin/python
 STACK ?= dev
 OUT ?= out
 
-.PHONY: preview test
+.PHONY: preview test destroy
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -24,3 +25,9 @@ test: $(VENV)/.installed
 	bash tools/real-engine/build.sh
 	bash tools/workflow-lint/build.sh >/dev/null
 	$(PYTHON) -m pytest
+
+# The destroy guard: an owner's program cannot see who reads its store (a StackReference points one way), so the
+# fleet, which reads every stack file, checks before the CLI destroys anything.
+destroy:
+	$(PYTHON) -m kvpool fleet --check-destroy $(STACK)
+	pulumi destroy --stack $(STACK)

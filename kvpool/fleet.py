@@ -18,7 +18,6 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from components.errors import KvpoolError
 from components.kv_store import memcache, mooncake
 from components.kv_store.compatibility import compatibility
 from components.kv_store.contract import OUTPUT, sanitized_endpoint
@@ -35,10 +34,6 @@ PROBLEM_KINDS = (NOT_ADMITTED, COMPATIBILITY, NO_STORE, MISSING_STACK, CONTRACT,
 """In the order a report lists them: what breaks a running consumer first."""
 
 OWNER, CONSUMER, NO_POOL = "owner", "consumer", "no pool"
-
-
-class UnknownStackError(KvpoolError):
-    """A command names a stack the fleet does not hold."""
 
 
 @dataclass(frozen=True)
@@ -98,13 +93,6 @@ class Problem:
 class Fleet:
     stacks: tuple[FleetStack, ...]  # sorted by reference
     problems: tuple[Problem, ...]
-
-    def stack(self, reference_or_name: str) -> FleetStack:
-        for stack in self.stacks:
-            if reference_or_name in (stack.reference, stack.name):
-                return stack
-        known = ", ".join(stack.name for stack in self.stacks) or "none"
-        raise UnknownStackError(f"stack {reference_or_name!r} is not in the fleet (stacks: {known})")
 
     def consumers_of(self, owner: str) -> list[FleetStack]:
         return [stack for stack in self.stacks if stack.target == owner]
@@ -217,14 +205,13 @@ def _shared_namespaces(owners: list[FleetStack]) -> list[Problem]:
     return problems
 
 
-def destroy_problems(fleet: Fleet, stack: str) -> list[Problem]:
-    """What `pulumi destroy` of `stack` would break: every consumer that reads its store."""
-    owner = fleet.stack(stack)
+def destroy_problems(owner: str, consumers: list[str]) -> list[Problem]:
+    """What `pulumi destroy` of `owner` would break: every consumer that reads its store."""
     return [
-        Problem(DESTROY, owner.reference, consumer.reference, (
-            f"`pulumi destroy` of {owner.reference} would leave {consumer.reference} without a KV pool: its "
-            f"kv_cache_store_config.target_stack reads {owner.name}'s store; point {consumer.name} at another "
-            f"store or destroy it first."
+        Problem(DESTROY, owner, consumer, (
+            f"`pulumi destroy` of {owner} would leave {consumer} without a KV pool: its "
+            f"kv_cache_store_config.target_stack reads {stack_name(owner)}'s store; point {stack_name(consumer)} at "
+            f"another store or destroy it first."
         ))
-        for consumer in fleet.consumers_of(owner.reference)
+        for consumer in consumers
     ]

@@ -9,8 +9,8 @@ Examples:
 
 Reads every stack file of the project; an owner's `kv_store` output comes from its offline preview. Checks each
 consumer against its owner with the consumer's own contract checks (not admitted, compatibility key, no such
-stack, no kv_store output, any other mismatch), and two owners on one namespace. --check-destroy STACK adds the
-consumers that `pulumi destroy` of STACK would leave without a pool. Exit 1 when there is any problem.
+stack, no kv_store output, any other mismatch), and two owners on one namespace. Exit 1 when there is any problem.
+--check-destroy STACK checks only that no stack file's target_stack names STACK (exit 1 naming each that does).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kvpool import fleet_graph, fleet_report
 from kvpool.fleet import build_fleet, destroy_problems
-from kvpool.fleet_offline import offline_facts
+from kvpool.fleet_offline import consumers_of, offline_facts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,18 +36,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--svg", type=Path, metavar="FILE", help="draw the fleet into FILE (SVG)")
     parser.add_argument("--png", type=Path, metavar="FILE", help="draw the fleet into FILE (PNG)")
     parser.add_argument("--check-destroy", metavar="STACK",
-                        help="a problem for every consumer that `pulumi destroy` of STACK would leave without a pool")
+                        help="only this check: exit 1 when `pulumi destroy` of STACK would leave a consumer without "
+                             "a pool (reads the stack files only)")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.check_destroy:
+        return check_destroy(args.project_dir, args.check_destroy)
     fleet = build_fleet(offline_facts(args.project_dir, args.previews))
-    extra = destroy_problems(fleet, args.check_destroy) if args.check_destroy else []
     for path in (args.svg, args.png):
         if path is not None:
             fleet_graph.render(fleet, path)
     if args.json:
-        print(json.dumps(fleet_report.as_json(fleet, extra), indent=2))
+        print(json.dumps(fleet_report.as_json(fleet), indent=2))
     else:
-        print("\n".join(fleet_report.report(fleet, extra)))
-    return 1 if fleet.problems or extra else 0
+        print("\n".join(fleet_report.report(fleet)))
+    return 1 if fleet.problems else 0
+
+
+def check_destroy(project_dir: Path, stack: str) -> int:
+    problems = destroy_problems(*consumers_of(project_dir, stack))
+    if problems:
+        print("\n".join([f"pulumi destroy of {stack}: refused", *fleet_report.problem_lines(problems)]))
+        return 1
+    print(f"pulumi destroy of {stack}: no stack reads its KV store")
+    return 0

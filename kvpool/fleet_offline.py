@@ -24,6 +24,10 @@ class MissingPreviewError(KvpoolError):
     """--previews holds no preview of an owner stack."""
 
 
+def reference(config: StackConfig) -> str:
+    return f"{LOCAL_ORGANIZATION}/{config.project}/{config.stack}"
+
+
 def offline_facts(project_dir: Path, previews: Path | None = None) -> list[StackFacts]:
     facts = []
     for stack in stack_names(project_dir):
@@ -31,8 +35,20 @@ def offline_facts(project_dir: Path, previews: Path | None = None) -> list[Stack
         settings = settings_from_config(config.values, set(config.secret_keys), stack)
         owner = not referenced_stacks(config)
         outputs = _owner_outputs(project_dir, config, previews) if owner else None
-        facts.append(StackFacts(f"{LOCAL_ORGANIZATION}/{config.project}/{stack}", settings, outputs))
+        facts.append(StackFacts(reference(config), settings, outputs))
     return facts
+
+
+def consumers_of(project_dir: Path, stack: str) -> tuple[str, list[str]]:
+    """(the reference of `stack`, the references of the stacks whose target_stack names it), from the stack files
+    alone: what the destroy guard and the owner's pull request need, without running any program."""
+    owner = reference(load_stack_config(project_dir, stack))  # refuses a stack without a stack file, naming those there
+    consumers = []
+    for name in stack_names(project_dir):
+        config = load_stack_config(project_dir, name)
+        if owner in referenced_stacks(config):
+            consumers.append(reference(config))
+    return owner, consumers
 
 
 def _owner_outputs(project_dir: Path, config: StackConfig, previews: Path | None) -> dict:

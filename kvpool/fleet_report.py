@@ -71,8 +71,8 @@ def problem_lines(problems: list[Problem] | tuple[Problem, ...]) -> list[str]:
     return lines
 
 
-def report(fleet: Fleet, extra_problems: list[Problem] | None = None) -> list[str]:
-    return [*table(fleet), "", *pool_lines(fleet), "", *problem_lines([*fleet.problems, *(extra_problems or [])])]
+def report(fleet: Fleet) -> list[str]:
+    return [*table(fleet), "", *pool_lines(fleet), "", *problem_lines(fleet.problems)]
 
 
 def _stack_json(fleet: Fleet, stack: FleetStack) -> dict[str, Any]:
@@ -97,11 +97,11 @@ def _stack_json(fleet: Fleet, stack: FleetStack) -> dict[str, Any]:
     return document
 
 
-def as_json(fleet: Fleet, extra_problems: list[Problem] | None = None) -> dict[str, Any]:
+def as_json(fleet: Fleet) -> dict[str, Any]:
     return {
         "stacks": [_stack_json(fleet, stack) for stack in fleet.stacks],
         "problems": [
             {"kind": p.kind, "owner": p.owner, "consumer": p.consumer, "message": p.message}
-            for p in [*fleet.problems, *(extra_problems or [])]
+            for p in fleet.problems
         ],
     }

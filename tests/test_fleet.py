@@ -1,0 +1,283 @@
+"""`python -m kvpool fleet`: the example stacks and a generated fleet (one owner with several consumers in other
+namespaces, a revoked consumer, a key mismatch, a dangling reference, a consumer of a consumer, two owners on one
+namespace) as exact tables, JSON and problems; the pictures drawn by Graphviz and read back; the destroy guard
+(`make destroy`) with a stand-in `pulumi` that records whether it was called."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import struct
+import subprocess
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kvpool import fleet_report
+from kvpool.cli import main
+from kvpool.fleet import build_fleet
+from kvpool.fleet_graph import PictureError, render
+from kvpool.fleet_offline import MissingPreviewError, offline_facts
+from kvpool.mock_engine import run_program
+from kvpool.stack_config import load_stack_config
+from tests.program_runs import PROJECT, PROJECT_DIR, stack_values
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(scope="module")
+def example_fleet():
+    return build_fleet(offline_facts(PROJECT_DIR))
+
+
+def test_example_stacks_table(example_fleet):
+    assert fleet_report.report(example_fleet) == [
+        "STACK               ROLE      NAMESPACE           BACKEND   READS      ALLOWED CONSUMERS  KEY               PREFILL             DECODE              POOL MEMORY",
+        "dev                 owner     dev                 memcache  -          -                  279288a82e88af5d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
+        "kv-affinity         owner     kv-affinity         mooncake  -          -                  87b40f557eba6d0d  2x1 pod, 1GiB each  1x1 pod, 1GiB each  3GiB",
+        "mooncake-ha         owner     mooncake-ha         mooncake  -          -                  dd863391253d1585  1x1 pod, 8GiB each  1x1 pod, 8GiB each  16GiB",
+        "mooncake-layerwise  owner     mooncake-layerwise  mooncake  -          -                  dd863391253d1585  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
+        "service-a           owner     service-a           memcache  -          service-b          87b40f557eba6d0d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
+        "service-b           consumer  service-b           memcache  service-a  -                  87b40f557eba6d0d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
+        "service-set         owner     service-set         memcache  -          -                  279288a82e88af5d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
+        "ucm                 owner     ucm                 mooncake  -          -                  279288a82e88af5d  2x1 pod, 1GiB each  1x1 pod, 1GiB each  3GiB",
+        "yuanrong            owner     yuanrong            yuanrong  -          -                  279288a82e88af5d  1x1 pod, 0B each    1x1 pod, 0B each    0B",
+        "",
+        "Pools:",
+        "  dev (memcache, namespace dev): 2GiB in 2 engine pods; consumers: none",
+        "  kv-affinity (mooncake, namespace kv-affinity): 3GiB in 3 engine pods; consumers: none",
+        "  mooncake-ha (mooncake, namespace mooncake-ha): 16GiB in 2 engine pods; consumers: none",
+        "  mooncake-layerwise (mooncake, namespace mooncake-layerwise): 2GiB in 2 engine pods; consumers: none",
+        "  service-a (memcache, namespace service-a): 4GiB in 4 engine pods; consumers: service-b",
+        "  service-set (memcache, namespace service-set): 2GiB in 2 engine pods; consumers: none",
+        "  ucm (mooncake, namespace ucm): 3GiB in 3 engine pods; consumers: none",
+        "  yuanrong (yuanrong, namespace yuanrong): each node's datasystem worker offers 32GiB (2 engine pods); "
+        "consumers: none",
+        "",
+        "Problems: none",
+    ]
+
+
+def test_example_stacks_json(example_fleet):
+    document = fleet_report.as_json(example_fleet)
+    assert document["problems"] == []
+    by_stack = {stack["stack"].rsplit("/", 1)[1]: stack for stack in document["stacks"]}
+    assert by_stack["service-a"] == {
+        "stack": "organization/motor-kvpool/service-a", "role": "owner", "namespace": "service-a",
+        "backend": "memcache", "compatibility_key": "87b40f557eba6d0d",
+        "engines": [
+            {"role": "prefill", "instances": 1, "pods_per_instance": 1, "pool_bytes_per_pod": 2**30},
+            {"role": "decode", "instances": 1, "pods_per_instance": 1, "pool_bytes_per_pod": 2**30},
+        ],
+        "pool_bytes": 2 * 2**30, "allowed_consumers": ["service-b"],
+        "consumers": ["organization/motor-kvpool/service-b"], "pool_size_bytes": 4 * 2**30,
+    }
+    assert by_stack["service-b"]["target_stack"] == "organization/motor-kvpool/service-a"
+    assert "consumers" not in by_stack["service-b"]
+    # mooncake-ha runs the standalone store beside each engine: the container holds the 8GB segment.
+    assert by_stack["mooncake-ha"]["engines"][0]["pool_bytes_per_pod"] == 8 * 2**30
+    assert by_stack["yuanrong"]["node_worker_mib"] == 32768
+
+
+# --- a generated fleet ---------------------------------------------------------------------------------------
+
+
+def _project(root: Path, stacks: dict[str, dict]) -> Path:
+    """A project folder holding this program and the given stacks' motor-kvpool:* values."""
+    for name in ("Pulumi.yaml", "__main__.py", "components", "policies"):
+        (root / name).symlink_to(PROJECT_DIR / name)
+    (root / "stacks").mkdir()
+    for stack, values in stacks.items():
+        config = {f"{PROJECT}:{key}": value for key, value in values.items()}
+        (root / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
+    return root
+
+
+def _consumer(target: str, **store) -> dict:
+    values = stack_values("service-b")
+    values["kv_cache_store_config"] = {"backend": "memcache", "target_stack": f"organization/{PROJECT}/{target}", **store}
+    return values
+
+
+def _generated_stacks() -> dict[str, dict]:
+    hub = stack_values("service-a")
+    hub["kv_cache_store_config"]["allowed_consumers"] = ["team-1", "team-2", "team-4", "team-5"]
+    mismatch = _consumer("hub")
+    mismatch["motor_engine_prefill_config"]["engine_config"]["block-size"] = 64
+    mismatch["motor_engine_decode_config"]["engine_config"]["block-size"] = 64
+    big = _consumer("hub")
+    big["motor_deploy_config"].update(p_instances_num=2, single_p_instance_pod_num=2)
+    second_owner = copy.deepcopy(hub)
+    second_owner["motor_deploy_config"]["job_id"] = "hub"
+    second_owner["kv_cache_store_config"]["allowed_consumers"] = []
+    return {
+        "hub": hub,
+        "team-1": big,  # admitted, agrees: 2 prefill instances of 2 pods each read the hub's pool
+        "team-2": mismatch,  # admitted, block size 64 against the hub's 128
+        "team-3": _consumer("hub"),  # its namespace was revoked from the hub's allowed_consumers
+        "team-4": _consumer("gone"),  # the stack it reads does not exist
+        "team-5": _consumer("team-1"),  # reads a consumer, which exports no kv_store
+        "hub-twin": second_owner,  # owns a store in namespace hub too
+    }
+
+
+@pytest.fixture(scope="module")
+def generated_project(tmp_path_factory):
+    return _project(tmp_path_factory.mktemp("fleet"), _generated_stacks())
+
+
+@pytest.fixture(scope="module")
+def generated_fleet(generated_project):
+    return build_fleet(offline_facts(generated_project))
+
+
+HUB, GONE = "organization/motor-kvpool/hub", "organization/motor-kvpool/gone"
+TEAM = {n: f"organization/motor-kvpool/team-{n}" for n in range(1, 6)}
+
+
+def test_generated_fleet_table(generated_fleet):
+    assert fleet_report.table(generated_fleet) == [
+        "STACK     ROLE      NAMESPACE  BACKEND   READS   ALLOWED CONSUMERS            KEY               PREFILL              DECODE              POOL MEMORY",
+        "hub       owner     hub        memcache  -       team-1,team-2,team-4,team-5  87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
+        "hub-twin  owner     hub        memcache  -       -                            87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
+        "team-1    consumer  team-1     memcache  hub     -                            87b40f557eba6d0d  2x2 pods, 1GiB each  1x1 pod, 1GiB each  5GiB",
+        "team-2    consumer  team-2     memcache  hub     -                            ead711650c547ccc  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
+        "team-3    consumer  team-3     memcache  hub     -                            87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
+        "team-4    consumer  team-4     memcache  gone    -                            87b40f557eba6d0d  1x1 pod, ? each      1x1 pod, ? each     ?",
+        "team-5    consumer  team-5     memcache  team-1  -                            87b40f557eba6d0d  1x1 pod, ? each      1x1 pod, ? each     ?",
+    ]
+
+
+def test_generated_fleet_problems(generated_fleet):
+    problems = [(p.kind, p.consumer, p.owner) for p in generated_fleet.problems]
+    assert problems == [
+        ("not-admitted", TEAM[3], HUB),
+        ("compatibility", TEAM[2], HUB),
+        ("no-store", TEAM[5], TEAM[1]),
+        ("missing-stack", TEAM[4], GONE),
+        ("shared-namespace", "organization/motor-kvpool/hub-twin", HUB),
+    ]
+    messages = {p.kind: p.message for p in generated_fleet.problems}
+    assert messages["not-admitted"] == (
+        f"kv_cache_store_config.target_stack: {HUB} does not allow namespace 'team-3' (kv_store.allowed_consumers: "
+        f"['team-1', 'team-2', 'team-4', 'team-5']); add it to {HUB}'s kv_cache_store_config.allowed_consumers and "
+        f"run `pulumi up` there, so that its NetworkPolicy admits {TEAM[3]}'s engines."
+    )
+    assert messages["compatibility"] == (
+        f"motor_engine_prefill_config.engine_config.block_size (or block-size): {TEAM[2]} has 64 but {HUB} has 128 "
+        f"(kv_store.compatibility.block_size); cached blocks are only shared between services that agree on it."
+    )
+    assert messages["missing-stack"] == (
+        f"kv_cache_store_config.target_stack: {TEAM[4]} reads the KV store of {GONE}, which is not a stack of the "
+        f"fleet; point target_stack at a stack that owns a store, or create {GONE}."
+    )
+    assert messages["no-store"].startswith(
+        f"kv_cache_store_config.target_stack: stack {TEAM[1]} has no `kv_store` output, so {TEAM[5]} has no store"
+    )
+    assert messages["shared-namespace"] == (
+        f"motor_deploy_config.job_id: {HUB} and organization/motor-kvpool/hub-twin both own a KV store in namespace "
+        f"'hub': their store objects have the same names; give one of them another job_id, or let it read the "
+        f"other's store with target_stack."
+    )
+
+
+def test_generated_fleet_pool_counts_only_consumers_that_pass(generated_fleet):
+    hub = next(stack for stack in generated_fleet.stacks if stack.name == "hub")
+    # hub 2 pods + team-1's 2x2 prefill and 1 decode pods, 1GiB each; team-2 and team-3 fail their checks.
+    assert generated_fleet.pool_bytes(hub) == 7 * 2**30
+    assert [c.name for c in generated_fleet.consumers_of(HUB)] == ["team-1", "team-2", "team-3"]
+    assert fleet_report.pool_lines(generated_fleet) == [
+        "Pools:",
+        "  hub (memcache, namespace hub): 7GiB in 7 engine pods; consumers: team-1, team-2, team-3 (team-2, team-3 "
+        "not counted: see problems)",
+        "  hub-twin (memcache, namespace hub): 2GiB in 2 engine pods; consumers: none",
+    ]
+
+
+def test_fleet_command_exits_1_and_prints_json(generated_project, capsys):
+    assert main(["fleet", "--project-dir", str(generated_project), "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert [(p["kind"], p["consumer"].rsplit("/", 1)[1]) for p in document["problems"]] == [
+        ("not-admitted", "team-3"), ("compatibility", "team-2"), ("no-store", "team-5"), ("missing-stack", "team-4"),
+        ("shared-namespace", "hub-twin"),
+    ]
+    team4 = next(s for s in document["stacks"] if s["stack"] == TEAM[4])
+    assert team4["engines"][0]["pool_bytes_per_pod"] is None and team4["pool_bytes"] is None
+
+
+def test_pictures_name_every_stack_and_edge(generated_fleet, tmp_path):
+    svg = ElementTree.parse(render(generated_fleet, tmp_path / "fleet.svg")).getroot()
+    titles = {g.get("class"): set() for g in svg.iter(f"{SVG}g")}
+    for group in svg.iter(f"{SVG}g"):
+        title = group.find(f"{SVG}title")
+        if title is not None:
+            titles.setdefault(group.get("class"), set()).add(title.text)
+    assert titles["node"] == {"hub", "hub-twin", "team-1", "team-2", "team-3", "team-4", "team-5", "gone"}
+    assert titles["edge"] == {"team-1->hub", "team-2->hub", "team-3->hub", "team-4->gone", "team-5->team-1",
+                              "hub-twin->hub"}
+    edge_labels = {group.find(f"{SVG}title").text: [t.text for t in group.iter(f"{SVG}text")]
+                   for group in svg.iter(f"{SVG}g") if group.get("class") == "edge"}
+    assert edge_labels["team-1->hub"] == ["reads"]
+    assert edge_labels["team-3->hub"] == ["not-admitted"]
+    assert edge_labels["hub-twin->hub"] == ["one namespace"]
+    png = render(generated_fleet, tmp_path / "fleet.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", png[16:24])
+    assert width > 300 and height > 300
+
+
+def test_picture_needs_a_known_format(generated_fleet, tmp_path):
+    with pytest.raises(PictureError, match=r"fleet\.jpg: name the picture's file \.svg or \.png"):
+        render(generated_fleet, tmp_path / "fleet.jpg")
+
+
+def test_fleet_from_previews_equals_the_fleet_from_the_program(generated_project, generated_fleet, tmp_path):
+    for owner in ("hub", "hub-twin"):
+        with pytest.raises(MissingPreviewError, match=rf"no {tmp_path}/{owner}/outputs\.json \(run python -m kvpool "
+                                                      rf"preview --stack {owner} --out {tmp_path}\)"):
+            offline_facts(generated_project, tmp_path)
+        run = run_program(generated_project, load_stack_config(generated_project, owner))
+        (tmp_path / owner).mkdir()
+        (tmp_path / owner / "outputs.json").write_text(json.dumps(run.outputs))
+    assert build_fleet(offline_facts(generated_project, tmp_path)) == generated_fleet
+
+
+# --- the destroy guard ---------------------------------------------------------------------------------------
+
+
+def _make_destroy(project: Path, stack: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess, str]:
+    """`make destroy` with a stand-in `pulumi` first on PATH that records its arguments."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    record = tmp_path / "pulumi-called"
+    (bin_dir / "pulumi").write_text(f'#!/bin/sh\necho "$@" > {record}\n')
+    (bin_dir / "pulumi").chmod(0o755)
+    (project / "Makefile").unlink(missing_ok=True)
+    (project / "Makefile").symlink_to(PROJECT_DIR / "Makefile")
+    (project / "kvpool").unlink(missing_ok=True)
+    (project / "kvpool").symlink_to(PROJECT_DIR / "kvpool")
+    result = subprocess.run(
+        ["make", "--no-print-directory", "destroy", f"STACK={stack}", f"VENV={PROJECT_DIR / 'venv'}"],
+        cwd=project, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+    )
+    return result, record.read_text() if record.exists() else ""
+
+
+def test_make_destroy_refuses_an_owner_that_consumers_read(generated_project, tmp_path):
+    result, pulumi_args = _make_destroy(generated_project, "hub", tmp_path)
+    assert result.returncode != 0 and pulumi_args == ""
+    assert "pulumi destroy of hub: refused\nProblems: 3\n" in result.stdout
+    assert (f"  [destroy] team-3 -> hub: `pulumi destroy` of {HUB} would leave {TEAM[3]} without a KV pool: its "
+            f"kv_cache_store_config.target_stack reads hub's store; point team-3 at another store or destroy it "
+            f"first.") in result.stdout
+
+
+def test_make_destroy_runs_pulumi_for_a_stack_nobody_reads(generated_project, tmp_path):
+    result, pulumi_args = _make_destroy(generated_project, "team-2", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "pulumi destroy of team-2: no stack reads its KV store" in result.stdout
+    assert pulumi_args == "destroy --stack team-2\n"
