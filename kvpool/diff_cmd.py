@@ -8,8 +8,9 @@ Compares `<old>/<stack>/` with `<new>/<stack>/` (manifests and outputs.json): li
 update and delete, with a unified diff of each update, then a summary line; then the blast radius: the workloads
 whose pods roll and why (the changed checksum/<input> or pod template field), the objects Pulumi replaces
 instead of updating, the in-flight requests dropped and whether the KV pool keeps its contents, ending with one
-`Blast radius: ...` line for pull request comments. Exit 0 whatever changed, so CI can post the text;
---exit-code exits 1 when anything changed.
+`Blast radius: ...` line for pull request comments. When the stack's `kv_store` output changes, the stacks that
+read it are previewed against its old and new outputs and their diffs follow (kvpool/consumer_previews.py).
+Exit 0 whatever changed, so CI can post the text; --exit-code exits 1 when anything changed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 import yaml
 
 from components.errors import KvpoolError
-from kvpool import blast_radius, blast_radius_report
+from kvpool import blast_radius, blast_radius_report, consumer_previews
 from kvpool.stack_config import load_stack_config
 from components.input_files import check_stack_name, read_text
 
@@ -115,5 +116,6 @@ def run(args: argparse.Namespace) -> int:
     radius = blast_radius.blast_radius(
         manifests(args.old, args.stack), manifests(args.new, args.stack), blast_radius.mutable_kinds(provider_config)
     )
-    print("\n".join([*report(found, unchanged), *blast_radius_report.report(radius)]))
+    consumers = consumer_previews.consumer_lines(args.old, args.new, args.stack, args.project_dir)
+    print("\n".join([*report(found, unchanged), *blast_radius_report.report(radius), *consumers]))
     return 1 if args.exit_code and found else 0

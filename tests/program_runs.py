@@ -42,6 +42,18 @@ def stack_values(stack: str) -> dict[str, Any]:
     return {key.split(":", 1)[1]: copy.deepcopy(value) for key, value in config.items() if key.startswith(PROJECT)}
 
 
+def project_with_stacks(root: Path, stacks: dict[str, dict[str, Any]]) -> Path:
+    """A project folder at `root` holding this program and the given stacks (motor-kvpool:* values, without the
+    prefix) as its stack files."""
+    (root / "stacks").mkdir(parents=True)
+    for name in ("Pulumi.yaml", "__main__.py", "components", "policies"):
+        (root / name).symlink_to(PROJECT_DIR / name)
+    for stack, values in stacks.items():
+        config = {f"{PROJECT}:{key}": value for key, value in values.items()}
+        (root / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
+    return root
+
+
 def render(values: dict[str, Any], stack: str = "svc", stack_references: dict | None = None) -> Rendered:
     """Run the program with these motor-kvpool:* values (objects, not strings) as the stack's config."""
     config = StackConfig(

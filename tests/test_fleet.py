@@ -14,7 +14,6 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
-import yaml
 
 from kvpool import fleet_report
 from kvpool.cli import main
@@ -23,7 +22,7 @@ from kvpool.fleet_graph import PictureError, render
 from kvpool.fleet_offline import MissingPreviewError, offline_facts
 from kvpool.mock_engine import run_program
 from kvpool.stack_config import load_stack_config
-from tests.program_runs import PROJECT, PROJECT_DIR, stack_values
+from tests.program_runs import PROJECT, PROJECT_DIR, project_with_stacks, stack_values
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -85,17 +84,6 @@ def test_example_stacks_json(example_fleet):
 # --- a generated fleet ---------------------------------------------------------------------------------------
 
 
-def _project(root: Path, stacks: dict[str, dict]) -> Path:
-    """A project folder holding this program and the given stacks' motor-kvpool:* values."""
-    for name in ("Pulumi.yaml", "__main__.py", "components", "policies"):
-        (root / name).symlink_to(PROJECT_DIR / name)
-    (root / "stacks").mkdir()
-    for stack, values in stacks.items():
-        config = {f"{PROJECT}:{key}": value for key, value in values.items()}
-        (root / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
-    return root
-
-
 def _consumer(target: str, **store) -> dict:
     values = stack_values("service-b")
     values["kv_cache_store_config"] = {"backend": "memcache", "target_stack": f"organization/{PROJECT}/{target}", **store}
@@ -126,7 +114,7 @@ def _generated_stacks() -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def generated_project(tmp_path_factory):
-    return _project(tmp_path_factory.mktemp("fleet"), _generated_stacks())
+    return project_with_stacks(tmp_path_factory.mktemp("fleet"), _generated_stacks())
 
 
 @pytest.fixture(scope="module")
