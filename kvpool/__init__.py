@@ -15,6 +15,7 @@ Command line (from the repository root)::
     python -m kvpool import --config-dir ../infer_engines/vllm --stack svc --set motor_deploy_config.image_name=IMG
     python -m kvpool settings --stack dev [--section kv_cache_store_config]   # the settings in effect
     python -m kvpool diff base out --stack dev [--exit-code]   # what changes between two previews
+    python -m kvpool fleet [--json] [--svg F] [--png F] [--check-destroy STACK]   # owners, consumers, problems
 
 Exit codes: 0 clean (advisory policy violations included), 1 invalid input, program error or a mandatory policy
 violation (message on stderr), 2 internal error.
@@ -29,7 +30,8 @@ From Python::
     report = run_policy_pack(Path("policies"), result.run, load_stack_config(Path("."), "dev"))
     report.violations, report.mandatory, report.policies   # -> Violation(policy_name, enforcement_level, ...)
 
-Modules: cli (argument parsing, exit codes); one per subcommand: preview_cmd, diff_cmd, import_cmd, settings_cmd;
+Modules: cli (argument parsing, exit codes); one per subcommand: preview_cmd, diff_cmd, import_cmd, settings_cmd,
+fleet_cmd;
 preview (the preview as a library), stack_config (Pulumi.yaml + stack file -> config strings), stack_references
 (resolve other stacks' outputs offline), mock_engine (run a program, record resources and outputs),
 provider_naming (the provider's auto-naming, emulated), property_values (properties as the engine encodes them),
@@ -38,5 +40,7 @@ with apiserver_names (names, labels, annotations, keys) and apiserver_workloads 
 policy_runner (run a policy pack over a run, as the CLI does, over its gRPC protocol) with policy_pack_process (the
 pack's process) and analyzer_messages (the protocol's messages), policy_config (the CLI's policy config
 reconciliation), blast_radius (which workloads a change rolls) with blast_radius_report (its text), importer
-(deploy.py files -> a stack file).
+(deploy.py files -> a stack file), fleet (owners, consumers and their problems) with fleet_offline (its source:
+the stack files and previews), fleet_report (table, JSON) and fleet_graph (the picture), consumer_previews (an
+owner's change previewed on its consumers, for diff).
 """

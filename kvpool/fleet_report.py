@@ -40,7 +40,7 @@ def _row(stack: FleetStack) -> tuple[str, ...]:
 def table(fleet: Fleet) -> list[str]:
     rows = [COLUMNS, *(_row(stack) for stack in fleet.stacks)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
 
 
 def pool_lines(fleet: Fleet) -> list[str]:
