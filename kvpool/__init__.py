@@ -14,7 +14,8 @@ Command line (from the repository root)::
     python -m kvpool --debug preview --stack dev   # show the traceback of an internal error
     python -m kvpool import --config-dir ../infer_engines/vllm --stack svc --set motor_deploy_config.image_name=IMG
     python -m kvpool settings --stack dev [--section kv_cache_store_config]   # the settings in effect
-    python -m kvpool diff base out --stack dev [--exit-code]   # what changes between two previews
+    python -m kvpool diff --base HEAD --stack dev [--exit-code]   # what the working tree changes since HEAD
+    python -m kvpool diff base out --stack dev   # between two previews already written
 
 Exit codes: 0 clean (advisory policy violations included), 1 invalid input, program error or a mandatory policy
 violation (message on stderr), 2 internal error.
@@ -37,6 +38,7 @@ manifests (build, schema-validate, write), apiserver_checks (the API server's ow
 with apiserver_names (names, labels, annotations, keys) and apiserver_workloads (workloads and their pods),
 policy_runner (run a policy pack over a run, as the CLI does, over its gRPC protocol) with policy_pack_process (the
 pack's process) and analyzer_messages (the protocol's messages), policy_config (the CLI's policy config
-reconciliation), blast_radius (which workloads a change rolls) with blast_radius_report (its text), importer
+reconciliation), blast_radius (which workloads a change rolls) with blast_radius_report (its text), base_preview (a git
+commit's preview, in a temporary worktree), importer
 (deploy.py files -> a stack file).
 """

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.git_history import edit, history
 from tests.program_runs import PROJECT_DIR
 
 WORKFLOW = PROJECT_DIR / ".github" / "workflows" / "preview.yml"
@@ -37,31 +37,6 @@ def runner_bash(script: str, cwd: Path, **env: str) -> subprocess.CompletedProce
     )
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True,
-        text=True,
-    ).stdout.strip()
-
-
-def history(root: Path, change) -> tuple[Path, str]:
-    """A git repository holding the project (base commit), then `change(repo)` committed on top."""
-    repo = root / "repo"
-    files = git(PROJECT_DIR, "ls-files").splitlines()
-    for name in files:
-        if (PROJECT_DIR / name).is_file():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(PROJECT_DIR / name, repo / name)
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    base = git(repo, "rev-parse", "HEAD")
-    change(repo)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "head")
-    return repo, base
-
-
 def run_changed_stacks(repo: Path, base: str) -> list[str]:
     output = repo.parent / "github-output"
     result = runner_bash(step_script("changed-stacks", "stacks"), repo, BASE=base, GITHUB_OUTPUT=str(output))
@@ -73,12 +48,6 @@ def run_changed_stacks(repo: Path, base: str) -> list[str]:
 
 def changed_stacks(tmp_path: Path, change) -> list[str]:
     return run_changed_stacks(*history(tmp_path, change))
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, f"{path.name} no longer holds {old!r}"
-    path.write_text(text.replace(old, new))
 
 
 def test_actionlint_and_shellcheck_pass() -> None:
