@@ -1,5 +1,5 @@
-# Two commands on a fresh machine:
-#   make preview   offline preview of the dev stack (creates ./venv and installs on first use)
+# Two commands on a fresh machine (`make help` lists every target):
+#   make preview   offline preview of the dev stack (creates ./venv and installs the runtime requirements first)
 #   make test      the whole test suite (live backend tests included: needs root for apt-get and unshare)
 #   make destroy STACK=NAME   `pulumi destroy` of a stack, refused while another stack reads its KV store
 # `venv` is the virtualenv Pulumi.yaml names, so `pulumi up` and these commands share it.
@@ -8,18 +8,29 @@ VENV ?= venv
 PYTHON := $(VENV)/bin/python
 STACK ?= dev
 OUT ?= out
+# The program's (what `pulumi up` installs), the policy pack's and the offline tooling's; pyproject.toml reads them too.
+RUNTIME_REQUIREMENTS := requirements.txt policies/requirements.txt kvpool/requirements.txt
 
-.PHONY: preview test destroy
+.PHONY: help preview test destroy
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+help:  ## list these targets
+	@awk -F':.*## ' '/^[a-z][a-z-]*:.*## / {printf "make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(VENV)/.installed-runtime: $(RUNTIME_REQUIREMENTS)
+	@echo "Creating $(VENV) and installing $(RUNTIME_REQUIREMENTS) (once; about 30 s)"
 	python3 -m venv $(VENV)
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PYTHON) -m pip install --disable-pip-version-check --progress-bar on $(addprefix -r ,$(RUNTIME_REQUIREMENTS))
 	touch $@
 
-preview: $(VENV)/.installed
+$(VENV)/.installed: $(VENV)/.installed-runtime requirements-dev.txt
+	@echo "Installing the test tools of requirements-dev.txt into $(VENV) (once)"
+	$(PYTHON) -m pip install --disable-pip-version-check --progress-bar on -r requirements-dev.txt
+	touch $@
+
+preview: $(VENV)/.installed-runtime  ## offline preview of STACK (default dev): prints the plan, writes out/<stack>/
 	$(PYTHON) -m kvpool preview --stack $(STACK) --out $(OUT)
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed  ## the whole test suite (needs root, Go and the one-time engine build; see README)
 	bash tests/live/install_backends.sh
 	bash tests/live/build_kv_conductor.sh >/dev/null || [ $$? -eq 2 ]  # 2: no cargo; its live test skips
 	bash tools/real-engine/build.sh

@@ -14,7 +14,8 @@ Command line (from the repository root)::
     python -m kvpool --debug preview --stack dev   # show the traceback of an internal error
     python -m kvpool import --config-dir ../infer_engines/vllm --stack svc --set motor_deploy_config.image_name=IMG
     python -m kvpool settings --stack dev [--section kv_cache_store_config]   # the settings in effect
-    python -m kvpool diff base out --stack dev [--exit-code]   # what changes between two previews
+    python -m kvpool diff --base HEAD --stack dev [--exit-code]   # what the working tree changes since HEAD
+    python -m kvpool diff base out --stack dev   # between two previews already written
     python -m kvpool fleet [--json] [--svg F] [--png F] [--check-destroy STACK]   # owners, consumers, problems
 
 Exit codes: 0 clean (advisory policy violations included), 1 invalid input, program error or a mandatory policy
@@ -39,8 +40,8 @@ manifests (build, schema-validate, write), apiserver_checks (the API server's ow
 with apiserver_names (names, labels, annotations, keys) and apiserver_workloads (workloads and their pods),
 policy_runner (run a policy pack over a run, as the CLI does, over its gRPC protocol) with policy_pack_process (the
 pack's process) and analyzer_messages (the protocol's messages), policy_config (the CLI's policy config
-reconciliation), blast_radius (which workloads a change rolls) with blast_radius_report (its text), importer
-(deploy.py files -> a stack file), fleet (owners, consumers and their problems) with fleet_offline (its source:
-the stack files and previews), fleet_report (table, JSON) and fleet_graph (the picture), consumer_previews (an
-owner's change previewed on its consumers, for diff).
+reconciliation), blast_radius (which workloads a change rolls) with blast_radius_report (its text), base_preview (a git
+commit's preview, in a temporary worktree), importer (deploy.py files -> a stack file), fleet (owners, consumers and
+their problems) with fleet_offline (its source: the stack files and previews), fleet_report (table, JSON) and
+fleet_graph (the picture), consumer_previews (an owner's change previewed on its consumers, for diff).
 """

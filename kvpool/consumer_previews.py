@@ -51,6 +51,6 @@ def consumer_lines(old_root: Path, new_root: Path, owner: str, project_dir: Path
                 diff_cmd.manifests(Path(work) / "old", consumer), diff_cmd.manifests(Path(work) / "new", consumer),
                 blast_radius.mutable_kinds(load_stack_config(project_dir, consumer).values),
             )
-            text = [*diff_cmd.report(found, unchanged), *blast_radius_report.report(radius)]
-            lines += [f"  {line}".replace(f"{work}/", "") for line in text]  # `--- old/<consumer>/...`: no temp path
+            text = [*diff_cmd.report(found, unchanged, indent="  "), *(f"  {line}" for line in blast_radius_report.report(radius))]
+            lines += [line.replace(f"{work}/", "") for line in text]  # `--- old/<consumer>/...`: no temp path
     return lines

@@ -1,11 +1,16 @@
 """`python -m kvpool diff`: what changes between two previews of a stack, as a pull request review wants it.
 
 Examples:
-    git stash && python -m kvpool preview --stack dev --out base && git stash pop
-    python -m kvpool preview --stack dev && python -m kvpool diff base out --stack dev
+    python -m kvpool diff --base HEAD --stack dev         # the working tree against the last commit
+    python -m kvpool diff --base origin/main --stack dev  # a pull request's branch against its target
+    python -m kvpool diff base out --stack dev            # two previews already written
 
+With --base REF the commit REF is previewed in a temporary `git worktree` with its own program and tooling
+(kvpool/base_preview.py), the working tree is previewed into --out (default out), and the two are compared.
 Compares `<old>/<stack>/` with `<new>/<stack>/` (manifests and outputs.json): lists the objects to create,
-update and delete, with a unified diff of each update, then a summary line; then the blast radius: the workloads
+update and delete, with a unified diff of each update (unindented, so that a ```diff block colours it), then a
+summary line. A stack one side does not have (a folder that exists but holds no `<stack>/`, or a base commit
+without its stack file) is new or deleted: every object is to create or to delete. Then the blast radius: the workloads
 whose pods roll and why (the changed checksum/<input> or pod template field), the objects Pulumi replaces
 instead of updating, the in-flight requests dropped and whether the KV pool keeps its contents, ending with one
 `Blast radius: ...` line for pull request comments. When the stack's `kv_store` output changes, the stacks that
@@ -17,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,9 +31,11 @@ from typing import Any
 import yaml
 
 from components.errors import KvpoolError
-from kvpool import blast_radius, blast_radius_report, consumer_previews
-from kvpool.stack_config import load_stack_config
 from components.input_files import check_stack_name, read_text
+from kvpool import blast_radius, blast_radius_report, consumer_previews
+from kvpool.base_preview import preview_commit
+from kvpool.preview import preview
+from kvpool.stack_config import has_stack, load_stack_config
 
 MANIFESTS = "manifests"
 OUTPUTS = "outputs.json"
@@ -36,6 +45,10 @@ class MissingPreviewError(KvpoolError):
     """A folder holds no preview of the stack."""
 
 
+class DiffArgumentsError(KvpoolError):
+    """Neither two folders nor --base, or both."""
+
+
 @dataclass(frozen=True)
 class Change:
     sign: str  # "+", "-" or "~"
@@ -43,11 +56,14 @@ class Change:
     diff: list[str]
 
 
-def _files(root: Path, stack: str) -> dict[str, str]:
+def _files(root: Path, stack: str) -> dict[str, str] | None:
+    """The preview's files by name, or None when `root` exists but holds no preview of the stack (the stack is
+    absent on that side). A folder that does not exist is a mistyped path, not an absent stack."""
     folder = root / check_stack_name(stack)
+    if not root.is_dir():
+        raise MissingPreviewError(f"{root}: no such folder (the --out of a python -m kvpool preview)")
     if not (folder / MANIFESTS).is_dir():
-        raise MissingPreviewError(f"{folder}: no preview of stack {stack!r} (run python -m kvpool preview --stack "
-                                  f"{stack} --out {root})")
+        return None
     files = {
         f"{MANIFESTS}/{path.name}": read_text(path) for path in sorted((folder / MANIFESTS).glob("*.yaml"))
     }
@@ -56,17 +72,39 @@ def _files(root: Path, stack: str) -> dict[str, str]:
     return files
 
 
+def _both_files(old_root: Path, new_root: Path, stack: str) -> tuple[dict[str, str], dict[str, str]]:
+    old, new = _files(old_root, stack), _files(new_root, stack)
+    if old is None and new is None:
+        raise MissingPreviewError(
+            f"neither {old_root} nor {new_root} holds a preview of stack {stack!r} (a <stack>/manifests/ folder; "
+            f"run python -m kvpool preview --stack {stack} --out <folder>)"
+        )
+    return old or {}, new or {}
+
+
 def manifests(root: Path, stack: str) -> dict[str, dict[str, Any]]:
-    """The objects of a preview, by manifest file name."""
+    """The objects of a preview, by manifest file name (none when the folder has no preview of the stack)."""
     return {
         name.removeprefix(f"{MANIFESTS}/"): yaml.safe_load(text)
-        for name, text in _files(root, stack).items() if name.startswith(f"{MANIFESTS}/")
+        for name, text in (_files(root, stack) or {}).items() if name.startswith(f"{MANIFESTS}/")
     }
 
 
-def changes(old_root: Path, new_root: Path, stack: str) -> tuple[list[Change], int]:
-    """The changes between two previews, and how many files are unchanged."""
-    old, new = _files(old_root, stack), _files(new_root, stack)
+def absent_side(old_root: Path, new_root: Path, stack: str) -> str | None:
+    """One line saying that the stack is new or deleted, when one side has no preview of it."""
+    old, new = _both_files(old_root, new_root, stack)
+    if not old:
+        return f"Stack {stack} is new: {old_root} holds no preview of it."
+    if not new:
+        return f"Stack {stack} is deleted: {new_root} holds no preview of it."
+    return None
+
+
+def changes(old_root: Path, new_root: Path, stack: str, labels: tuple[str, str] | None = None) -> tuple[list[Change], int]:
+    """The changes between two previews, and how many files are unchanged. `labels`: the two sides' names in the
+    unified diffs' headers (default the folders)."""
+    old, new = _both_files(old_root, new_root, stack)
+    old_label, new_label = labels or (str(old_root), str(new_root))
     found = []
     for name in sorted(old.keys() | new.keys()):
         if name not in old:
@@ -75,21 +113,24 @@ def changes(old_root: Path, new_root: Path, stack: str) -> tuple[list[Change], i
             found.append(Change("-", name, []))
         elif old[name] != new[name]:
             diff = difflib.unified_diff(
-                old[name].splitlines(), new[name].splitlines(), f"{old_root}/{stack}/{name}", f"{new_root}/{stack}/{name}",
-                lineterm="",
+                old[name].splitlines(), new[name].splitlines(), f"{old_label}/{stack}/{name}",
+                f"{new_label}/{stack}/{name}", lineterm="",
             )
             found.append(Change("~", name, list(diff)))
     return found, len(old.keys() & new.keys()) - sum(change.sign == "~" for change in found)
 
 
-def report(found: list[Change], unchanged: int) -> list[str]:
+def report(found: list[Change], unchanged: int, indent: str = "") -> list[str]:
+    """`indent` goes before every line but the unified diffs' own, which stay unindented so that a ```diff block
+    colours them."""
     lines = []
     for change in found:
         label = {"+": "to create", "-": "to delete", "~": "to update"}[change.sign]
-        lines.append(f"{change.sign} {change.name} ({label})")
-        lines += [f"    {line}" for line in change.diff]
+        lines.append(f"{indent}{change.sign} {change.name} ({label})")
+        lines += change.diff
     counts = {sign: sum(change.sign == sign for change in found) for sign in "+~-"}
-    lines.append(f"Diff: {counts['+']} to create, {counts['~']} to update, {counts['-']} to delete, {unchanged} unchanged")
+    lines.append(f"{indent}Diff: {counts['+']} to create, {counts['~']} to update, {counts['-']} to delete, "
+                 f"{unchanged} unchanged")
     return lines
 
 
@@ -98,8 +139,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "diff", help="what changes between two previews of a stack", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("old", type=Path, help="the earlier preview's output folder (its --out)")
-    parser.add_argument("new", type=Path, help="the later preview's output folder")
+    parser.add_argument("old", type=Path, nargs="?", help="the earlier preview's output folder (its --out)")
+    parser.add_argument("new", type=Path, nargs="?", help="the later preview's output folder")
+    parser.add_argument(
+        "--base", metavar="REF",
+        help="a git commit (HEAD, origin/main, a sha): preview it in a temporary worktree and the working tree into "
+             "--out, then compare them (instead of OLD NEW)",
+    )
+    parser.add_argument("--out", type=Path, default=Path("out"), help="with --base: the working tree's preview folder")
     parser.add_argument("--stack", required=True)
     parser.add_argument(
         "--project-dir", type=Path, default=Path("."),
@@ -111,11 +158,32 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    found, unchanged = changes(args.old, args.new, args.stack)
-    provider_config = load_stack_config(args.project_dir, args.stack).values
+    folders = [folder for folder in (args.old, args.new) if folder is not None]
+    if len(folders) != (0 if args.base else 2):
+        raise DiffArgumentsError("give either two preview folders (OLD NEW) or --base REF, not both")
+    if args.base is None:
+        return _report(args, args.old, args.new, (str(args.old), str(args.new)))
+    with tempfile.TemporaryDirectory(prefix="kvpool-diff-") as temporary:
+        old = Path(temporary) / "base"
+        old.mkdir()
+        preview_commit(args.project_dir, args.base, args.stack, old)
+        args.out.mkdir(parents=True, exist_ok=True)
+        if has_stack(args.project_dir, args.stack):
+            preview(args.project_dir, args.stack, args.out)
+        else:  # deleted: an older preview of it in --out must not stand for the working tree
+            shutil.rmtree(args.out / check_stack_name(args.stack), ignore_errors=True)
+        return _report(args, old, args.out, (args.base, str(args.out)))
+
+
+def _report(args: argparse.Namespace, old: Path, new: Path, labels: tuple[str, str]) -> int:
+    found, unchanged = changes(old, new, args.stack, labels)
+    absent = absent_side(old, new, args.stack)
+    # The provider's in-place switches matter only to an object both sides hold.
+    provider_config = {} if absent else load_stack_config(args.project_dir, args.stack).values
     radius = blast_radius.blast_radius(
-        manifests(args.old, args.stack), manifests(args.new, args.stack), blast_radius.mutable_kinds(provider_config)
+        manifests(old, args.stack), manifests(new, args.stack), blast_radius.mutable_kinds(provider_config)
     )
-    consumers = consumer_previews.consumer_lines(args.old, args.new, args.stack, args.project_dir)
-    print("\n".join([*report(found, unchanged), *blast_radius_report.report(radius), *consumers]))
+    consumers = consumer_previews.consumer_lines(old, new, args.stack, args.project_dir)
+    print("\n".join([*([absent] if absent else []), *report(found, unchanged), *blast_radius_report.report(radius),
+                     *consumers]))
     return 1 if args.exit_code and found else 0

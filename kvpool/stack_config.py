@@ -67,9 +67,7 @@ _ConfigLoader.yaml_implicit_resolvers = {
 def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
     """Merge Pulumi.yaml and Pulumi.<stack>.yaml into what `pulumi preview --stack <stack>` gives the program."""
     check_stack_name(stack)
-    project_file = Path(project_dir) / "Pulumi.yaml"
-    if not project_file.is_file():
-        raise StackConfigError(f"no Pulumi.yaml in {project_dir}: not a Pulumi project directory")
+    project_file = _project_file(project_dir)
     project, _ = _read_yaml_mapping(project_file)
     project_name = project.get("name")
     if not isinstance(project_name, str) or not project_name:
@@ -153,11 +151,23 @@ def _parse_declarations(project_file: Path, project_name: str, config: Any) -> l
 
 def stack_names(project_dir: Path) -> list[str]:
     """The stacks that have a stack file in the project's stackConfigDir, sorted."""
+    project_file = _project_file(project_dir)
+    project, _ = _read_yaml_mapping(project_file)
+    return _stack_names(_stack_config_dir(project_file, project))
+
+
+def has_stack(project_dir: Path, stack: str) -> bool:
+    """Whether the project has a stack file for `stack` (in its stackConfigDir)."""
+    project_file = _project_file(project_dir)
+    project, _ = _read_yaml_mapping(project_file)
+    return _stack_config_dir(project_file, project).joinpath(f"Pulumi.{check_stack_name(stack)}.yaml").is_file()
+
+
+def _project_file(project_dir: Path) -> Path:
     project_file = Path(project_dir) / "Pulumi.yaml"
     if not project_file.is_file():
         raise StackConfigError(f"no Pulumi.yaml in {project_dir}: not a Pulumi project directory")
-    project, _ = _read_yaml_mapping(project_file)
-    return _stack_names(_stack_config_dir(project_file, project))
+    return project_file
 
 
 def _stack_config_dir(project_file: Path, project: dict[str, Any]) -> Path:

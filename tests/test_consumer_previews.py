@@ -4,6 +4,8 @@ and its diff and blast radius follow; a consumer the change shuts out says why, 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kvpool.cli import main
@@ -26,8 +28,9 @@ def _owner_change(tmp_path, **store) -> tuple:
 
 
 def _headlines(lines: list[str]) -> list[str]:
-    """Without the unified diffs' bodies (indented below each changed file)."""
-    return [line for line in lines if not line.startswith("      ")]
+    """Without the unified diffs (unindented below each changed file's indented headline, so that GitHub colours
+    them)."""
+    return [line for line in lines if line == "" or re.match(r"( {2}| {4})?[^-+@ ]", line)]
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +62,11 @@ def test_a_new_store_port_rolls_the_consumers_engines(port_change):
     lines = consumer_lines(old, new, "service-a", project)
     motor_config = lines.index("  ~ manifests/configmap-service-b-motor-config.yaml (to update)")
     assert lines[motor_config + 1:motor_config + 3] == [
-        "      --- old/service-b/manifests/configmap-service-b-motor-config.yaml",
-        "      +++ new/service-b/manifests/configmap-service-b-motor-config.yaml",
+        "--- old/service-b/manifests/configmap-service-b-motor-config.yaml",
+        "+++ new/service-b/manifests/configmap-service-b-motor-config.yaml",
     ]
-    assert "      -    ock.mmc.meta_service_url = tcp://mindie-motor-kvs-master.service-a.svc.cluster.local:50088" in lines
-    assert "      +    ock.mmc.meta_service_url = tcp://mindie-motor-kvs-master.service-a.svc.cluster.local:50100" in lines
+    assert "-    ock.mmc.meta_service_url = tcp://mindie-motor-kvs-master.service-a.svc.cluster.local:50088" in lines
+    assert "+    ock.mmc.meta_service_url = tcp://mindie-motor-kvs-master.service-a.svc.cluster.local:50100" in lines
 
 
 def test_kvpool_diff_prints_the_consumers_after_the_owners_blast_radius(port_change, capsys):

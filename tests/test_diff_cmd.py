@@ -8,9 +8,10 @@ import sys
 import pytest
 
 from kvpool import blast_radius, blast_radius_report
-from kvpool.diff_cmd import MissingPreviewError, changes, manifests, report
+from kvpool.diff_cmd import MissingPreviewError, absent_side, changes, manifests, report
 from kvpool.preview import preview
 from kvpool.stack_config import load_stack_config
+from tests.git_history import edit, git, project_repository
 from tests.program_runs import PROJECT_DIR
 
 
@@ -50,7 +51,11 @@ def test_one_more_decode_instance(previews):
     assert [line for line in motor_config if line.startswith(("-  ", "+  "))] == [
         '-        "d_instances_num": 1,', '+        "d_instances_num": 2,'
     ]
-    assert report(found, unchanged)[-1] == f"Diff: 1 to create, 2 to update, 0 to delete, {unchanged} unchanged"
+    lines = report(found, unchanged)
+    assert lines[-1] == f"Diff: 1 to create, 2 to update, 0 to delete, {unchanged} unchanged"
+    # unindented: GitHub colours a ```diff block's lines by their first character
+    assert lines[:3] == ["~ manifests/configmap-dev-motor-config.yaml (to update)", *motor_config[:2]]
+    assert '-        "d_instances_num": 1,' in lines
 
 
 def test_one_more_decode_instance_rolls_nothing_and_replaces_nothing(previews):
@@ -76,21 +81,84 @@ def test_reversed_it_deletes(previews):
     assert ("-", "manifests/deployment-dev-vllm-d1.yaml") in [(change.sign, change.name) for change in found]
 
 
-def test_cli_exit_code_and_missing_preview(previews):
-    def kvpool(*args):
-        return subprocess.run([sys.executable, "-m", "kvpool", "diff", *map(str, args)], cwd=PROJECT_DIR,
-                              capture_output=True, text=True, timeout=60)
+def kvpool(*args, cwd=PROJECT_DIR):
+    return subprocess.run([sys.executable, "-m", "kvpool", *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
 
-    same = kvpool(previews / "old", previews / "old", "--stack", "dev", "--exit-code")
+
+def test_cli_exit_code_and_missing_preview(previews, tmp_path):
+    same = kvpool("diff", previews / "old", previews / "old", "--stack", "dev", "--exit-code")
     assert (same.returncode, same.stdout) == (
         0,
         f"Diff: 0 to create, 0 to update, 0 to delete, {preview_files(previews / 'old')} unchanged\n"
         "Blast radius: 0 workloads roll, 0 replaced; KV pool keeps its contents.\n",
     )
-    assert kvpool(previews / "old", previews / "new", "--stack", "dev", "--exit-code").returncode == 1
-    assert kvpool(previews / "old", previews / "new", "--stack", "dev").returncode == 0
-    missing = kvpool(previews / "old", previews / "nowhere", "--stack", "dev")
-    assert missing.returncode == 1
-    assert missing.stderr.startswith(f"error: {previews / 'nowhere'}/dev: no preview of stack 'dev'")
-    with pytest.raises(MissingPreviewError):
-        changes(previews / "old", previews / "nowhere", "dev")
+    assert kvpool("diff", previews / "old", previews / "new", "--stack", "dev", "--exit-code").returncode == 1
+    assert kvpool("diff", previews / "old", previews / "new", "--stack", "dev").returncode == 0
+    missing = kvpool("diff", previews / "old", previews / "nowhere", "--stack", "dev")
+    assert (missing.returncode, missing.stderr) == (
+        1, f"error: {previews / 'nowhere'}: no such folder (the --out of a python -m kvpool preview)\n"
+    )
+    with pytest.raises(MissingPreviewError, match=f"neither {tmp_path} nor {tmp_path} holds a preview of stack 'dev'"):
+        changes(tmp_path, tmp_path, "dev")
+    neither = kvpool("diff", "--stack", "dev")
+    assert (neither.returncode, neither.stderr) == (
+        1, "error: give either two preview folders (OLD NEW) or --base REF, not both\n"
+    )
+
+
+def test_a_new_stack_is_every_object_to_create(previews, tmp_path):
+    """A pull request that adds a stack: the base's preview folder has none of it (issue 22)."""
+    objects = preview_files(previews / "old") - 1
+    found, unchanged = changes(tmp_path, previews / "old", "dev")
+    assert {change.sign for change in found} == {"+"} and unchanged == 0
+    assert absent_side(tmp_path, previews / "old", "dev") == f"Stack dev is new: {tmp_path} holds no preview of it."
+    shown = kvpool("diff", tmp_path, previews / "old", "--stack", "dev")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == f"Stack dev is new: {tmp_path} holds no preview of it."
+    assert f"Diff: {objects + 1} to create, 0 to update, 0 to delete, 0 unchanged" in lines
+
+
+def test_a_deleted_stack_is_every_object_to_delete(previews, tmp_path):
+    objects = preview_files(previews / "old") - 1
+    assert absent_side(previews / "old", tmp_path, "dev") == f"Stack dev is deleted: {tmp_path} holds no preview of it."
+    shown = kvpool("diff", previews / "old", tmp_path, "--stack", "dev")
+    assert shown.returncode == 0, shown.stderr
+    assert f"Diff: 0 to create, 0 to update, {objects + 1} to delete, 0 unchanged" in shown.stdout.splitlines()
+
+
+def test_base_previews_the_commit_in_a_worktree_and_leaves_the_stash_and_the_tree_alone(tmp_path):
+    """`kvpool diff --base HEAD` compares the committed stack with the working tree, whatever the stash holds, and
+    a new stack is all to create (the git-stash recipe failed on a clean tree and popped older stashes)."""
+    repo = project_repository(tmp_path)
+    stack_file = repo / "stacks" / "Pulumi.dev.yaml"
+    edit(stack_file, "d_instances_num: 1", "d_instances_num: 3")
+    git(repo, "stash", "-q")  # an older stash the old recipe would have popped
+    edit(stack_file, "d_instances_num: 1", "d_instances_num: 2")
+    (repo / "stacks" / "Pulumi.my-service.yaml").write_text(stack_file.read_text())
+
+    changed = kvpool("diff", "--base", "HEAD", "--stack", "dev", "--exit-code", cwd=repo)
+    assert changed.returncode == 1, changed.stderr
+    lines = changed.stdout.splitlines()
+    assert "+        \"d_instances_num\": 2," in lines
+    assert "--- HEAD/dev/manifests/configmap-dev-motor-config.yaml" in lines
+    assert [line for line in lines if line.startswith("Diff:")] == [
+        f"Diff: 1 to create, 2 to update, 0 to delete, {len(list((repo / 'out' / 'dev' / 'manifests').glob('*.yaml'))) - 2} unchanged"
+    ]
+    assert git(repo, "stash", "list").count("\n") == 0 and git(repo, "stash", "list")  # still one stash
+    assert git(repo, "diff", "--name-only") == "stacks/Pulumi.dev.yaml"  # the working tree keeps its change
+    assert git(repo, "ls-files", "--others", "--exclude-standard") == "stacks/Pulumi.my-service.yaml"
+    assert git(repo, "worktree", "list").count("\n") == 0  # the temporary worktree is gone
+
+    new = kvpool("diff", "--base", "HEAD", "--stack", "my-service", cwd=repo)
+    assert new.returncode == 0, new.stderr
+    lines = new.stdout.splitlines()
+    assert lines[0].startswith("Stack my-service is new: ")
+    objects = len(list((repo / "out" / "my-service" / "manifests").glob("*.yaml")))
+    assert f"Diff: {objects + 1} to create, 0 to update, 0 to delete, 0 unchanged" in lines
+
+    unknown = kvpool("diff", "--base", "no-such-ref", "--stack", "dev", cwd=repo)
+    assert (unknown.returncode, unknown.stderr) == (
+        1, f"error: --base 'no-such-ref': not a commit of the repository holding {repo.resolve()}\n"
+    )

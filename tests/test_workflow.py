@@ -1,18 +1,23 @@
 """The pull request workflow (.github/workflows/preview.yml) checked without GitHub: actionlint (with shellcheck on
 every `run:` script) passes, and its two scripts run here as GitHub's runner runs them (`bash -eo pipefail`) on
-a throw-away git history: the stacks a pull request changes, and the offline preview + diff comment of those."""
+a throw-away git history: the stacks a pull request changes, and the offline preview + diff comment of those;
+the real-preview job skips without a Pulumi backend and installs what the policy pack imports."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
-import shutil
+import re
 import subprocess
+import sys
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.git_history import edit, history
 from tests.program_runs import PROJECT_DIR
 
 WORKFLOW = PROJECT_DIR / ".github" / "workflows" / "preview.yml"
@@ -37,48 +42,21 @@ def runner_bash(script: str, cwd: Path, **env: str) -> subprocess.CompletedProce
     )
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True,
-        text=True,
-    ).stdout.strip()
+def github_outputs(path: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in path.read_text().splitlines())
 
 
-def history(root: Path, change) -> tuple[Path, str]:
-    """A git repository holding the project (base commit), then `change(repo)` committed on top."""
-    repo = root / "repo"
-    files = git(PROJECT_DIR, "ls-files").splitlines()
-    for name in files:
-        if (PROJECT_DIR / name).is_file():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(PROJECT_DIR / name, repo / name)
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    base = git(repo, "rev-parse", "HEAD")
-    change(repo)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "head")
-    return repo, base
-
-
-def run_changed_stacks(repo: Path, base: str) -> list[str]:
+def run_changed_stacks(repo: Path, base: str) -> dict[str, list[str]]:
     output = repo.parent / "github-output"
     result = runner_bash(step_script("changed-stacks", "stacks"), repo, BASE=base, GITHUB_OUTPUT=str(output))
     assert result.returncode == 0, result.stderr
-    key, value = output.read_text().strip().split("=", 1)
-    assert key == "stacks"
-    return json.loads(value)
+    outputs = github_outputs(output)
+    assert sorted(outputs) == ["deleted", "stacks"]
+    return {key: json.loads(value) for key, value in outputs.items()}
 
 
-def changed_stacks(tmp_path: Path, change) -> list[str]:
+def changed_stacks(tmp_path: Path, change) -> dict[str, list[str]]:
     return run_changed_stacks(*history(tmp_path, change))
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, f"{path.name} no longer holds {old!r}"
-    path.write_text(text.replace(old, new))
 
 
 def test_actionlint_and_shellcheck_pass() -> None:
@@ -90,36 +68,107 @@ def test_actionlint_and_shellcheck_pass() -> None:
 
 def test_a_changed_stack_file_previews_that_stack_only(tmp_path: Path) -> None:
     assert changed_stacks(tmp_path, lambda repo: edit(
-        repo / "stacks" / "Pulumi.dev.yaml", "d_instances_num: 1", "d_instances_num: 2")) == ["dev"]
+        repo / "stacks" / "Pulumi.dev.yaml", "d_instances_num: 1", "d_instances_num: 2")) == {
+            "stacks": ["dev"], "deleted": []}
 
 
 def test_a_program_change_previews_every_stack(tmp_path: Path) -> None:
     assert changed_stacks(tmp_path, lambda repo: edit(
-        repo / "components" / "program.py", '"""The stack:', '"""The whole stack:')) == STACKS
+        repo / "components" / "program.py", '"""The stack:', '"""The whole stack:')) == {
+            "stacks": STACKS, "deleted": []}
 
 
-def test_a_deleted_stack_file_is_not_previewed(tmp_path: Path) -> None:
+def test_a_deleted_stack_file_is_listed_apart(tmp_path: Path) -> None:
+    """Nothing is left to `pulumi preview`; the offline diff shows its objects to delete."""
     def change(repo: Path) -> None:
         edit(repo / "stacks" / "Pulumi.dev.yaml", "d_instances_num: 1", "d_instances_num: 2")
         (repo / "stacks" / "Pulumi.yuanrong.yaml").unlink()  # listed after dev: the script's last line
 
-    assert changed_stacks(tmp_path, change) == ["dev"]
+    assert changed_stacks(tmp_path, change) == {"stacks": ["dev"], "deleted": ["yuanrong"]}
 
 
-def test_offline_diff_comments_each_changed_stacks_diff_and_fails_on_one_that_does_not_preview(tmp_path: Path) -> None:
+def test_offline_diff_comments_each_stacks_diff_against_the_base_and_fails_on_one_that_does_not_preview(
+    tmp_path: Path,
+) -> None:
     def change(repo: Path) -> None:
-        edit(repo / "stacks" / "Pulumi.dev.yaml", "d_instances_num: 1", "d_instances_num: 2")
+        stack_file = repo / "stacks" / "Pulumi.dev.yaml"
+        edit(stack_file, "d_instances_num: 1", "d_instances_num: 2")
+        (repo / "stacks" / "Pulumi.my-service.yaml").write_text(stack_file.read_text())
         edit(repo / "stacks" / "Pulumi.yuanrong.yaml", "hardware_type: 800I_A2", "hardware_type: 800I_A9")
+        (repo / "stacks" / "Pulumi.mooncake-ha.yaml").unlink()
 
     repo, base = history(tmp_path, change)
     stacks = run_changed_stacks(repo, base)
-    assert stacks == ["dev", "yuanrong"]
+    assert stacks == {"stacks": ["dev", "my-service", "yuanrong"], "deleted": ["mooncake-ha"]}
     (repo / "venv").symlink_to(PROJECT_DIR / "venv")
-    result = runner_bash(step_script("offline-diff", "kvpool preview of base and head, kvpool diff"), repo,
-                         BASE=base, GITHUB_WORKSPACE=str(repo), STACKS=json.dumps(stacks))
+    result = runner_bash(step_script("offline-diff", "kvpool diff of each stack against the base commit"), repo,
+                         BASE=base, STACKS=json.dumps(stacks["stacks"]), DELETED=json.dumps(stacks["deleted"]))
     assert result.returncode == 1, result.stdout + result.stderr  # yuanrong no longer previews
     comment = (repo / "diff.md").read_text()
     sections = dict(part.split("\n", 1) for part in comment.split("### ")[1:])
-    assert sorted(sections) == stacks
+    assert sorted(sections) == ["dev", "mooncake-ha", "my-service", "yuanrong"]
+    dev = sections["dev"].splitlines()
+    assert dev[0] == "```diff" and dev[-1] == "```"
+    assert '+        "d_instances_num": 2,' in dev  # at the line start: GitHub colours it
     assert "Diff: 1 to create, 2 to update, 0 to delete" in sections["dev"], sections["dev"]
+    assert re.search(r"^Diff: (\d+) to create, 0 to update, 0 to delete, 0 unchanged$", sections["my-service"], re.M)
+    assert re.search(r"^Diff: 0 to create, 0 to update, (\d+) to delete, 0 unchanged$", sections["mooncake-ha"], re.M)
     assert "motor_deploy_config.hardware_type" in sections["yuanrong"], sections["yuanrong"]
+
+
+def pulumi_preview_steps() -> list[dict]:
+    return yaml.safe_load(WORKFLOW.read_text())["jobs"]["pulumi-preview"]["steps"]
+
+
+@pytest.mark.parametrize(("env", "configured"), [
+    ({}, "false"),
+    ({"PULUMI_ACCESS_TOKEN": "pul-x"}, "true"),
+    ({"PULUMI_BACKEND_URL": "s3://bucket"}, "true"),
+])
+def test_pulumi_preview_runs_only_with_a_backend_and_says_so_otherwise(tmp_path: Path, env, configured) -> None:
+    output = tmp_path / "github-output"
+    unset = {key: "" for key in ("PULUMI_ACCESS_TOKEN", "PULUMI_BACKEND_URL")}
+    result = runner_bash(step_script("pulumi-preview", "backend"), tmp_path, **{**unset, **env},
+                         GITHUB_OUTPUT=str(output))
+    assert result.returncode == 0, result.stderr
+    assert github_outputs(output) == {"configured": configured}
+    notices = [line for line in result.stdout.splitlines() if line.startswith("::notice")]
+    assert len(notices) == (configured == "false")
+    if notices:
+        assert notices[0].startswith("::notice title=pulumi-preview skipped::no Pulumi backend configured: set the "
+                                     "secret PULUMI_ACCESS_TOKEN")
+    steps = pulumi_preview_steps()
+    assert steps[0].get("id") == "backend"
+    assert all("steps.backend.outputs.configured == 'true'" in step.get("if", "") for step in steps[1:])
+
+
+def requirement_names(file: Path) -> set[str]:
+    """The distributions a requirements file pins, following its `-r` includes."""
+    names = set()
+    for line in file.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("-r "):
+            names |= requirement_names(file.parent / line[3:].strip())
+        elif line:
+            names.add(re.split(r"[=<>~! ;\[]", line, maxsplit=1)[0].lower().replace("_", "-"))
+    return names
+
+
+def test_the_real_preview_installs_every_distribution_the_policy_pack_imports() -> None:
+    """`pulumi preview --policy-pack policies` runs the pack in venv (policies/PulumiPolicy.yaml)."""
+    script = step_script("pulumi-preview", "virtualenv `venv` (Pulumi.yaml names it; the policy pack runs in it too)")
+    installed = set().union(*(requirement_names(PROJECT_DIR / name) for name in re.findall(r"-r (\S+)", script)))
+    imported = set()
+    for source in (PROJECT_DIR / "policies").rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    # the pack's own modules: it runs from its folder (`import catalog`) and as the package `policies`
+    own = {"policies", "__future__"} | {path.stem for path in (PROJECT_DIR / "policies").iterdir()}
+    third_party = sorted(imported - set(sys.stdlib_module_names) - own)
+    distributions = packages_distributions()
+    needed = {dist.lower().replace("_", "-") for module in third_party for dist in distributions[module]}
+    assert "pulumi-policy" in needed
+    assert needed <= installed, sorted(needed - installed)

@@ -1,0 +1,101 @@
+"""`pip install .` gives a `kvpool` command that previews a project from any directory, with the runtime
+requirements and not the test tools; `make help` lists the targets and the first `make preview` says what it
+installs and shows pip's progress."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.program_runs import PROJECT_DIR
+
+RUNTIME_REQUIREMENTS = ("requirements.txt", "policies/requirements.txt", "kvpool/requirements.txt")
+BUILD_INPUTS = ("pyproject.toml", "kvpool_launcher.py", *RUNTIME_REQUIREMENTS)
+
+
+def pins(*files: str) -> set[str]:
+    lines = set()
+    for name in files:
+        text = (PROJECT_DIR / name).read_text()
+        lines |= {line for line in text.splitlines() if line and not line.startswith(("#", "-r "))}
+    return lines
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """`pip install .` into a folder of its own (offline: no build isolation, the dependencies are the venv's)."""
+    root = tmp_path_factory.mktemp("install")
+    for name in BUILD_INPUTS:  # a copy: building writes build/ and *.egg-info beside the sources
+        (root / "src" / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(PROJECT_DIR / name, root / "src" / name)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
+         "--no-build-isolation", "--no-index", "--target", str(root / "site"), str(root / "src")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root / "site"
+
+
+def kvpool_command(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(site / "bin" / "kvpool"), *args], cwd=cwd, env={**os.environ, "PYTHONPATH": str(site)},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_package_requires_the_runtime_pins_and_no_test_tool(installed: Path) -> None:
+    metadata = next(installed.glob("motor_kvpool-0.1.0.dist-info")) / "METADATA"
+    required = {line.removeprefix("Requires-Dist: ") for line in metadata.read_text().splitlines()
+                if line.startswith("Requires-Dist: ")}
+    assert required == pins(*RUNTIME_REQUIREMENTS)
+    assert {"pulumi-policy==1.21.0", "pydantic==2.14.4", "kubernetes-validate==1.37.0"} <= required
+    assert not {pin for pin in required if re.match(r"(pytest|hypothesis|ruff|transformers)==", pin)}
+    assert pins("requirements-dev.txt").isdisjoint(required)  # the dev file adds test tools only
+
+
+def test_kvpool_previews_a_project_from_another_directory(installed: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = kvpool_command(installed, "preview", "--stack", "dev", "--project-dir", str(PROJECT_DIR), "--out", "out",
+                          cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert "Policies: motor-kvpool 0.1.0: 0 mandatory, 0 advisory violations" in done.stdout
+    assert (elsewhere / "out" / "dev" / "manifests" / "namespace-_cluster-dev.yaml").is_file()
+    lost = kvpool_command(installed, "settings", "--stack", "dev", cwd=elsewhere)
+    assert (lost.returncode, lost.stderr) == (
+        1, f"error: {elsewhere.resolve()} is not a motor-kvpool project (no kvpool/cli.py there); run kvpool in the "
+           "project folder or pass --project-dir DIR\n"
+    )
+
+
+def make(*args: str) -> str:
+    done = subprocess.run(["make", "--no-print-directory", *args], cwd=PROJECT_DIR, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_make_help_lists_the_targets() -> None:
+    assert make("help").splitlines() == [
+        "make help     list these targets",
+        "make preview  offline preview of STACK (default dev): prints the plan, writes out/<stack>/",
+        "make test     the whole test suite (needs root, Go and the one-time engine build; see README)",
+    ]
+
+
+def test_the_first_make_preview_says_what_it_installs_and_shows_progress(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    assert make("-n", "preview", f"VENV={venv}").splitlines() == [
+        f'echo "Creating {venv} and installing requirements.txt policies/requirements.txt kvpool/requirements.txt '
+        '(once; about 30 s)"',
+        f"python3 -m venv {venv}",
+        f"{venv}/bin/python -m pip install --disable-pip-version-check --progress-bar on -r requirements.txt "
+        "-r policies/requirements.txt -r kvpool/requirements.txt",
+        f"touch {venv}/.installed-runtime",
+        f"{venv}/bin/python -m kvpool preview --stack dev --out out",
+    ]
