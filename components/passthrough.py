@@ -60,8 +60,8 @@ def _motor_class(path: str, data: Mapping[str, Any], class_key: str, also_reads:
     problems = []
     for key, value in data.items():
         where = f"{path}.{key}"
-        if key in also_reads:
-            continue
+        if key in also_reads or (key, value) == ("host_log_dir", None):
+            continue  # a null host_log_dir is absent to deploy.py and to us (rules.host_log_dir); Motor only prints it
         if key not in fields:
             problems.append(f"{where}: unknown key; {_nearest(key, [*fields, *also_reads], f'{reader} has no such field')}")
             continue

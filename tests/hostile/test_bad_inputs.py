@@ -262,7 +262,8 @@ def test_out_below_a_file(tmp_path: Path) -> None:
 
 
 def test_config_over_the_environment_limit_of_the_policy_pack(project: Path, tmp_path: Path) -> None:
-    line = f"motor-kvpool:motor_controller_config: {{padding: {'x' * 140_000}}}"
+    # A long value of a field Motor's ControllerConfig has (EtcdConfig.etcd_host), so that only its size is wrong.
+    line = f"motor-kvpool:motor_controller_config: {{etcd_config: {{etcd_host: {'x' * 140_000}}}}}"
     (project / "stacks" / "Pulumi.big.yaml").write_text(with_config_line(line))
     result = kvpool("preview", "--stack", "big", "--project-dir", project, "--out", tmp_path / "out")
     refused(result, "stack 'big': its configuration is", "PULUMI_CONFIG", "motor-kvpool:motor_controller_config (")
