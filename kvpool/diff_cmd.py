@@ -10,6 +10,12 @@ whose pods roll and why (the changed checksum/<input> or pod template field), th
 instead of updating, the in-flight requests dropped and whether the KV pool keeps its contents, ending with one
 `Blast radius: ...` line for pull request comments. Exit 0 whatever changed, so CI can post the text;
 --exit-code exits 1 when anything changed.
+
+Drift, where the Pulumi CLI is not at hand: with --live, <old> is a folder of the cluster's objects
+(`kubectl get deployments,statefulsets,services,configmaps -n dev -o yaml > live/dev.yaml`), compared with the preview
+on the fields the preview sets (kvpool/live_objects.py); what the cluster changed shows as an update, what it lacks as
+an object to create:
+    python -m kvpool preview --stack dev && python -m kvpool diff --live live out --stack dev
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import yaml
 
 from components.errors import KvpoolError
 from kvpool import blast_radius, blast_radius_report
+from kvpool.live_objects import live_manifests, read_live
+from kvpool.manifests import manifest_text
 from kvpool.stack_config import load_stack_config
 from components.input_files import check_stack_name, read_text
 
@@ -65,7 +73,17 @@ def manifests(root: Path, stack: str) -> dict[str, dict[str, Any]]:
 
 def changes(old_root: Path, new_root: Path, stack: str) -> tuple[list[Change], int]:
     """The changes between two previews, and how many files are unchanged."""
-    old, new = _files(old_root, stack), _files(new_root, stack)
+    return file_changes(_files(old_root, stack), _files(new_root, stack), f"{old_root}/{stack}", f"{new_root}/{stack}")
+
+
+def live_changes(live: dict[str, dict[str, Any]], new_root: Path, stack: str) -> tuple[list[Change], int]:
+    """The changes from the cluster's objects (live_objects.live_manifests) to a preview's manifests."""
+    new = {name: text for name, text in _files(new_root, stack).items() if name.startswith(f"{MANIFESTS}/")}
+    old = {f"{MANIFESTS}/{name}": manifest_text(obj) for name, obj in live.items()}
+    return file_changes(old, new, "live", f"{new_root}/{stack}")
+
+
+def file_changes(old: dict[str, str], new: dict[str, str], old_label: str, new_label: str) -> tuple[list[Change], int]:
     found = []
     for name in sorted(old.keys() | new.keys()):
         if name not in old:
@@ -74,8 +92,7 @@ def changes(old_root: Path, new_root: Path, stack: str) -> tuple[list[Change], i
             found.append(Change("-", name, []))
         elif old[name] != new[name]:
             diff = difflib.unified_diff(
-                old[name].splitlines(), new[name].splitlines(), f"{old_root}/{stack}/{name}", f"{new_root}/{stack}/{name}",
-                lineterm="",
+                old[name].splitlines(), new[name].splitlines(), f"{old_label}/{name}", f"{new_label}/{name}", lineterm="",
             )
             found.append(Change("~", name, list(diff)))
     return found, len(old.keys() & new.keys()) - sum(change.sign == "~" for change in found)
@@ -97,23 +114,30 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "diff", help="what changes between two previews of a stack", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("old", type=Path, help="the earlier preview's output folder (its --out)")
+    parser.add_argument("old", type=Path, help="the earlier preview's output folder (its --out), or with --live a "
+                        "folder of the cluster's objects (`kubectl get -o yaml` output)")
     parser.add_argument("new", type=Path, help="the later preview's output folder")
     parser.add_argument("--stack", required=True)
     parser.add_argument(
         "--project-dir", type=Path, default=Path("."),
         help="folder of Pulumi.yaml: the stack's kubernetes:* config says what the provider updates in place",
     )
+    parser.add_argument("--live", action="store_true",
+                        help="OLD holds the cluster's objects: show what drifted from the preview NEW")
     parser.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
     parser.set_defaults(handler=run)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    found, unchanged = changes(args.old, args.new, args.stack)
+    new = manifests(args.new, args.stack)
+    if args.live:
+        old = live_manifests(new, read_live(args.old))
+        found, unchanged = live_changes(old, args.new, args.stack)
+    else:
+        old = manifests(args.old, args.stack)
+        found, unchanged = changes(args.old, args.new, args.stack)
     provider_config = load_stack_config(args.project_dir, args.stack).values
-    radius = blast_radius.blast_radius(
-        manifests(args.old, args.stack), manifests(args.new, args.stack), blast_radius.mutable_kinds(provider_config)
-    )
+    radius = blast_radius.blast_radius(old, new, blast_radius.mutable_kinds(provider_config))
     print("\n".join([*report(found, unchanged), *blast_radius_report.report(radius)]))
     return 1 if args.exit_code and found else 0
