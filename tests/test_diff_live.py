@@ -21,6 +21,23 @@ P0, D0 = "deployment-dev-vllm-p0.yaml", "deployment-dev-vllm-d0.yaml"
 MOTOR_CONFIG, STORE_SERVICE = "configmap-dev-motor-config.yaml", "service-dev-mindie-motor-kvs-master.yaml"
 
 
+# What `kvpool diff --live` says of the four out-of-band changes below (tests/e2e/test_drift.py makes them on a cluster):
+# the objects, then each changed line from the cluster's value to the preview's.
+FOUR_DRIFTS = (
+    ["~ manifests/configmap-{ns}-motor-config.yaml (to update)", "~ manifests/deployment-{ns}-vllm-d0.yaml (to update)",
+     "~ manifests/deployment-{ns}-vllm-p0.yaml (to update)",
+     "+ manifests/service-{ns}-mindie-motor-kvs-master.yaml (to create)"],
+    ['-"d_instances_num": 4,', '+"d_instances_num": 1,', "-value: '99999'", "+value: '10000'", "-replicas: 3",
+     "+replicas: 1"],
+)
+
+
+def drift_report(lines: list[str], namespace: str) -> tuple[list[str], list[str]]:
+    """The object lines of a `kvpool diff` (with the namespace as `{ns}`) and its changed lines, stripped."""
+    objects = [line.replace(f"-{namespace}-", "-{ns}-") for line in lines if line.startswith(("~ ", "+ ", "- "))]
+    return objects, [line[4] + line[5:].strip() for line in lines if line.startswith(("    -  ", "    +  "))]
+
+
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("preview")
@@ -83,18 +100,7 @@ def test_each_out_of_band_change_is_named(out: Path, tmp_path: Path) -> None:
     result = kvpool_diff(write_live(tmp_path / "live", objects), out)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert [line for line in lines if line.startswith(("~ ", "+ ", "- "))] == [
-        f"~ manifests/{MOTOR_CONFIG} (to update)",
-        f"~ manifests/{D0} (to update)",
-        f"~ manifests/{P0} (to update)",
-        f"+ manifests/{STORE_SERVICE} (to create)",
-    ]
-    changed = [line[4] + line[5:].strip() for line in lines if line.startswith(("    -  ", "    +  "))]
-    assert changed == [
-        '-"d_instances_num": 4,', '+"d_instances_num": 1,',
-        "-value: '99999'", "+value: '10000'",
-        "-replicas: 3", "+replicas: 1",
-    ]
+    assert drift_report(lines, "dev") == FOUR_DRIFTS
     assert f"Diff: 1 to create, 3 to update, 0 to delete, {len(objects) - 3} unchanged" in lines
     assert "  Deployment dev/vllm-d0: containers[vllm].env[ASCEND_CONNECT_TIMEOUT]" in lines  # the edited variable
     assert lines[-1] == "Blast radius: 1 workload rolls (vllm-d0: env), 0 replaced; KV pool loses the share of vllm-d0."
