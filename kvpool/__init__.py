@@ -15,6 +15,7 @@ Command line (from the repository root)::
     python -m kvpool import --config-dir ../infer_engines/vllm --stack svc --set motor_deploy_config.image_name=IMG
     python -m kvpool settings --stack dev [--section kv_cache_store_config]   # the settings in effect
     python -m kvpool diff base out --stack dev [--exit-code]   # what changes between two previews
+    python -m kvpool diff --live live out --stack dev   # drift: the cluster's objects (kubectl get -o yaml) vs a preview
 
 Exit codes: 0 clean (advisory policy violations included), 1 invalid input, program error or a mandatory policy
 violation (message on stderr), 2 internal error.
@@ -33,7 +34,7 @@ Modules: cli (argument parsing, exit codes); one per subcommand: preview_cmd, di
 preview (the preview as a library), stack_config (Pulumi.yaml + stack file -> config strings), stack_references
 (resolve other stacks' outputs offline), mock_engine (run a program, record resources and outputs),
 provider_naming (the provider's auto-naming, emulated), property_values (properties as the engine encodes them),
-manifests (build, schema-validate, write), apiserver_checks (the API server's own validation on the manifests)
+manifests (build, schema-validate, write), live_objects (the cluster's objects for diff --live), apiserver_checks (the API server's own validation on the manifests)
 with apiserver_names (names, labels, annotations, keys) and apiserver_workloads (workloads and their pods),
 policy_runner (run a policy pack over a run, as the CLI does, over its gRPC protocol) with policy_pack_process (the
 pack's process) and analyzer_messages (the protocol's messages), policy_config (the CLI's policy config
