@@ -50,6 +50,7 @@ class MotorRoleArgs:
     node_selector: dict[str, str]
     env: dict[str, Any]  # container env after motor-kvpool's own: motor_common_env, the role's section, store env
     restart_env: dict[str, Any]  # what the role's set_*_env function exports (checksum/motor-env)
+    restart_scripts: dict[str, str] | None  # Motor's files the role runs (motor_config.role_motor_files), None without them
     services: dict[str, Port]  # Service name -> the one port it serves
     log_host_dir: str  # the node folder mounted as its log folder (its section's logging_config.host_log_dir)
     # It fetches the store's /metrics (Motor's coordinator), so it carries the label the store's metrics port admits.
@@ -67,7 +68,6 @@ class ControlPlaneArgs:
     workloads: Workloads
     image: str
     motor_config: dict[str, str]  # ConfigMap motor-config's data (components/motor_config.py)
-    scripts_digest: str | None  # of Motor's files as read from the checkout, None without them
     controller: MotorRoleArgs
     coordinator: MotorRoleArgs
     controller_calls: tuple[ApiCall, ...]  # Motor's API calls the controller's RBAC allows
@@ -158,7 +158,7 @@ class ControlPlane(pulumi.ComponentResource):
                 "template": {
                     # Their user_config.json sections reload (ConfigWatcher); their scripts and env do not.
                     "metadata": {"labels": labels, "annotations": {
-                        **annotations({"motor-scripts": args.scripts_digest, "motor-env": role_args.restart_env}),
+                        **annotations({"motor-scripts": role_args.restart_scripts, "motor-env": role_args.restart_env}),
                         **(args.secret.annotation if args.secret else {}),
                     }},
                     "spec": {

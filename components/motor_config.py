@@ -51,6 +51,26 @@ MOTOR_FILES: tuple[tuple[str, str], ...] = (
     ("prestop.sh", "prestop/prestop.sh"),
     ("prestop.py", "prestop/prestop.py"),
 )
+# Motor's files each role's pod runs or reads from motor-config (Motor 8919e55), by boot.sh's ROLE: boot.sh sources
+# common.sh and the role's script (startup/boot.sh:13-42); the exec probes run probe.sh, which runs probe.py
+# (probe/probe.sh:27); an engine's preStop runs prestop.sh, which runs prestop.py (prestop/prestop.sh:33). A role's
+# checksum/motor-scripts digests exactly these, so a Motor upgrade rolls only the roles whose files changed;
+# tests/conformance/test_motor_role_scripts.py boots each role with every other file made to fail when read.
+BOOT_SCRIPTS = ("boot.sh", "common.sh")
+PROBE_SCRIPTS = ("probe.sh", "probe.py")
+# engine.sh runs hccl_tools.py (gen_ranktable_config, common.sh; skipped on A5); engines alone have a preStop hook.
+ENGINE_SCRIPTS = (*BOOT_SCRIPTS, "engine.sh", "hccl_tools.py", *PROBE_SCRIPTS, "prestop.sh", "prestop.py")
+ROLE_SCRIPTS: dict[str, tuple[str, ...]] = {
+    "controller": (*BOOT_SCRIPTS, "controller.sh", *PROBE_SCRIPTS),
+    "coordinator": (*BOOT_SCRIPTS, "coordinator.sh", *PROBE_SCRIPTS),
+    "prefill": ENGINE_SCRIPTS,
+    "decode": ENGINE_SCRIPTS,
+    # kv_conductor.sh runs `mooncake_config.py conductor`; the conductor's probes are TCP checks, not probe.sh.
+    "kv_conductor": (*BOOT_SCRIPTS, "kv_conductor.sh", "mooncake_config.py"),
+}
+# What engine.sh adds by the engines' KV_STORE_BACKEND (roles/engine.sh:23-26): Mooncake's client file is rebuilt
+# with mooncake_config.py (common.sh's gen_kv_store_config); MemCache's conf is ours (CLIENT_FILE_KEYS, checksum/kv-client).
+ENGINE_BACKEND_SCRIPTS: dict[str, tuple[str, ...]] = {"mooncake": ("mooncake_config.py",)}
 # Store client files that Motor's scripts read from motor-config (by their endpoint file name).
 CLIENT_FILE_KEYS = {"mmc-local.conf": MMC_LOCAL_KEY}
 # The `set_*_env` functions each script calls, with the env.json section each exports (after
@@ -110,6 +130,21 @@ def read_motor_files(settings: ServiceSettings, project_dir: Path) -> dict[str, 
         except InputFileError as error:
             raise MotorScriptsError(f"motor_deployer_dir: {error}") from None
     return files
+
+
+def role_scripts(role: str, kv_store_backend: str | None = None) -> tuple[str, ...]:
+    """motor-config keys of Motor's files that a pod of boot.sh's `role` runs or reads; `kv_store_backend`: the
+    engines' KV_STORE_BACKEND (None without a pool)."""
+    extra = ENGINE_BACKEND_SCRIPTS.get(kv_store_backend or "", ()) if role in ("prefill", "decode") else ()
+    return (*ROLE_SCRIPTS[role], *extra)
+
+
+def role_motor_files(motor_files: Mapping[str, str], role: str, kv_store_backend: str | None = None) -> dict[str, str] | None:
+    """The part of read_motor_files() that `role` runs, as read from the checkout (checksum/motor-scripts; the env
+    functions deploy.py adds are each role's checksum/motor-env); None without Motor's checkout."""
+    if not motor_files:
+        return None
+    return {key: motor_files[key] for key in role_scripts(role, kv_store_backend)}
 
 
 def with_env_functions(script: str, functions: Mapping[str, Mapping[str, Any]]) -> str:

@@ -17,7 +17,6 @@ from components.hardware import engine_node_selector
 from components.kv_store import KVStore, KVStoreEndpoint
 from components.kv_store.client import kv_client_config_map, kv_client_egress_policy
 from components.kv_store.shared import shared_store
-from components.checksums import digest
 from components.motor_config import MOTOR_CONFIG_NAME, read_motor_files
 from components.motor_env import script_envs
 from components.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
@@ -102,21 +101,19 @@ def build_service(
     contract = dict(endpoint.engine_env) if endpoint else {}
     role_envs = script_envs(settings, contract)
     motor_files = read_motor_files(settings, project_dir)
-    # Motor's scripts as read from the checkout (before the env functions, which each role's own env covers).
-    scripts = digest(motor_files) if motor_files else None
     storage = UCMStorage("ucm-storage", ucm_storage_args(settings), opts) if settings.motor_deploy_config.storage else None
     control_plane = ControlPlane(
         "control-plane",
-        control_plane_args(settings, workloads, endpoint, motor_files, scripts, role_envs, secret),
+        control_plane_args(settings, workloads, endpoint, motor_files, role_envs, secret),
         opts,
     )
     for side in ("prefill", "decode"):
         side_storage = storage if side == "prefill" else None  # decode never loads UCM
-        EnginePool(side, engine_pool_args(settings, side, workloads, endpoint, role_envs, scripts, secret, side_storage), opts)
+        EnginePool(side, engine_pool_args(settings, side, workloads, endpoint, role_envs, motor_files, secret, side_storage), opts)
     if settings.kv_conductor_config is not None:
         KVConductor(
             "kv-conductor",
-            kv_conductor_args(settings, workloads, endpoint, role_envs, scripts, (control_plane.motor_config,)),
+            kv_conductor_args(settings, workloads, endpoint, role_envs, motor_files, (control_plane.motor_config,)),
             opts,
         )
     # In a service set the store's Deployment and Service live inside the InferServiceSet: protect it with the store.

@@ -19,14 +19,16 @@ from components.kv_conductor import KVConductorArgs
 from components.kv_store.compatibility import compatibility
 from components.kv_store.component import KVStoreArgs
 from components.kv_store.endpoint import KVStoreEndpoint
-from components.motor_config import motor_config_data
+from components.motor_config import motor_config_data, role_motor_files
 from components.motor_env import engine_env, env_text
 from components.motor_pod import (
     CONTROLLER_OBS_SERVICE,
+    CONTROLLER_ROLE,
     CONTROLLER_SERVICE,
     COORDINATOR_INFER_SERVICE,
     COORDINATOR_MGMT_SERVICE,
     COORDINATOR_OBS_SERVICE,
+    COORDINATOR_ROLE,
     check_internal_env,
 )
 from components.rbac import configmap_namespace, controller_calls
@@ -95,7 +97,6 @@ def control_plane_args(
     workloads: Workloads,
     endpoint: KVStoreEndpoint | None,
     motor_files: Mapping[str, str],
-    scripts_digest: str | None,
     role_envs: Mapping[str, Mapping[str, Any]],
     secret: SecretEnv | None,
 ) -> ControlPlaneArgs:
@@ -112,6 +113,7 @@ def control_plane_args(
         node_selector=deploy.controller_node_selector,
         env={**common, **settings.env.motor_controller_env},
         restart_env=dict(role_envs["motor_controller_env"]),
+        restart_scripts=role_motor_files(motor_files, CONTROLLER_ROLE),
         services={
             CONTROLLER_SERVICE: Port(name="api", port=api_port(
                 controller_config, "motor_controller_config", "controller_api_port", CONTROLLER_API_PORT)),
@@ -124,6 +126,7 @@ def control_plane_args(
         node_selector=deploy.coordinator_node_selector,
         env={**common, **store_env, **conductor_env, **settings.env.motor_coordinator_env},
         restart_env=dict(role_envs["motor_coordinator_env"]),
+        restart_scripts=role_motor_files(motor_files, COORDINATOR_ROLE),
         services={
             COORDINATOR_INFER_SERVICE: Port(name="infer", port=api_port(
                 coordinator_config, "motor_coordinator_config", "coordinator_api_infer_port", COORDINATOR_INFER_PORT),
@@ -146,7 +149,6 @@ def control_plane_args(
         workloads=workloads,
         image=deploy.image_name,
         motor_config=motor_config_data(settings, motor_files, role_envs, endpoint.client_files if endpoint else {}),
-        scripts_digest=scripts_digest,
         controller=controller,
         coordinator=coordinator,
         controller_calls=controller_calls(controller_config),
@@ -161,7 +163,7 @@ def engine_pool_args(
     workloads: Workloads,
     endpoint: KVStoreEndpoint | None,
     role_envs: Mapping[str, Mapping[str, Any]],
-    scripts_digest: str | None,
+    motor_files: Mapping[str, str],
     secret: SecretEnv | None,
     storage: UCMStorage | None = None,
 ) -> EnginePoolArgs:
@@ -189,7 +191,7 @@ def engine_pool_args(
         restart_inputs={
             "engine-config": engine_config_inputs(settings, side),
             "motor-env": dict(role_envs[rules.engine_env_section(side)]),
-            "motor-scripts": scripts_digest,
+            "motor-scripts": role_motor_files(motor_files, side, contract.get("KV_STORE_BACKEND")),
             "kv-client": dict(endpoint.client_files) if endpoint else None,
         },
         endpoint=endpoint,
@@ -204,10 +206,10 @@ def kv_conductor_args(
     workloads: Workloads,
     endpoint: KVStoreEndpoint | None,
     role_envs: Mapping[str, Mapping[str, Any]],
-    scripts_digest: str | None,
+    motor_files: Mapping[str, str],
     depends_on: tuple[pulumi.Resource, ...] = (),
 ) -> KVConductorArgs:
-    """`role_envs`: motor_env.script_envs(); `depends_on`: what its Deployment waits for (ConfigMap motor-config)."""
+    """`role_envs`: motor_env.script_envs(); `motor_files`: read_motor_files(); `depends_on`: what its Deployment waits for (ConfigMap motor-config)."""
     config = settings.kv_conductor_config
     if config is None:
         raise ValueError("KVConductor needs kv_conductor_config")
@@ -226,7 +228,7 @@ def kv_conductor_args(
             **settings.env.motor_kv_conductor_env,
         },
         restart_inputs={
-            "motor-scripts": scripts_digest,
+            "motor-scripts": role_motor_files(motor_files, kv_conductor.BOOT_ROLE),
             "motor-env": role_envs.get(kv_conductor.ENV_SECTION),
             "kv-conductor-config": kv_conductor.conductor_config(settings, user_config, endpoint),
         },

@@ -17,6 +17,7 @@ Command line (from the repository root)::
     python -m kvpool diff --base HEAD --stack dev [--exit-code]   # what the working tree changes since HEAD
     python -m kvpool diff base out --stack dev   # between two previews already written
     python -m kvpool fleet [--json] [--svg F] [--png F] [--check-destroy STACK]   # owners, consumers, problems
+    python -m kvpool diff --live live out --stack dev   # drift: the cluster's objects (kubectl get -o yaml) vs a preview
 
 Exit codes: 0 clean (advisory policy violations included), 1 invalid input, program error or a mandatory policy
 violation (message on stderr), 2 internal error.
@@ -36,7 +37,7 @@ fleet_cmd;
 preview (the preview as a library), stack_config (Pulumi.yaml + stack file -> config strings), stack_references
 (resolve other stacks' outputs offline), mock_engine (run a program, record resources and outputs),
 provider_naming (the provider's auto-naming, emulated), property_values (properties as the engine encodes them),
-manifests (build, schema-validate, write), apiserver_checks (the API server's own validation on the manifests)
+manifests (build, schema-validate, write), live_objects (the cluster's objects for diff --live), apiserver_checks (the API server's own validation on the manifests)
 with apiserver_names (names, labels, annotations, keys) and apiserver_workloads (workloads and their pods),
 policy_runner (run a policy pack over a run, as the CLI does, over its gRPC protocol) with policy_pack_process (the
 pack's process) and analyzer_messages (the protocol's messages), policy_config (the CLI's policy config

@@ -16,6 +16,12 @@ instead of updating, the in-flight requests dropped and whether the KV pool keep
 `Blast radius: ...` line for pull request comments. When the stack's `kv_store` output changes, the stacks that
 read it are previewed against its old and new outputs and their diffs follow (kvpool/consumer_previews.py).
 Exit 0 whatever changed, so CI can post the text; --exit-code exits 1 when anything changed.
+
+Drift, where the Pulumi CLI is not at hand: with --live, <old> is a folder of the cluster's objects
+(`kubectl get deployments,statefulsets,services,configmaps -n dev -o yaml > live/dev.yaml`), compared with the preview
+on the fields the preview sets (kvpool/live_objects.py); what the cluster changed shows as an update, what it lacks as
+an object to create:
+    python -m kvpool preview --stack dev && python -m kvpool diff --live live out --stack dev
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from components.errors import KvpoolError
 from components.input_files import check_stack_name, read_text
 from kvpool import blast_radius, blast_radius_report, consumer_previews
 from kvpool.base_preview import preview_commit
+from kvpool.live_objects import live_manifests, read_live
+from kvpool.manifests import manifest_text
 from kvpool.preview import preview
 from kvpool.stack_config import has_stack, load_stack_config
 
@@ -105,6 +113,17 @@ def changes(old_root: Path, new_root: Path, stack: str, labels: tuple[str, str] 
     unified diffs' headers (default the folders)."""
     old, new = _both_files(old_root, new_root, stack)
     old_label, new_label = labels or (str(old_root), str(new_root))
+    return file_changes(old, new, f"{old_label}/{stack}", f"{new_label}/{stack}")
+
+
+def live_changes(live: dict[str, dict[str, Any]], new_root: Path, stack: str) -> tuple[list[Change], int]:
+    """The changes from the cluster's objects (live_objects.live_manifests) to a preview's manifests."""
+    new = {name: text for name, text in (_files(new_root, stack) or {}).items() if name.startswith(f"{MANIFESTS}/")}
+    old = {f"{MANIFESTS}/{name}": manifest_text(obj) for name, obj in live.items()}
+    return file_changes(old, new, "live", f"{new_root}/{stack}")
+
+
+def file_changes(old: dict[str, str], new: dict[str, str], old_label: str, new_label: str) -> tuple[list[Change], int]:
     found = []
     for name in sorted(old.keys() | new.keys()):
         if name not in old:
@@ -113,8 +132,7 @@ def changes(old_root: Path, new_root: Path, stack: str, labels: tuple[str, str] 
             found.append(Change("-", name, []))
         elif old[name] != new[name]:
             diff = difflib.unified_diff(
-                old[name].splitlines(), new[name].splitlines(), f"{old_label}/{stack}/{name}",
-                f"{new_label}/{stack}/{name}", lineterm="",
+                old[name].splitlines(), new[name].splitlines(), f"{old_label}/{name}", f"{new_label}/{name}", lineterm="",
             )
             found.append(Change("~", name, list(diff)))
     return found, len(old.keys() & new.keys()) - sum(change.sign == "~" for change in found)
@@ -139,7 +157,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "diff", help="what changes between two previews of a stack", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("old", type=Path, nargs="?", help="the earlier preview's output folder (its --out)")
+    parser.add_argument("old", type=Path, nargs="?", help="the earlier preview's output folder (its --out), or with "
+                        "--live a folder of the cluster's objects (`kubectl get -o yaml` output)")
     parser.add_argument("new", type=Path, nargs="?", help="the later preview's output folder")
     parser.add_argument(
         "--base", metavar="REF",
@@ -147,6 +166,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
              "--out, then compare them (instead of OLD NEW)",
     )
     parser.add_argument("--out", type=Path, default=Path("out"), help="with --base: the working tree's preview folder")
+    parser.add_argument("--live", action="store_true",
+                        help="OLD holds the cluster's objects: show what drifted from the preview NEW")
     parser.add_argument("--stack", required=True)
     parser.add_argument(
         "--project-dir", type=Path, default=Path("."),
@@ -161,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
     folders = [folder for folder in (args.old, args.new) if folder is not None]
     if len(folders) != (0 if args.base else 2):
         raise DiffArgumentsError("give either two preview folders (OLD NEW) or --base REF, not both")
+    if args.live:
+        if args.base:
+            raise DiffArgumentsError("--live compares the cluster's objects with a preview: give LIVE NEW, not --base")
+        return _live_report(args)
     if args.base is None:
         return _report(args, args.old, args.new, (str(args.old), str(args.new)))
     with tempfile.TemporaryDirectory(prefix="kvpool-diff-") as temporary:
@@ -186,4 +211,14 @@ def _report(args: argparse.Namespace, old: Path, new: Path, labels: tuple[str, s
     consumers = consumer_previews.consumer_lines(old, new, args.stack, args.project_dir)
     print("\n".join([*([absent] if absent else []), *report(found, unchanged), *blast_radius_report.report(radius),
                      *consumers]))
+    return 1 if args.exit_code and found else 0
+
+
+def _live_report(args: argparse.Namespace) -> int:
+    new = manifests(args.new, args.stack)
+    old = live_manifests(new, read_live(args.old))
+    found, unchanged = live_changes(old, args.new, args.stack)
+    provider_config = load_stack_config(args.project_dir, args.stack).values
+    radius = blast_radius.blast_radius(old, new, blast_radius.mutable_kinds(provider_config))
+    print("\n".join([*report(found, unchanged), *blast_radius_report.report(radius)]))
     return 1 if args.exit_code and found else 0

@@ -15,6 +15,7 @@ from components.checksums import digest
 from components.errors import SettingsError
 from components.kv_conductor import KVConductor, KVConductorArgs, conductor_config
 from components.kv_store.endpoint import KVStoreEndpoint
+from components.motor_config import MOTOR_FILES
 from components.ports import Port
 from components.service_args import kv_conductor_args
 from components.settings_loader import load_from_pulumi_config
@@ -159,14 +160,16 @@ def test_each_settings_field_reaches_its_argument_in_one_function():
     own_pool = dataclasses.replace(POOL, host="mindie-motor-kvs-master.kv-affinity.svc.cluster.local", port=50088,
                                    namespace="kv-affinity")
     role_envs = {"motor_kv_conductor_env": {"A": "1"}}
-    args = kv_conductor_args(settings, workloads, own_pool, role_envs, "scripts-digest")
+    motor_files = {key: f"# {key}" for key, _ in MOTOR_FILES}
+    args = kv_conductor_args(settings, workloads, own_pool, role_envs, motor_files)
     assert args.port == Port(name="http", port=13333)  # kv_conductor_config.http_server_port
     assert args.image == affinity()["motor_deploy_config"]["image_name"]
     assert args.env == {"KVS_MASTER_SERVICE": own_pool.host}
     assert args.kv_event_ports == (range(5557, 5559), range(6667, 6669))  # the prefill engines' kv-events-config
     assert args.followed_pool == own_pool  # kv_conductor_config.kvevent_instance
     assert args.restart_inputs == {
-        "motor-scripts": "scripts-digest",
+        # what boot.sh runs for ROLE=kv_conductor, not the other roles' scripts
+        "motor-scripts": {key: f"# {key}" for key in ("boot.sh", "common.sh", "kv_conductor.sh", "mooncake_config.py")},
         "motor-env": {"A": "1"},
         "kv-conductor-config": {"http_server_port": 13333, "kvevent_instance": {"mooncake_master": {
             "type": "Mooncake", "endpoint": f"tcp://{own_pool.host}:50088",
@@ -180,7 +183,7 @@ def test_each_settings_field_reaches_its_argument_in_one_function():
     without_events = affinity()
     del without_events["kv_conductor_config"]["kvevent_instance"]
     settings = load_from_pulumi_config(without_events, "kv-affinity")
-    assert kv_conductor_args(settings, workloads, own_pool, role_envs, None).followed_pool is None
+    assert kv_conductor_args(settings, workloads, own_pool, role_envs, {}).followed_pool is None
 
 
 def test_deployment_as_deploy_py_renders_it(rendered):

@@ -42,11 +42,12 @@ def two_by_two(stack: str = "mooncake-layerwise") -> dict[str, Any]:
     return values
 
 
-def with_scripts(values: dict[str, Any], folder: Path, marker: str = "") -> dict[str, Any]:
-    """A Motor deployer folder of our own (each file names itself), so script contents can change."""
-    for _, relative in MOTOR_FILES:
+def with_scripts(values: dict[str, Any], folder: Path, marker: str = "", only: str | None = None) -> dict[str, Any]:
+    """A Motor deployer folder of our own (each file names itself), so script contents can change: every file gets
+    `marker`, or only the file of motor-config key `only`."""
+    for key, relative in MOTOR_FILES:
         (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        (folder / relative).write_text(f"# {relative}{marker}\n")
+        (folder / relative).write_text(f"# {relative}{marker if only in (None, key) else ''}\n")
     return {**values, "motor_deployer_dir": str(folder)}
 
 
@@ -104,6 +105,41 @@ def test_a_motor_script_change_restarts_every_motor_pod_but_not_the_store(tmp_pa
     before = render(with_scripts(two_by_two(), tmp_path / "a"), stack="mooncake-layerwise")
     after = render(with_scripts(two_by_two(), tmp_path / "b", marker=" v2"), stack="mooncake-layerwise")
     assert restarted(before, after) == ENGINES | CONTROL
+
+
+CONDUCTOR = "mindie-motor-kv-conductor"
+# A Motor upgrade that changes one file of motor-config (key) rolls the roles that run it: (stack, key) -> workloads.
+# kv-affinity is rendered at 2P+1D (its own counts), the others at 2P+2D.
+MOTOR_UPGRADES: dict[tuple[str, str], set[str]] = {
+    ("mooncake-layerwise", "controller.sh"): {"mindie-motor-controller"},
+    ("mooncake-layerwise", "coordinator.sh"): {"mindie-motor-coordinator"},
+    ("mooncake-layerwise", "engine.sh"): ENGINES,
+    ("mooncake-layerwise", "boot.sh"): ENGINES | CONTROL,
+    ("mooncake-layerwise", "common.sh"): ENGINES | CONTROL,
+    ("mooncake-layerwise", "probe.py"): ENGINES | CONTROL,
+    ("mooncake-layerwise", "prestop.py"): ENGINES,
+    ("mooncake-layerwise", "hccl_tools.py"): ENGINES,
+    # engine.sh rebuilds a Mooncake client file with it; MemCache engines never run it
+    ("mooncake-layerwise", "mooncake_config.py"): ENGINES,
+    ("dev", "mooncake_config.py"): set(),
+    ("kv-affinity", "mooncake_config.py"): {"vllm-p0", "vllm-p1", "vllm-d0", CONDUCTOR},
+    ("kv-affinity", "kv_conductor.sh"): {CONDUCTOR},
+    # the store runs its own binaries; these are deploy.py's files for roles this project does not boot
+    ("mooncake-layerwise", "kv_cache_store.sh"): set(),
+    ("mooncake-layerwise", "kv_store_backends.mooncake.mooncake.sh"): set(),
+    ("mooncake-layerwise", "mf_store.sh"): set(),
+    ("mooncake-layerwise", "all_combine_in_single_container.sh"): set(),
+    # a MemCache service's conf is ours (checksum/kv-client), Motor's template is never read
+    ("dev", "kv_store_backends.memcache.mmc-local.conf"): set(),
+}
+
+
+@pytest.mark.parametrize(("stack", "key"), MOTOR_UPGRADES)
+def test_a_motor_upgrade_rolls_only_the_roles_that_run_the_changed_file(stack: str, key: str, tmp_path: Path) -> None:
+    values = two_by_two(stack) if stack != "kv-affinity" else stack_values(stack)
+    before = render(with_scripts(values, tmp_path / "a"), stack=stack)
+    after = render(with_scripts(values, tmp_path / "b", marker=" v2", only=key), stack=stack)
+    assert restarted(before, after) == MOTOR_UPGRADES[stack, key]
 
 
 def test_memcache_local_service_mode_restarts_the_engines() -> None:

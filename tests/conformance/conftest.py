@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.program_runs import PROJECT_DIR
+from tests.program_runs import PROJECT_DIR, Rendered
 
 DEFAULT_MOTOR_CHECKOUT = PROJECT_DIR.parent / "shared" / "reference" / "motor-8919e55"
 
@@ -20,3 +20,12 @@ def motor_checkout() -> Path:
     if not (path / "motor").is_dir():
         pytest.skip(f"no Motor checkout at {path} (set MOTOR_CHECKOUT to a njuyuan/PyMotor checkout)")
     return path
+
+
+@pytest.fixture(scope="session")
+def rendered(motor_checkout: Path) -> dict[str, Rendered]:
+    """Every example stack the boot tests boot, rendered with Motor's scripts in motor-config; once per session,
+    shared by the role boots and the role-script table's proof."""
+    from tests.conformance.test_motor_boot import STACKS, rendered_with_motor
+
+    return {stack: rendered_with_motor(stack, motor_checkout) for stack in STACKS}

@@ -10,6 +10,7 @@ with the rendered env, in a private mount and PID namespace laid out like the po
   their env points at, and on an engine run Motor's real
   LocalService.prepare() when the pool is MemCache; vllm's helpers (lspci, hccn_tool, npu-smi) answer as on an
   Ascend node. Every other python3 call (Motor's mooncake_config.py, hccl_tools.py) runs for real.
+- Which ConfigMap files the pod opened is recorded (inotify on the volume's files, tests/conformance/file_opens.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
+
+from tests.conformance.file_opens import FileOpens
 
 # Folders the pod writes into, overlaid in the boot's own mount namespace so that nothing reaches this machine;
 # /root and /var hold the engines' DirectoryOrCreate host paths (/root/ascend/log, /var/coredump).
@@ -117,6 +120,7 @@ class Boot:
     returncode: int
     output: str
     records: list[dict[str, Any]]
+    opened: set[tuple[str, str]]  # (ConfigMap, key) of each ConfigMap file the pod opened
 
     def process(self, module: str) -> dict[str, Any]:
         found = [r for r in self.records if r["argv"][:2] == ["-m", module]]
@@ -139,8 +143,9 @@ def _write_stub(folder: Path, name: str, body: str) -> None:
     path.chmod(0o755)
 
 
-def _configmap_volume(folder: Path, data: dict[str, str], mode: int) -> None:
-    """As the kubelet writes a ConfigMap volume: a timestamped folder, `..data` pointing at it, a symlink per key."""
+def _configmap_volume(folder: Path, data: dict[str, str], mode: int) -> Path:
+    """As the kubelet writes a ConfigMap volume: a timestamped folder, `..data` pointing at it, a symlink per key.
+    Returns the timestamped folder."""
     payload = folder / "..2026_12_01_00_00_00.000000000"
     payload.mkdir(parents=True)
     for key, text in data.items():
@@ -148,6 +153,7 @@ def _configmap_volume(folder: Path, data: dict[str, str], mode: int) -> None:
         (payload / key).chmod(mode)
         os.symlink(f"..data/{key}", folder / key)
     os.symlink(payload.name, folder / "..data")
+    return payload
 
 
 def container_env(container: dict[str, Any]) -> dict[str, str]:
@@ -172,10 +178,12 @@ def boot(
     workdir: Path,
     npus: int = 2,
     node_dirs: Mapping[str, Path] | None = None,
+    hooks: bool = False,
 ) -> Boot:
     """Run the container's command (boot.sh) with its env and mounts; return what Motor's scripts did.
     `node_dirs`: node folder -> a local folder standing in for it, bound where the pod mounts that hostPath (read-only
-    when the mount is), e.g. the weights a coordinator reads its tokenizer from."""
+    when the mount is), e.g. the weights a coordinator reads its tokenizer from. `hooks`: then run the container's
+    exec probes and preStop command in the same pod, as the kubelet would (their exit codes are not the boot's)."""
     container = next(c for c in pod_spec["containers"] if c["name"] == container_name)
     volumes = {v["name"]: v for v in pod_spec.get("volumes") or []}
     stubs, record = workdir / "stubs", workdir / "record.jsonl"
@@ -195,6 +203,7 @@ def boot(
     _write_stub(stubs, "npu-smi", 'echo "Super Device ID : $(( $5 * 2 + $7 ))"\n')
 
     mounts: list[str] = []  # shell lines run inside the namespace, after the overlays
+    watched: dict[Path, tuple[str, str]] = {}  # a ConfigMap volume's file -> (ConfigMap, key)
     for index, mount in enumerate(container.get("volumeMounts") or []):
         volume = volumes[mount["name"]]
         target = mount["mountPath"]
@@ -208,7 +217,8 @@ def boot(
                 mounts.append(f"mkdir -p {shlex.quote(str(Path(target).parent))} && touch {shlex.quote(target)}")
                 mounts.append(f"mount --bind -o ro {shlex.quote(str(file))} {shlex.quote(target)}")
             else:
-                _configmap_volume(source, data, volume["configMap"].get("defaultMode", 0o644))
+                payload = _configmap_volume(source, data, volume["configMap"].get("defaultMode", 0o644))
+                watched.update({payload / key: (volume["configMap"]["name"], key) for key in data})
                 mounts.append(f"mkdir -p {shlex.quote(target)}")
                 mounts.append(f"mount --bind {shlex.quote(str(source))} {shlex.quote(target)}")
                 mounts.append(f"mount -o remount,bind,ro {shlex.quote(target)}")
@@ -244,11 +254,25 @@ def boot(
         "echo 'export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest' > /usr/local/Ascend/ascend-toolkit/set_env.sh",
         f"touch {devices}",
     ])
-    command = " ".join(shlex.quote(part) for part in container["command"])
-    script = f"set -e; {setup}; set +e; cd /; exec env -i {' '.join(shlex.quote(f'{k}={v}') for k, v in env.items())} {command}"
-    result = subprocess.run(
-        ["unshare", "--mount", "--pid", "--fork", "--propagation", "private", "bash", "-c", script],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )
+    in_pod = f"env -i {' '.join(shlex.quote(f'{k}={v}') for k, v in env.items())}"
+    command = f"{in_pod} {' '.join(shlex.quote(part) for part in container['command'])}"
+    hook_commands: list[list[str]] = []
+    if hooks:
+        hook_commands = [probe["exec"]["command"] for key, probe in container.items() if key.endswith("Probe") and "exec" in probe]
+        hook_commands += [handler["exec"]["command"] for handler in (container.get("lifecycle") or {}).values()]
+    if hook_commands:
+        runs = "; ".join(f"{in_pod} {' '.join(shlex.quote(part) for part in hook)}" for hook in hook_commands)
+        # Motor's node manager has exited (a stub); prestop.sh pauses the running one it finds by its process title.
+        node_manager = "(exec -a MindIE-Motor::NodeManager sleep 60) &"
+        command = f"{command}; status=$?; {node_manager} {runs}; exit $status"
+    else:
+        command = f"exec {command}"
+    script = f"set -e; {setup}; set +e; cd /; {command}"
+    # --mount-proc: the pod's own /proc (Motor's prestop.sh writes to PID 1's stdout and looks for its processes)
+    with FileOpens(watched) as opens:
+        result = subprocess.run(
+            ["unshare", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private", "bash", "-c", script],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        )
     records = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
-    return Boot(result.returncode, result.stdout + result.stderr, records)
+    return Boot(result.returncode, result.stdout + result.stderr, records, opens.opened())

@@ -45,11 +45,6 @@ def rendered_with_motor(stack: str, motor_checkout: Path) -> Rendered:
     return render(values(stack), stack=stack, stack_references=references)
 
 
-@pytest.fixture(scope="module")
-def rendered(motor_checkout: Path) -> dict[str, Rendered]:
-    return {stack: rendered_with_motor(stack, motor_checkout) for stack in STACKS}
-
-
 def pod_spec(rendered: Rendered, workload: str) -> dict[str, Any]:
     """A workload's pod spec, from its Deployment or from its role inside the InferServiceSet."""
     if ("Deployment", workload) in rendered.objects:
@@ -89,12 +84,13 @@ def node_weights(rendered: Rendered, folder: Path) -> dict[str, Path]:
     return {node_dir: folder}
 
 
-def boot_role(rendered: Rendered, role: str, motor_checkout: Path, tmp_path: Path) -> Boot:
+def boot_role(rendered: Rendered, role: str, motor_checkout: Path, tmp_path: Path, hooks: bool = False) -> Boot:
+    """`hooks`: then run the container's exec probes and preStop hook (motor_boot.boot)."""
     workload, container = ROLES[role]
     family = HARDWARE[user_config_of(rendered)["motor_deploy_config"]["hardware_type"]].family
     return boot(
         pod_spec(rendered, workload), container, config_maps(rendered), family, motor_checkout, tmp_path / "pod",
-        node_dirs=node_weights(rendered, tmp_path / "node-weights"),
+        node_dirs=node_weights(rendered, tmp_path / "node-weights"), hooks=hooks,
     )
 
 

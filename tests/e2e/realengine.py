@@ -195,7 +195,7 @@ class Cluster:
         )
 
     def _spawn(self, name: str, *args: str) -> None:
-        log = open(self.root / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+        log = open(self.root / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
         process = subprocess.Popen(
             [str(self.bins[name]), *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -225,6 +225,16 @@ class Cluster:
     def stop(self) -> None:
         for process in reversed(self.processes):
             stop_process(process)
+
+    def restart_apiserver(self, down_seconds: float = 3) -> None:
+        """Stop kube-apiserver (SIGTERM, as a control-plane upgrade does), keep it down, start it with the same
+        flags and wait until it is ready: etcd keeps every object."""
+        process = next(p for p in self.processes if Path(p.args[0]).name == "kube-apiserver")
+        stop_process(process)
+        self.processes.remove(process)
+        time.sleep(down_seconds)
+        self._spawn("kube-apiserver", *process.args[1:])
+        self._wait_ready()
 
     # --- a tiny REST client -------------------------------------------------------------------------------
 
@@ -363,18 +373,30 @@ class PulumiWorkspace:
         )
         return env
 
-    def run(self, *args: str, timeout: float = 900, cwd: Path | None = None) -> PulumiResult:
+    def run(self, *args: str, timeout: float = 900, cwd: Path | None = None,
+            extra_env: dict[str, str] | None = None) -> PulumiResult:
         start = time.monotonic()
         process = subprocess.run(
             [str(self.bins["pulumi"]), *args, "--non-interactive"] if args[0] not in ("plugin",) else
             [str(self.bins["pulumi"]), *args],
             cwd=cwd or self.project,
-            env=self.env(),
+            env={**self.env(), **(extra_env or {})},
             capture_output=True,
             text=True,
             timeout=timeout,
         )
         return PulumiResult(list(args), process.returncode, process.stdout, process.stderr, time.monotonic() - start)
+
+    def start(self, *args: str) -> subprocess.Popen:
+        """The CLI running in the background, in its own process group (with its plugins), output to files."""
+        logs = self.root / "background"
+        logs.mkdir(exist_ok=True)
+        name = "-".join(args)[:80].replace("/", "_")
+        return subprocess.Popen(
+            [str(self.bins["pulumi"]), *args, "--non-interactive"], cwd=self.project, env=self.env(),
+            stdout=open(logs / f"{name}.out", "wb"), stderr=subprocess.STDOUT,  # noqa: SIM115 - closed with it
+            start_new_session=True,
+        )
 
     def stack_init(self, stack: str) -> None:
         """Creates the stack in the backend (its config is already in stacks/Pulumi.<stack>.yaml) and points the

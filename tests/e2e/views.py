@@ -167,14 +167,25 @@ def consumer_stack(workspace: PulumiWorkspace, stack: str, target_stack: str | N
     workspace.stack_init(stack)
 
 
-def api_path(obj: dict[str, Any]) -> str:
-    group_version, kind = obj["apiVersion"], obj["kind"]
-    plural = {"Endpoints": "endpoints"}.get(kind) or (
+def _plural(kind: str) -> str:
+    return {"Endpoints": "endpoints"}.get(kind) or (
         kind.lower() + ("es" if kind.lower().endswith("s") else "s")
         if not kind.lower().endswith("y")
         else kind.lower()[:-1] + "ies"
     )
-    prefix = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+
+
+def _prefix(group_version: str) -> str:
+    return f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+
+
+def collection_path(group_version: str, kind: str) -> str:
+    """The API server's list of a kind across all namespaces (or of a cluster-scoped kind)."""
+    return f"{_prefix(group_version)}/{_plural(kind)}"
+
+
+def api_path(obj: dict[str, Any]) -> str:
+    prefix, plural = _prefix(obj["apiVersion"]), _plural(obj["kind"])
     namespace = obj["metadata"].get("namespace")
     return f"{prefix}/namespaces/{namespace}/{plural}/{obj['metadata']['name']}" if namespace else (
         f"{prefix}/{plural}/{obj['metadata']['name']}"

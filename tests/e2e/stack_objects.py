@@ -1,0 +1,89 @@
+"""A stack's objects three ways, to say whether it converged: what the Pulumi state records, what the API server
+holds (every object labelled as the stack's, so an orphan shows), and what the offline preview wants; plus what an
+interrupted CLI leaves in the file backend (pending operations, lock files). Also a copy of an example stack in its
+own namespace, for tests that break it."""
+
+from __future__ import annotations
+
+import signal
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from tests.e2e.cluster_stacks import ensure_nodes, manifests, own_node_ports
+from tests.e2e.realengine import Cluster, PulumiWorkspace
+from tests.e2e.views import collection_path
+
+ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
+PART_OF = "app.kubernetes.io/part-of"
+
+
+def key_of(obj: dict[str, Any]) -> ObjectKey:
+    return obj["kind"], obj["metadata"].get("namespace") or "", obj["metadata"]["name"]
+
+
+def checkpoint(workspace: PulumiWorkspace, stack: str) -> dict[str, Any]:
+    return workspace.state(stack)["checkpoint"].get("latest") or {}
+
+
+def state_objects(workspace: PulumiWorkspace, stack: str) -> set[ObjectKey]:
+    """The Kubernetes objects the stack's state records (their outputs name them as the API server does)."""
+    return {
+        key_of(resource["outputs"])
+        for resource in checkpoint(workspace, stack).get("resources", [])
+        if resource["type"].startswith("kubernetes:") and not resource.get("delete")
+    }
+
+
+def pending_operations(workspace: PulumiWorkspace, stack: str) -> list[tuple[str, str]]:
+    """(type of operation, resource name) of what the last run left pending."""
+    return [(op["type"], op["resource"]["urn"].rsplit("::", 1)[-1])
+            for op in checkpoint(workspace, stack).get("pending_operations") or []]
+
+
+def lock_files(workspace: PulumiWorkspace) -> list[Path]:
+    """The file backend's update locks (.pulumi/locks/...), one per running (or killed) update."""
+    return sorted((workspace.backend / ".pulumi" / "locks").rglob("*.json"))
+
+
+def live_objects(cluster: Cluster, preview: list[dict[str, Any]], namespace: str) -> set[ObjectKey]:
+    """Every object of the preview's kinds that the API server holds labelled as part of `namespace`'s service, and
+    the namespace itself: an object the stack created and lost track of shows here and not in its state."""
+    found: set[ObjectKey] = set()
+    for api_version, kind in sorted({(obj["apiVersion"], obj["kind"]) for obj in preview}):
+        if kind == "Namespace":
+            if cluster.get(f"/api/v1/namespaces/{namespace}") is not None:
+                found.add(("Namespace", "", namespace))
+            continue
+        listed = cluster.get(f"{collection_path(api_version, kind)}?labelSelector={PART_OF}%3D{namespace}")
+        found |= {(kind, item["metadata"].get("namespace") or "", item["metadata"]["name"])
+                  for item in listed["items"] if not item["metadata"].get("ownerReferences")}
+    return found
+
+
+def copy_of(workspace: PulumiWorkspace, cluster: Cluster, source: str, stack: str, offline_out: Path) -> None:
+    """`source`'s stack file as `stack`, whose namespace (job_id) is the stack's name, with its own NodePorts and
+    nodes its pods can run on."""
+    config = yaml.safe_load((workspace.project / "stacks" / f"Pulumi.{source}.yaml").read_text())
+    config["config"]["motor-kvpool:motor_deploy_config"]["job_id"] = stack
+    (workspace.project / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(config))
+    workspace.stack_init(stack)
+    own_node_ports(workspace, stack)
+    ensure_nodes(cluster, manifests(offline_out, source))
+
+
+def interrupt_when(process: subprocess.Popen, happened: Callable[[], bool], timeout: float = 600) -> None:
+    """SIGKILL the background CLI and its plugins (its process group, as a cancelled CI job is) once `happened()`."""
+    deadline = time.monotonic() + timeout
+    while not happened():
+        if process.poll() is not None:
+            raise AssertionError(f"pulumi exited {process.returncode} before the point of interruption")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the point of interruption was not reached in {timeout}s")
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(30)

@@ -1,0 +1,104 @@
+"""An interrupted `pulumi up` converges after the README's recovery ("When an update is interrupted"): the CLI killed
+with SIGKILL after the store exists on a first deploy and in the middle of the engines of an image change, and
+kube-apiserver restarted in the middle of one. Afterwards the API server holds exactly the state's objects, which are
+exactly the offline preview's, as it writes them; nothing is orphaned. Each test breaks a copy of `dev` in its own
+namespace, so the session's other stacks are untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.cluster_stacks import manifests
+from tests.e2e.realengine import Cluster, PulumiWorkspace
+from tests.e2e.stack_objects import (
+    copy_of, interrupt_when, key_of, live_objects, lock_files, pending_operations, state_objects,
+)
+from tests.e2e.views import live_differences, offline_in_copy_to
+
+pytestmark = pytest.mark.e2e
+
+NEW_IMAGE = "mindie-motor-vllm:3.0.0b3-800I-A2-py3.11-Ubuntu24.04-lts-x86_64"
+
+
+def deployment(cluster: Cluster, stack: str, name: str) -> dict | None:
+    return cluster.get(f"/apis/apps/v1/namespaces/{stack}/deployments/{name}")
+
+
+def image_of(cluster: Cluster, stack: str, name: str) -> str | None:
+    found = deployment(cluster, stack, name)
+    return found["spec"]["template"]["spec"]["containers"][0]["image"] if found else None
+
+
+def recover_from_kill(workspace: PulumiWorkspace, stack: str) -> None:
+    """The README's steps after a killed CLI, each shown to be needed."""
+    assert lock_files(workspace), "the killed CLI left no lock"
+    refused = workspace.run("up", "--yes", "--skip-preview", "-s", stack)
+    assert refused.returncode != 0 and "the stack is currently locked by 1 lock(s)" in refused.output, refused.output
+    workspace.run("cancel", "--yes", "-s", stack).check()
+    assert lock_files(workspace) == []
+    workspace.run("refresh", "--clear-pending-creates", "--yes", "-s", stack, timeout=900).check()
+    assert pending_operations(workspace, stack) == []
+    workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1200).check()
+
+
+def assert_converged(workspace: PulumiWorkspace, cluster: Cluster, stack: str, out: Path) -> None:
+    """State == API server == offline preview (every object as written), and the engine sees nothing to change."""
+    assert offline_in_copy_to(workspace, stack, out).returncode == 0
+    preview = manifests(out, stack)
+    wanted = {key_of(obj) for obj in preview}
+    assert state_objects(workspace, stack) == wanted
+    assert live_objects(cluster, preview, stack) == wanted  # and nothing orphaned beside them
+    assert live_differences(cluster, preview) == []
+    workspace.run("preview", "--expect-no-changes", "-s", stack, timeout=900).check()
+
+
+def test_a_first_deploy_killed_after_the_store_converges(
+    workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
+) -> None:
+    stack = "cut-store"
+    copy_of(workspace, cluster, "dev", stack, offline_out)
+    up = workspace.start("up", "--yes", "--skip-preview", "-s", stack)
+    interrupt_when(up, lambda: deployment(cluster, stack, "mindie-motor-kv-store") is not None)
+    # the store's create was in flight: the engine cannot know whether it finished
+    assert ("creating", "mindie-motor-kv-store") in pending_operations(workspace, stack)
+    recover_from_kill(workspace, stack)
+    assert_converged(workspace, cluster, stack, e2e_tmp / "converged-cut-store")
+
+
+def test_an_image_change_killed_in_the_middle_of_the_engines_converges(
+    workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
+) -> None:
+    stack = "cut-engines"
+    copy_of(workspace, cluster, "dev", stack, offline_out)
+    for key in ("p_instances_num", "d_instances_num"):
+        workspace.run("config", "set", "--path", f"motor_deploy_config.{key}", "2", "-s", stack).check()
+    workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1200).check()
+    workspace.run("config", "set", "--path", "motor_deploy_config.image_name", NEW_IMAGE, "-s", stack).check()
+    engines = ("vllm-p0", "vllm-p1", "vllm-d0", "vllm-d1")
+    up = workspace.start("up", "--yes", "--skip-preview", "-s", stack)
+    interrupt_when(up, lambda: any(image_of(cluster, stack, name) == NEW_IMAGE for name in engines))
+    recover_from_kill(workspace, stack)
+    assert {name: image_of(cluster, stack, name) for name in engines} == dict.fromkeys(engines, NEW_IMAGE)
+    assert_converged(workspace, cluster, stack, e2e_tmp / "converged-cut-engines")
+
+
+def test_an_image_change_across_an_apiserver_restart_converges(
+    workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
+) -> None:
+    """The CLI lives through it and exits (its failure, if any, is the API server's absence): no lock is left, and
+    `pulumi refresh` then `pulumi up` converge."""
+    stack = "cut-apiserver"
+    copy_of(workspace, cluster, "dev", stack, offline_out)
+    workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1200).check()
+    workspace.run("config", "set", "--path", "motor_deploy_config.image_name", NEW_IMAGE, "-s", stack).check()
+    up = workspace.start("up", "--yes", "--skip-preview", "-s", stack)
+    while image_of(cluster, stack, "mindie-motor-kv-store") != NEW_IMAGE:
+        assert up.poll() is None, f"pulumi exited {up.returncode} before the store changed"
+    cluster.restart_apiserver()
+    up.wait(900)
+    assert lock_files(workspace) == []
+    workspace.run("refresh", "--yes", "-s", stack, timeout=900).check()
+    workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1200).check()
+    assert_converged(workspace, cluster, stack, e2e_tmp / "converged-cut-apiserver")
