@@ -271,7 +271,8 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSetting
     # A field a rule speaks about gets the rule's words only (one line per field).
     problems = [problem for problem in problems if problem.partition(": ")[0] not in {f.path for f in findings}]
     if problems or findings:
-        raise SettingsError(problems + [str(finding) for finding in findings], source)
+        fixes = {finding.path: finding.example for finding in findings if finding.example is not None}
+        raise SettingsError(problems + [str(finding) for finding in findings], source, fixes)
     return settings
 
 
