@@ -151,8 +151,22 @@ def _parse_declarations(project_file: Path, project_name: str, config: Any) -> l
     return declarations
 
 
+def stack_config_dir(project_dir: Path) -> Path | None:
+    """The folder stack files of the project in `project_dir` are read from (Pulumi.yaml's stackConfigDir); None
+    when `project_dir` holds no Pulumi.yaml."""
+    project_file = Path(project_dir) / "Pulumi.yaml"
+    if not project_file.is_file():
+        return None
+    project, _ = _read_yaml_mapping(project_file)
+    return _config_dir(project_file, project)
+
+
+def _config_dir(project_file: Path, project: dict[str, Any]) -> Path:
+    return project_file.parent / str(project.get("stackConfigDir") or ".")
+
+
 def _stack_file(project_file: Path, project: dict[str, Any], stack: str) -> Path:
-    config_dir = project_file.parent / str(project.get("stackConfigDir") or ".")
+    config_dir = _config_dir(project_file, project)
     stack_file = config_dir / f"Pulumi.{stack}.yaml"
     if not stack_file.is_file():
         existing = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in config_dir.glob("Pulumi.*.yaml"))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ from components.errors import SettingsError
 from components.settings_loader import load_from_motor_files, load_from_pulumi_config
 from kvpool.importer import ConversionError, convert, import_pair, stack_file_text
 from policies import rules
+from tests.program_runs import PROJECT_DIR
+from tests.test_examples import project_copy
 from tests.service_configs import IMAGE, as_motor_files, memcache_pool, mooncake_pool, plain_pd
 
 
@@ -355,3 +359,48 @@ def test_set_refuses_a_path_it_cannot_reach(path, message):
     with pytest.raises(ConversionError) as caught:
         convert(*as_motor_files(ucm_service()), {path: 1})
     assert str(caught.value) == message
+
+
+def run_import(tmp_path: Path, stacks_dir: Path, stack: str, cwd: Path):
+    import subprocess
+
+    service = plain_pd()
+    service["motor_deploy_config"]["job_id"] = "imported-svc"
+    user_path, env_path = write_pair(tmp_path / "src", service)
+    done = subprocess.run(
+        [sys.executable, "-m", "kvpool", "import", "--user-config", str(user_path), "--env-config", str(env_path),
+         "--stack", stack, "--stacks-dir", str(stacks_dir)],
+        capture_output=True, text=True, timeout=60, cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(PROJECT_DIR)},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
+def typed_python(cwd: Path) -> str:
+    """How the hint names this interpreter: relative to the folder the command ran in when inside it."""
+    absolute = Path(os.path.abspath(sys.executable))
+    return str(absolute.relative_to(cwd)) if absolute.is_relative_to(cwd) else str(absolute)
+
+
+def test_hint_after_import_into_another_project_previews_that_stack(tmp_path):
+    """The hint used to be `python -m kvpool preview --stack NAME`, which previews this repository's stack NAME."""
+    import shlex
+    import subprocess
+
+    project = project_copy(tmp_path)
+    hint = run_import(tmp_path, project / "stacks", "dev", PROJECT_DIR)
+    assert hint == f"next: {typed_python(PROJECT_DIR)} -m kvpool preview --stack dev --project-dir {project}"
+    command = shlex.split(hint.removeprefix("next: ")) + ["--out", str(tmp_path / "out"), "--no-policy"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=PROJECT_DIR)
+    assert done.returncode == 0, done.stderr
+    outputs = json.loads((tmp_path / "out" / "dev" / "outputs.json").read_text())
+    assert outputs["namespace"] == "imported-svc"  # the imported service, not this repository's dev
+
+
+def test_hint_after_import_outside_any_project_says_where_to_copy(tmp_path):
+    hint = run_import(tmp_path, tmp_path / "elsewhere", "svc", PROJECT_DIR)
+    assert hint == (
+        f"next: {tmp_path / 'elsewhere'} is no project's stack folder, so preview cannot read it there; copy "
+        f"Pulumi.svc.yaml into stacks/ and run {typed_python(PROJECT_DIR)} -m kvpool preview --stack svc"
+    )
