@@ -97,14 +97,8 @@ def _set_path(conversion: Conversion, path: str, value: Any) -> None:
         holder = _child(holder, step, following, path, walked)
         walked = _joined(walked, step)
     last = steps[-1]
-    if isinstance(last, int):
-        if not isinstance(holder, list) or not -len(holder) <= last < len(holder):
-            raise ConversionError(f"--set {path}: {_where(walked)} {_list_size(holder)}; [{last}] is not one of its items")
-        previous = holder[last]
-    else:
-        if not isinstance(holder, dict):
-            raise ConversionError(f"--set {path}: {_where(walked)} is not a section (it holds {holder!r})")
-        previous = holder.get(last, "<absent>")
+    _check_holds(holder, last, path, walked)
+    previous = holder[last] if isinstance(last, int) else holder.get(last, "<absent>")
     holder[last] = value
     conversion.notes.append(f"{path} set to {value!r} (--set; the file had {previous!r})")
 
@@ -127,14 +121,18 @@ def _path_steps(path: str) -> list[str | int]:
     return steps
 
 
-def _child(holder: Any, step: str | int, following: str | int, path: str, walked: str) -> Any:
+def _check_holds(holder: Any, step: str | int, path: str, walked: str) -> None:
+    """`holder` (reached by `walked`) is a list with item `step`, or a section when `step` is a key."""
     if isinstance(step, int):
         if not isinstance(holder, list) or not -len(holder) <= step < len(holder):
             raise ConversionError(f"--set {path}: {_where(walked)} {_list_size(holder)}; [{step}] is not one of its items")
-        return holder[step]
-    if not isinstance(holder, dict):
+    elif not isinstance(holder, dict):
         raise ConversionError(f"--set {path}: {_where(walked)} is not a section (it holds {holder!r})")
-    if step not in holder:
+
+
+def _child(holder: Any, step: str | int, following: str | int, path: str, walked: str) -> Any:
+    _check_holds(holder, step, path, walked)
+    if isinstance(step, str) and step not in holder:
         if isinstance(following, int):
             raise ConversionError(f"--set {path}: {_where(_joined(walked, step))} is absent, so it has no item [{following}]")
         holder[step] = {}
