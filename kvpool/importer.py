@@ -93,7 +93,7 @@ def _set_path(conversion: Conversion, path: str, value: Any) -> None:
     if not steps:
         raise ConversionError(f"--set {path}: name a field inside env, e.g. env.motor_common_env.NAME")
     walked = "env" if holder is conversion.env else ""
-    for step, following in zip(steps, steps[1:]):
+    for step, following in zip(steps[:-1], steps[1:], strict=True):
         holder = _child(holder, step, following, path, walked)
         walked = _joined(walked, step)
     last = steps[-1]
