@@ -73,7 +73,7 @@ CORPUS = [
     ("etcd-replicas-true", "mooncake-ha", ("kv_cache_store_config", "ha", "etcd", "replicas"), True,
      "kv_cache_store_config.ha.etcd.replicas: true is a boolean; write a number"),
     ("ratio-string", "mooncake-ha", ("kv_cache_store_config", "eviction_ratio"), "0.1",
-     'kv_cache_store_config.eviction_ratio: "0.1" is not a number; write one without quotes, e.g. 0.9 '
+     'kv_cache_store_config.eviction_ratio: "0.1" is not a number; write one without quotes, e.g. 0.4 '
      '(`pulumi config set --path` needs `--type float`)'),
     ("bool-yes", "ucm", ("motor_deploy_config", "storage", 0, "read_only"), "yes",
      'motor_deploy_config.storage[0].read_only: "yes" is not a boolean; write true or false'),
