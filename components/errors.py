@@ -30,9 +30,11 @@ def problem_report(source: str, problems: list[str], note: str = "") -> str:
 class SettingsError(KvpoolError):
     """The service configuration is invalid. `problems` holds one line per problem, each naming its field."""
 
-    def __init__(self, problems: list[str], source: str = "configuration") -> None:
+    def __init__(self, problems: list[str], source: str = "configuration", fixes: dict[str, object] | None = None) -> None:
         self.problems = list(problems)
         self.source = source
+        # dotted path -> a value that satisfies the rule broken there (policies.rules.Finding.example)
+        self.fixes = dict(fixes or {})
         super().__init__(problem_report(source, self.problems))
 
 

@@ -8,6 +8,7 @@ key, renamed keys the text of what to write instead; then the consistency rules 
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import re
@@ -123,6 +124,13 @@ def _unwrap(annotation: Any) -> list[Any]:
 
 def _known_keys(loc: tuple[Any, ...]) -> list[str]:
     """Field names of the section that holds `loc`'s last key (all union members, e.g. every backend)."""
+    candidates = _section_models(loc)
+    tag = next((element for element in reversed(loc[:-1]) if element in _UNION_TAGS), None)
+    return sorted({name for model in candidates for name in model.model_fields if tag is None or _has_tag(model, tag)})
+
+
+def _section_models(loc: tuple[Any, ...]) -> list[type[BaseModel]]:
+    """The models the section holding `loc`'s last key can be (every union member)."""
     candidates: list[type[BaseModel]] = [ServiceSettings]
     for element in loc[:-1]:
         if isinstance(element, int) or element in _UNION_TAGS:
@@ -136,8 +144,27 @@ def _known_keys(loc: tuple[Any, ...]) -> list[str]:
         if not nested:
             return []
         candidates = nested
-    tag = next((element for element in reversed(loc[:-1]) if element in _UNION_TAGS), None)
-    return sorted({name for model in candidates for name in model.model_fields if tag is None or _has_tag(model, tag)})
+    return candidates
+
+
+def _example(loc: tuple[Any, ...], kind: type) -> Any:
+    """A value to suggest for the field at `loc` that passes every rule and policy: the rules' own value where
+    they ask for more than the type, else the field's default, else a plain one."""
+    path = _format_loc(loc)
+    if path in _RULE_EXAMPLES:
+        return _RULE_EXAMPLES[path]
+    defaults = [
+        model.model_fields[loc[-1]].default for model in _section_models(loc) if loc[-1] in model.model_fields
+    ]
+    return next((value for value in defaults if type(value) is kind), _PLAIN_EXAMPLES[kind])
+
+
+# Values the advisory policy accepts (kvpool-configure-sustainable-mooncake-eviction); these fields have no default.
+_RULE_EXAMPLES = {
+    "kv_cache_store_config.eviction_high_watermark_ratio": rules.SUSTAINABLE_HIGH_WATERMARK,
+    "kv_cache_store_config.eviction_ratio": rules.SUSTAINABLE_EVICTION_RATIO,
+}
+_PLAIN_EXAMPLES = {int: 2, float: 0.5}
 
 
 def _has_tag(model: type[BaseModel], tag: str) -> bool:
@@ -184,7 +211,7 @@ def _describe(error: Mapping[str, Any]) -> str:
     if kind == "string_pattern_mismatch":
         message = _pattern_message(path, error.get("input"))
     if kind in _TYPE_MESSAGES:
-        message = _TYPE_MESSAGES[kind](error.get("input"))
+        message = _TYPE_MESSAGES[kind](error.get("input"), loc)
     # A section's validator names the key it is about first (`port: ...`): that key belongs to the path.
     field, separator, rest = message.partition(": ")
     if path and separator and _DOTTED_KEY.match(field) and not field[0].isupper():
@@ -199,16 +226,16 @@ def _written(value: Any) -> str:
 
 
 _TYPE_MESSAGES = {
-    "int_type": lambda value: (
+    "int_type": lambda value, loc: (
         f"{_written(value)} is {'a decimal number' if isinstance(value, float) else 'not a whole number'}; write a "
-        "whole number without quotes, e.g. 2"
+        f"whole number without quotes, e.g. {_example(loc, int)}"
     ),
     # `pulumi config set --path` stores a decimal as a string unless told `--type float` (it reads integers itself).
-    "float_type": lambda value: (
-        f"{_written(value)} is not a number; write one without quotes, e.g. 0.9"
+    "float_type": lambda value, loc: (
+        f"{_written(value)} is not a number; write one without quotes, e.g. {_example(loc, float)}"
         + (" (`pulumi config set --path` needs `--type float`)" if isinstance(value, str) else "")
     ),
-    "bool_type": lambda value: f"{_written(value)} is not a boolean; write true or false",
+    "bool_type": lambda value, loc: f"{_written(value)} is not a boolean; write true or false",
 }
 _DOTTED_KEY = re.compile(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$")
 
@@ -248,31 +275,77 @@ def _one_line_per_field(lines: list[str]) -> list[str]:
     return [key if reasons == [""] else f"{key}: {'; or '.join(reasons)}" for key, reasons in merged.items()]
 
 
-def _validate(raw: Mapping[str, Any], source: str, stack: str) -> ServiceSettings:
+# Errors of one field's value: the field can be left out to check the rest (its default takes its place).
+_FIELD_VALUE_ERRORS = {"extra_forbidden", "literal_error", "union_tag_invalid", "string_pattern_mismatch",
+                       "greater_than", "greater_than_equal", "less_than", "less_than_equal", *_TYPE_MESSAGES}
+
+
+def _validate(raw: Mapping[str, Any], source: str, stack: str, problems: list[str] | None = None) -> ServiceSettings:
+    """Every problem of the file in one report: the model's, then, with the fields the model refused left out,
+    the pass-through sections' and the rules' (none about a field left out: it was already reported)."""
     data = {key: value for key, value in raw.items() if not (key in _EMPTY_MEANS_ABSENT and value == {})}
     if isinstance(data.get("env"), Mapping):
         data["env"] = dict(data["env"])
-    problems = _apply_aliases(data)
-    try:
-        settings = ServiceSettings.model_validate(data, context={"stack": stack})
-    except ValidationError as error:
-        problems += _one_line_per_field([_describe(detail) for detail in error.errors()])
-        raise SettingsError(problems, source) from None
-    if problems:
+    problems = [*(problems or []), *_apply_aliases(data)]
+    settings, left_out = _model(data, stack, problems)
+    if settings is None:  # a refusal no default can stand in for: the pass-through sections are still checked
+        problems += _unreported(check_passthrough_sections(data), problems)
         raise SettingsError(problems, source)
     hybrid = {side: getattr(settings, rules.engine_section(side)).hybrid_attention for side in rules.SIDES}
     owns_store = settings.kv_cache_store_config is None or settings.kv_cache_store_config.target_stack is None
     user_config, env_sections = settings.user_config(), settings.env_sections()
-    problems = check_passthrough_sections(user_config)
+    passthrough = check_passthrough_sections(user_config)
     findings = rules.check_service(user_config, env_sections, hybrid, owns_store)
     for section, values in env_sections.items():
         findings += rules.check_plaintext_secrets(values, f"env.{section}")
     findings += rules.check_plaintext_config_secrets(user_config)
+    findings = [finding for finding in findings if not _under(finding.path, left_out)]
     # A field a rule speaks about gets the rule's words only (one line per field).
-    problems = [problem for problem in problems if problem.partition(": ")[0] not in {f.path for f in findings}]
-    if problems or findings:
-        raise SettingsError(problems + [str(finding) for finding in findings], source)
+    passthrough = [problem for problem in passthrough if problem.partition(": ")[0] not in {f.path for f in findings}]
+    problems += _unreported(passthrough, problems) + [str(finding) for finding in findings]
+    if problems:
+        fixes = {finding.path: finding.example for finding in findings if finding.example is not None}
+        raise SettingsError(problems, source, fixes)
     return settings
+
+
+def _model(data: dict[str, Any], stack: str, problems: list[str]) -> tuple[ServiceSettings | None, list[str]]:
+    """The model of `data`; when it refuses fields' values, their problems join `problems` and the model is made
+    again without those fields (the paths left out come back). None when that is not enough."""
+    try:
+        return ServiceSettings.model_validate(data, context={"stack": stack}), []
+    except ValidationError as error:
+        details = error.errors()
+    problems += _one_line_per_field([_describe(detail) for detail in details])
+    if any(detail["type"] not in _FIELD_VALUE_ERRORS for detail in details):
+        return None, []
+    pruned = copy.deepcopy(data)
+    for detail in details:
+        _drop(pruned, detail["loc"])
+    try:
+        return ServiceSettings.model_validate(pruned, context={"stack": stack}), [_format_loc(d["loc"]) for d in details]
+    except ValidationError:
+        return None, []
+
+
+def _drop(data: Any, loc: tuple[Any, ...]) -> None:
+    """Remove the value at `loc` from the raw data, skipping the union members' tags pydantic adds to a location."""
+    *parents, last = [element for element in loc if element not in _UNION_TAGS and element != "[key]"]
+    holder = data
+    for element in parents:
+        if isinstance(holder, dict) and element in holder or isinstance(holder, list) and isinstance(element, int):
+            holder = holder[element]
+    if isinstance(holder, dict):
+        holder.pop(last, None)
+
+
+def _under(path: str, prefixes: list[str]) -> bool:
+    return any(path == prefix or path.startswith((f"{prefix}.", f"{prefix}[")) for prefix in prefixes)
+
+
+def _unreported(lines: list[str], reported: list[str]) -> list[str]:
+    paths = {line.partition(": ")[0] for line in reported}
+    return [line for line in lines if line.partition(": ")[0] not in paths]
 
 
 def load_from_pulumi_config(values: Mapping[str, Any], stack: str, source: str | None = None) -> ServiceSettings:
@@ -287,9 +360,8 @@ def load_from_pulumi_config(values: Mapping[str, Any], stack: str, source: str |
         hint = f"; did you mean {PROJECT}:{close[0]}?" if close else f"; known keys: {', '.join(PULUMI_CONFIG_KEYS)}"
         problems.append(f"{PROJECT}:{key}: unknown configuration key{hint}")
     source = source or f"stack {stack!r}"
-    if problems:
-        raise SettingsError(problems, source)
-    return _validate(values, source, stack)
+    known = {key: value for key, value in values.items() if key not in unknown}
+    return _validate(known, source, stack, problems)
 
 
 def load_from_motor_files(

@@ -9,10 +9,13 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from components.input_files import InputFileError, loads_yaml
 from kvpool.importer import ConversionError, import_pair
+from kvpool.stack_config import stack_config_dir
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -56,5 +59,33 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {target}")
     for note in conversion.notes:
         print(f"  - {note}")
-    print(f"next: python -m kvpool preview --stack {args.stack}")
+    print(next_step(target, args.stack))
     return 0
+
+
+def next_step(target: Path, stack: str) -> str:
+    """The preview command that reads `target`: preview finds a stack file in its project's stackConfigDir only."""
+    command = f"{_interpreter()} -m kvpool preview --stack {stack}"
+    folder = target.parent.resolve()
+    for project in (Path.cwd().resolve(), folder.parent):
+        config_dir = stack_config_dir(project)
+        if config_dir is not None and config_dir.resolve() == folder:
+            where = "" if project == Path.cwd().resolve() else f" --project-dir {_shown(project)}"
+            return f"next: {command}{where}"
+    home = stack_config_dir(Path.cwd())
+    into = f"into {_shown(home.resolve())}/ " if home is not None else "into the stack folder of a Pulumi project "
+    return (f"next: {_shown(folder)} is no project's stack folder, so preview cannot read it there; copy "
+            f"{target.name} {into}and run {command}")
+
+
+def _interpreter() -> str:
+    """This Python as the user can type it again: relative to the current folder when inside it (venv/bin/python)."""
+    return _shown(Path(sys.executable))
+
+
+def _shown(path: Path) -> str:
+    absolute = Path(os.path.abspath(path))
+    try:
+        return str(absolute.relative_to(Path.cwd())) or "."
+    except ValueError:
+        return str(absolute)

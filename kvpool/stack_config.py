@@ -149,6 +149,16 @@ def _parse_declarations(project_file: Path, project_name: str, config: Any) -> l
     return declarations
 
 
+def stack_config_dir(project_dir: Path) -> Path | None:
+    """The folder stack files of the project in `project_dir` are read from (Pulumi.yaml's stackConfigDir); None
+    when `project_dir` holds no Pulumi.yaml."""
+    project_file = Path(project_dir) / "Pulumi.yaml"
+    if not project_file.is_file():
+        return None
+    project, _ = _read_yaml_mapping(project_file)
+    return _stack_config_dir(project_file, project)
+
+
 def stack_names(project_dir: Path) -> list[str]:
     """The stacks that have a stack file in the project's stackConfigDir, sorted."""
     project_file = _project_file(project_dir)

@@ -21,23 +21,36 @@ EXAMPLES = sorted(str(path.parent.relative_to(MOTOR_EXAMPLES)) for path in MOTOR
 needs_motor_examples = pytest.mark.skipif(
     not EXAMPLES, reason=f"no Motor examples at {MOTOR_EXAMPLES} (set MOTOR_EXAMPLES to reference/motor-examples)"
 )
+# The older generation's examples: examples/infer_engines/ of Ascend/MindIE-PyMotor 7d15c04 (kv_cache_pool_config,
+# SchedulerConfig.deploy_mode), the same layout.
+MOTOR_OLDER_EXAMPLES = Path(
+    os.environ.get("MOTOR_OLDER_EXAMPLES") or PROJECT_DIR.parent / "shared" / "reference" / "motor-examples-7d15c04"
+)
+OLDER_EXAMPLES = sorted(
+    str(path.parent.relative_to(MOTOR_OLDER_EXAMPLES)) for path in MOTOR_OLDER_EXAMPLES.glob("**/user_config.json")
+)
+needs_older_examples = pytest.mark.skipif(
+    not OLDER_EXAMPLES,
+    reason=f"no older Motor examples at {MOTOR_OLDER_EXAMPLES} (set MOTOR_OLDER_EXAMPLES to a copy of "
+    "examples/infer_engines/ of Ascend/MindIE-PyMotor 7d15c04)",
+)
 # Motor's examples leave these as "<请按实际情况填写...>" placeholders; the README's import command fills them.
 FILL = {
     "motor_deploy_config.image_name": "registry.local/mindie-motor-vllm:3.0.0",
     "motor_deploy_config.weight_mount_path": "/mnt/weight",
 }
-# Mooncake pools of the older guide: alloc_in_same_node imports (renamed), the missing eviction ratios do not.
-ALLOC = (
-    "kv_cache_store_config.eviction_high_watermark_ratio: is required for backend 'mooncake' (the pool usage at "
-    "which mooncake_master starts evicting); set a value in (0, 1], e.g. 0.6 (the seed suggests 0.9, which let only "
-    "40-54% of a fast writer's puts through on the real master: bench/results/eviction.md).",
-    "kv_cache_store_config.eviction_ratio: is required for backend 'mooncake' (the fraction of the pool freed per "
-    "eviction); set a value in [0, 1], e.g. 0.4 (the seed suggests 0.1).",
+# Mooncake pools of the older guide set no eviction ratios: imported with mooncake_master's defaults, said in a note.
+MASTER_DEFAULTS_NOTE = (
+    "kv_cache_store_config: eviction_high_watermark_ratio 0.9, eviction_ratio 0.05 written: the file sets none, and "
+    "these are mooncake_master's own defaults, which that generation of deploy.py ran with; once engines use the pool "
+    "(AscendStoreConnector), the preview's advisory says what to change"
+)
+WITH_MASTER_DEFAULTS = {"vllm/models/GLM/5", "vllm/models/deepseek/v3_2", "vllm/models/qwen/3/30b"}
+UCM_POSIX = (
+    "motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[1]."
+    "kv_connector_extra_config.ucm_connectors[0].ucm_connector_config.posix_capacity_gb"
 )
 REFUSED = {
-    "vllm/models/GLM/5": ALLOC,
-    "vllm/models/deepseek/v3_2": ALLOC,
-    "vllm/models/qwen/3/30b": ALLOC,
     "vllm/pd_hybrid": (
         "motor_engine_union_config: this is a PD-hybrid (union) service; motor-kvpool deploys disaggregated prefill "
         "and decode with a KV pool, so there is nothing to import. Keep it on deploy.py, or rewrite it as "
@@ -48,12 +61,13 @@ REFUSED = {
         "motor-kvpool deploys each role as its own workload: write multi_deployment or infer_service_set"
     ),
     "vllm/ucm_pd": (
-        "motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[1]."
-        "kv_connector_extra_config.ucm_connectors[0].ucm_connector_config.posix_capacity_gb: is 1024 GiB but the "
-        "volume it writes to is 512Gi; keep it below the volume size so UCM's garbage collection runs before the "
-        "volume is full."
+        f"{UCM_POSIX}: is 1024 GiB but the volume it writes to is 512Gi; keep it below the volume size so UCM's "
+        "garbage collection runs before the volume is full, e.g. 460.",
+        f"fix them while importing: --set {UCM_POSIX}=460",
     ),
 }
+# The older generation: the same two are not disaggregated services.
+OLDER_REFUSED = {example: REFUSED[example] for example in ("vllm/pd_hybrid", "vllm/single_container")}
 
 
 def test_there_are_examples_for_every_backend_and_mode():
@@ -88,21 +102,67 @@ def project_copy(tmp_path: Path) -> Path:
     return project
 
 
+def import_and_preview(
+    corpus: Path, example: str, tmp_path: Path, refused: dict, fill: dict = FILL, with_policies: bool = False
+):
+    """Import Motor's pair into an empty project and preview it (with the policy pack: `with_policies`); None when
+    refused with exactly `refused`'s words."""
+    folder = corpus / example
+    project = project_copy(tmp_path)
+    try:
+        _, conversion = import_pair(folder / "user_config.json", folder / "env.json", "imported", project / "stacks", fill)
+    except KvpoolError as error:
+        problems = getattr(error, "problems", [str(error)])
+        expected = refused.get(example, "<expected to import>")
+        assert problems == (list(expected) if isinstance(expected, tuple) else [expected])
+        return None
+    assert example not in refused
+    pack = PROJECT_DIR / "policies" if with_policies else None
+    result = preview(project, "imported", tmp_path / "out", policy_pack=pack)
+    assert result.validation.validated
+    return conversion, result
+
+
+def advisories(result) -> list[tuple[str, str]]:
+    return [(v.policy_name, v.detail) for v in result.policy_report.violations if v.enforcement_level == "advisory"]
+
+
 @needs_motor_examples
 @pytest.mark.parametrize("example", EXAMPLES or ["<none>"])
 def test_motor_example_imports_and_previews_or_is_refused_precisely(example, tmp_path):
-    folder = MOTOR_EXAMPLES / example
-    project = project_copy(tmp_path)
-    try:
-        import_pair(folder / "user_config.json", folder / "env.json", "imported", project / "stacks", FILL)
-    except KvpoolError as error:
-        problems = getattr(error, "problems", [str(error)])
-        expected = REFUSED.get(example, "<expected to import>")
-        assert problems == (list(expected) if isinstance(expected, tuple) else [expected])
+    with_defaults = example in WITH_MASTER_DEFAULTS
+    imported = import_and_preview(MOTOR_EXAMPLES, example, tmp_path, REFUSED, with_policies=with_defaults)
+    if imported is None:
         return
-    assert example not in REFUSED
-    result = preview(project, "imported", tmp_path / "out")
-    assert result.validation.validated
+    conversion, result = imported
+    assert (MASTER_DEFAULTS_NOTE in conversion.notes) == with_defaults
+    if with_defaults:
+        # Their engines transfer P/D only (MooncakeConnectorV1, MooncakeLayerwiseConnector): nothing fills the pool.
+        assert advisories(result) == []
+
+
+@needs_motor_examples
+def test_19_of_motors_22_examples_import():
+    assert len(EXAMPLES) - len(REFUSED) == 19
+
+
+@needs_motor_examples
+def test_the_ucm_examples_refusal_names_the_set_that_fixes_it(tmp_path):
+    fixed = {**FILL, UCM_POSIX: 460}
+    conversion, result = import_and_preview(MOTOR_EXAMPLES, "vllm/ucm_pd", tmp_path, {}, fixed, with_policies=True)
+    assert conversion.notes[-1] == f"{UCM_POSIX} set to 460 (--set; the file had 1024)"
+    assert result.policy_report.mandatory == []
+
+
+@needs_older_examples
+@pytest.mark.parametrize("example", OLDER_EXAMPLES or ["<none>"])
+def test_older_motor_example_imports_and_previews_or_is_refused_precisely(example, tmp_path):
+    import_and_preview(MOTOR_OLDER_EXAMPLES, example, tmp_path, OLDER_REFUSED)
+
+
+@needs_older_examples
+def test_7_of_motors_9_older_examples_import():
+    assert (len(OLDER_EXAMPLES), len(OLDER_REFUSED)) == (9, 2)
 
 
 @pytest.mark.parametrize("stack", ["mooncake-ha", "service-set"])

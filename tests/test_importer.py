@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,10 @@ import yaml
 from components.errors import SettingsError
 from components.settings_loader import load_from_motor_files, load_from_pulumi_config
 from kvpool.importer import ConversionError, convert, import_pair, stack_file_text
-from tests.service_configs import as_motor_files, memcache_pool, mooncake_pool, plain_pd
+from policies import rules
+from tests.program_runs import PROJECT_DIR
+from tests.test_examples import project_copy
+from tests.service_configs import IMAGE, as_motor_files, memcache_pool, mooncake_pool, plain_pd
 
 
 def write_pair(folder: Path, service: dict) -> tuple[Path, Path]:
@@ -215,3 +220,187 @@ def test_hybrid_connector_declares_hybrid_attention():
     ]
     settings = load_from_motor_files(conversion.user_config, conversion.env, "svc")
     assert "hybrid_attention" not in settings.user_config()["motor_engine_prefill_config"]  # not Motor's key
+
+
+def test_legacy_pool_without_eviction_gets_the_masters_defaults_and_the_advisory_flags_them():
+    service = mooncake_pool()
+    store = service.pop("kv_cache_store_config")
+    del store["backend"], store["eviction_high_watermark_ratio"], store["eviction_ratio"]
+    store["metadata_server"] = "P2PHANDSHAKE"
+    service["kv_cache_pool_config"] = store
+    conversion = convert(*as_motor_files(service))
+    imported = conversion.user_config["kv_cache_store_config"]
+    assert (imported["eviction_high_watermark_ratio"], imported["eviction_ratio"]) == (0.9, 0.05)
+    assert conversion.notes[3] == (
+        "kv_cache_store_config: eviction_high_watermark_ratio 0.9, eviction_ratio 0.05 written: the file sets none, "
+        "and these are mooncake_master's own defaults, which that generation of deploy.py ran with; once engines use "
+        "the pool (AscendStoreConnector), the preview's advisory says what to change"
+    )
+    settings = load_from_motor_files(conversion.user_config, conversion.env, "svc")
+    user_config = settings.user_config()
+    transfers = {side: user_config[f"motor_engine_{side}_config"]["engine_config"]["kv_transfer_config"]
+                 for side in ("prefill", "decode")}
+    [advice] = rules.check_mooncake_eviction_headroom(user_config["kv_cache_store_config"], transfers)
+    assert str(advice).startswith("kv_cache_store_config.eviction_high_watermark_ratio: 0.9/0.05 (watermark/eviction")
+
+
+def test_a_current_store_without_eviction_is_still_refused(tmp_path):
+    """deploy.py refuses a kv_cache_store_config Mooncake pool without ratios (lib/generator/kv_cache_store.py:53-62)."""
+    service = mooncake_pool()
+    del service["kv_cache_store_config"]["eviction_ratio"]
+    user_path, env_path = write_pair(tmp_path, service)
+    with pytest.raises(SettingsError) as caught:
+        import_pair(user_path, env_path, "svc", tmp_path / "stacks")
+    assert caught.value.problems == [
+        "kv_cache_store_config.eviction_ratio: is required for backend 'mooncake' (the fraction of the pool freed per "
+        "eviction); set a value in [0, 1], e.g. 0.4 (the seed suggests 0.1).",
+        "fix them while importing: --set kv_cache_store_config.eviction_ratio=0.4",
+    ]
+
+
+def test_older_scheduler_deploy_mode_is_dropped_with_a_note():
+    service = plain_pd()
+    service["motor_coordinator_config"] = {"scheduler_config": {"deploy_mode": "cpcd_separate"}}
+    conversion = convert(*as_motor_files(service))
+    assert conversion.user_config["motor_coordinator_config"] == {"scheduler_config": {}}
+    assert conversion.notes[-1] == (
+        "motor_coordinator_config.scheduler_config.deploy_mode (cpcd_separate) dropped: Motor's SchedulerConfig no "
+        "longer has it (Motor ignores it); prefill and decode are deployed apart as motor_deploy_config.deploy_mode says"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("create_namespace", "false", False),
+        ("vllm_ascend_version", "v0.17.0rc2", "v0.17.0rc2"),
+        ("motor_deployer_dir", "/opt/motor/examples/deployer", "/opt/motor/examples/deployer"),
+        ("cluster_domain", "example.internal", "example.internal"),
+    ],
+)
+def test_set_of_a_switch_is_written_to_the_stack(tmp_path, key, value, expected):
+    """--set create_namespace=false said "set to False" and wrote nothing (issue 22 item 1)."""
+    from kvpool.cli import main
+
+    user_path, env_path = write_pair(tmp_path, plain_pd())
+    stacks = tmp_path / "stacks"
+    assert main(["import", "--user-config", str(user_path), "--env-config", str(env_path), "--stack", "svc",
+                 "--stacks-dir", str(stacks), "--set", f"{key}={value}"]) == 0
+    assert stack_values(stacks / "Pulumi.svc.yaml")[key] == expected
+    assert getattr(load_from_pulumi_config(stack_values(stacks / "Pulumi.svc.yaml"), "svc"), key) == expected
+
+
+def test_set_of_env_writes_env_json():
+    conversion = convert(*as_motor_files(plain_pd()), {"env.motor_common_env.HCCL_BUFFSIZE": "512"})
+    assert conversion.env["motor_common_env"]["HCCL_BUFFSIZE"] == "512"
+    assert "env" not in conversion.user_config
+    assert conversion.notes[-1] == "env.motor_common_env.HCCL_BUFFSIZE set to '512' (--set; the file had '<absent>')"
+
+
+UCM_CONNECTOR = (
+    "motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[1]."
+    "kv_connector_extra_config.ucm_connectors[0].ucm_connector_config"
+)
+
+
+def ucm_service() -> dict:
+    service = plain_pd()
+    ucm = {"ucm_connector_name": "UcmNfsStore", "ucm_connector_config": {"posix_capacity_gb": 1024}}
+    service["motor_engine_prefill_config"]["engine_config"]["kv_transfer_config"] = {
+        "kv_connector": "MultiConnector",
+        "kv_connector_extra_config": {"connectors": [
+            {"kv_connector": "MooncakeConnectorV1"},
+            {"kv_connector": "UCMConnector", "kv_connector_extra_config": {"ucm_connectors": [ucm]}},
+        ]},
+    }
+    return service
+
+
+def test_set_takes_the_paths_errors_print():
+    conversion = convert(*as_motor_files(ucm_service()), {f"{UCM_CONNECTOR}.posix_capacity_gb": 460})
+    connectors = conversion.user_config["motor_engine_prefill_config"]["engine_config"]["kv_transfer_config"][
+        "kv_connector_extra_config"]["connectors"]
+    ucm = connectors[1]["kv_connector_extra_config"]["ucm_connectors"][0]
+    assert ucm["ucm_connector_config"] == {"posix_capacity_gb": 460}
+    assert conversion.notes[-1] == f"{UCM_CONNECTOR}.posix_capacity_gb set to 460 (--set; the file had 1024)"
+
+
+def test_set_takes_a_quoted_key():
+    conversion = convert(*as_motor_files(plain_pd()), {"motor_controller_config['a.b']": 1})
+    assert conversion.user_config["motor_controller_config"]["a.b"] == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        (
+            "motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[2].x",
+            "--set motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[2].x: "
+            "motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors has 2 "
+            "items; [2] is not one of its items",
+        ),
+        (
+            "motor_deploy_config[0]",
+            "--set motor_deploy_config[0]: motor_deploy_config is not a list; [0] is not one of its items",
+        ),
+        (
+            "motor_deploy_config.image_name.x",
+            f"--set motor_deploy_config.image_name.x: motor_deploy_config.image_name is not a section (it holds {IMAGE!r})",
+        ),
+        (
+            "motor_deploy_config.storage[0].size",
+            "--set motor_deploy_config.storage[0].size: motor_deploy_config.storage is absent, so it has no item [0]",
+        ),
+        ("a[0]b", "--set a[0]b: cannot read the path at 'b'; write keys.like[0].this"),
+        ("env", "--set env: name a field inside env, e.g. env.motor_common_env.NAME"),
+    ],
+)
+def test_set_refuses_a_path_it_cannot_reach(path, message):
+    with pytest.raises(ConversionError) as caught:
+        convert(*as_motor_files(ucm_service()), {path: 1})
+    assert str(caught.value) == message
+
+
+def run_import(tmp_path: Path, stacks_dir: Path, stack: str, cwd: Path):
+    import subprocess
+
+    service = plain_pd()
+    service["motor_deploy_config"]["job_id"] = "imported-svc"
+    user_path, env_path = write_pair(tmp_path / "src", service)
+    done = subprocess.run(
+        [sys.executable, "-m", "kvpool", "import", "--user-config", str(user_path), "--env-config", str(env_path),
+         "--stack", stack, "--stacks-dir", str(stacks_dir)],
+        capture_output=True, text=True, timeout=60, cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(PROJECT_DIR)},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
+def typed_python(cwd: Path) -> str:
+    """How the hint names this interpreter: relative to the folder the command ran in when inside it."""
+    absolute = Path(os.path.abspath(sys.executable))
+    return str(absolute.relative_to(cwd)) if absolute.is_relative_to(cwd) else str(absolute)
+
+
+def test_hint_after_import_into_another_project_previews_that_stack(tmp_path):
+    """The hint used to be `python -m kvpool preview --stack NAME`, which previews this repository's stack NAME."""
+    import shlex
+    import subprocess
+
+    project = project_copy(tmp_path)
+    hint = run_import(tmp_path, project / "stacks", "dev", PROJECT_DIR)
+    assert hint == f"next: {typed_python(PROJECT_DIR)} -m kvpool preview --stack dev --project-dir {project}"
+    command = shlex.split(hint.removeprefix("next: ")) + ["--out", str(tmp_path / "out"), "--no-policy"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=PROJECT_DIR)
+    assert done.returncode == 0, done.stderr
+    outputs = json.loads((tmp_path / "out" / "dev" / "outputs.json").read_text())
+    assert outputs["namespace"] == "imported-svc"  # the imported service, not this repository's dev
+
+
+def test_hint_after_import_outside_any_project_says_where_to_copy(tmp_path):
+    hint = run_import(tmp_path, tmp_path / "elsewhere", "svc", PROJECT_DIR)
+    assert hint == (
+        f"next: {tmp_path / 'elsewhere'} is no project's stack folder, so preview cannot read it there; copy "
+        f"Pulumi.svc.yaml into stacks/ and run {typed_python(PROJECT_DIR)} -m kvpool preview --stack svc"
+    )

@@ -36,6 +36,10 @@ def problems_of(service) -> list[str]:
 def test_a_typo_in_a_motor_section_is_refused_with_the_nearest_key(section, typo, expected):
     service = plain_pd()
     service[section] = typo
+    if section == "kv_conductor_config":  # a conductor needs the prefill's KV events: reported in the same run
+        service["motor_engine_prefill_config"]["engine_config"]["kv-events-config"] = {
+            "publisher": "zmq", "enable_kv_cache_events": True, "endpoint": "tcp://*:5557", "topic": "kv-events",
+        }
     assert problems_of(service) == [expected]
 
 

@@ -22,7 +22,7 @@ def test_defaults_are_filled_in():
     settings = json.loads(done.stdout)
     assert settings["user_config"]["motor_deploy_config"]["job_id"] == "dev"
     assert settings["user_config"]["kv_cache_store_config"]["local_service_mode"] == "inprocess"
-    assert settings["engine_env"]["decode"] == {
+    assert settings["role_env"]["decode"] == {
         "PYTHONHASHSEED": "0", "ASCEND_CONNECT_TIMEOUT": "10000", "ASCEND_TRANSFER_TIMEOUT": "10000",
         "HCCL_INTRA_ROCE_ENABLE": "1",
     }
@@ -36,7 +36,50 @@ def test_one_section():
     assert json.loads(done.stdout)["store_mode"] == "standalone"
     missing = kvpool("settings", "--stack", "dev", "--section", "kv_cache_stor_config")
     assert missing.returncode == 1
-    assert missing.stderr.startswith("error: --section kv_cache_stor_config: not in the settings; known: version, ")
+    assert missing.stderr == (
+        "error: --section kv_cache_stor_config: not in the settings; known: version, motor_deploy_config, "
+        "motor_controller_config, motor_coordinator_config, motor_engine_prefill_config, motor_engine_decode_config, "
+        "kv_cache_store_config, env\n"
+    )
+
+
+def test_store_section_holds_the_users_own_keys_too():
+    """The section left out what only the store's deployment reads (ha, protect, service_monitor, ...), though the
+    stack file sets them in that section."""
+    stack = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.mooncake-ha.yaml").read_text())
+    written = stack["config"]["motor-kvpool:kv_cache_store_config"]
+    done = kvpool("settings", "--stack", "mooncake-ha", "--section", "kv_cache_store_config")
+    section = json.loads(done.stdout)
+    assert sorted(set(written) - set(section)) == []
+    assert {key: section[key] for key in written if key != "ha"} == {k: v for k, v in written.items() if k != "ha"}
+    assert written["ha"] == {"master_replicas": 2, "etcd": {"replicas": 3}}
+    assert section["ha"] == {"master_replicas": 2, "etcd": {
+        "replicas": 3, "image": "registry.k8s.io/etcd:3.5.15-0", "port": 2379, "peer_port": 2380, "storage_size": "1Gi",
+    }}
+
+
+def test_env_section_and_every_roles_env(tmp_path):
+    for name in ("Pulumi.yaml", "__main__.py"):
+        (tmp_path / name).write_text((PROJECT_DIR / name).read_text())
+    (tmp_path / "stacks").mkdir()
+    stack = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.dev.yaml").read_text())
+    stack["config"]["motor-kvpool:env"] = {
+        "motor_common_env": {"LOG_LEVEL": "info"},
+        "motor_controller_env": {"CONTROLLER_FLAG": "1"},
+        "motor_coordinator_env": {"LOG_LEVEL": "debug"},
+    }
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump(stack))
+    env = json.loads(kvpool("settings", "--stack", "dev", "--section", "env", "--project-dir", str(tmp_path)).stdout)
+    assert env["motor_controller_env"] == {"CONTROLLER_FLAG": "1"}
+    assert env["motor_engine_prefill_env"] == {
+        "PYTHONHASHSEED": "0", "ASCEND_CONNECT_TIMEOUT": "10000", "ASCEND_TRANSFER_TIMEOUT": "10000",
+    }
+    roles = json.loads(kvpool("settings", "--stack", "dev", "--project-dir", str(tmp_path)).stdout)["role_env"]
+    assert roles["controller"] == {"LOG_LEVEL": "info", "CONTROLLER_FLAG": "1"}
+    assert roles["coordinator"] == {"LOG_LEVEL": "debug"}
+    assert roles["prefill"]["LOG_LEVEL"] == "info"
+
+
 
 
 def test_secret_env_is_listed_by_name_only(tmp_path):

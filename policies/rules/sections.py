@@ -25,6 +25,9 @@ class Finding:
 
     path: str
     message: str
+    # A value of `path` that satisfies the rule, when one follows from the configuration (`kvpool import` offers it
+    # as `--set path=example`); the message says it too.
+    example: Any = None
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"

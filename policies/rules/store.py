@@ -64,6 +64,7 @@ def check_mooncake_eviction(store: Mapping[str, Any]) -> list[Finding]:
                 "is required for backend 'mooncake' (the pool usage at which mooncake_master starts evicting); "
                 "set a value in (0, 1], e.g. 0.6 (the seed suggests 0.9, which let only 40-54% of a fast writer's "
                 "puts through on the real master: bench/results/eviction.md).",
+                example=SUSTAINABLE_HIGH_WATERMARK,
             )
         )
     elif not 0 < high <= 1:
@@ -71,6 +72,7 @@ def check_mooncake_eviction(store: Mapping[str, Any]) -> list[Finding]:
             Finding(
                 "kv_cache_store_config.eviction_high_watermark_ratio",
                 f"is {high}; it must be in (0, 1] (a fraction of the pool), e.g. 0.6.",
+                example=SUSTAINABLE_HIGH_WATERMARK,
             )
         )
     if ratio is None:
@@ -79,6 +81,7 @@ def check_mooncake_eviction(store: Mapping[str, Any]) -> list[Finding]:
                 "kv_cache_store_config.eviction_ratio",
                 "is required for backend 'mooncake' (the fraction of the pool freed per eviction); set a value "
                 "in [0, 1], e.g. 0.4 (the seed suggests 0.1).",
+                example=SUSTAINABLE_EVICTION_RATIO,
             )
         )
     elif not 0 <= ratio <= 1:
@@ -86,6 +89,7 @@ def check_mooncake_eviction(store: Mapping[str, Any]) -> list[Finding]:
             Finding(
                 "kv_cache_store_config.eviction_ratio",
                 f"is {ratio}; mooncake_master exits unless 0 <= eviction_ratio <= 1; use e.g. 0.4.",
+                example=SUSTAINABLE_EVICTION_RATIO,
             )
         )
     return findings

@@ -8,6 +8,10 @@ from typing import Any, Mapping
 from .sections import MULTI_CONNECTOR, SIDES, UCM_CONNECTOR, Finding, connectors_of, kv_transfer_path
 from .units import k8s_quantity_bytes
 
+# The Posix budget suggested for a volume: any budget below it passes; a tenth of headroom lets the garbage
+# collector run before the volume fills.
+POSIX_SHARE_OF_VOLUME = 0.9
+
 
 def check_ucm_placement(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
     """UCMConnector only on prefill, only as connectors[1] of a MultiConnector (seed 000 UCM section; Motor
@@ -72,9 +76,11 @@ def check_ucm_storage(
         sizes = [mounts[b].get("size") for b in backends if b in mounts and mounts[b].get("size")]
         for size in sizes:
             if isinstance(posix_gb, (int, float)) and posix_gb * 2**30 >= k8s_quantity_bytes(size):
+                below = math.floor(k8s_quantity_bytes(size) * POSIX_SHARE_OF_VOLUME / 2**30)
                 findings.append(Finding(
                     f"{path}.posix_capacity_gb",
                     f"is {posix_gb} GiB but the volume it writes to is {size}; keep it below the volume size "
-                    f"so UCM's garbage collection runs before the volume is full.",
+                    f"so UCM's garbage collection runs before the volume is full, e.g. {below}.",
+                    example=below,
                 ))
     return findings

@@ -1,0 +1,68 @@
+"""Every problem of a stack in one run: a refused value, a top-level typo or a pass-through key hides no other
+problem of the file (issue 22 item 3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.errors import SettingsError
+from components.settings_loader import load_from_motor_files, load_from_pulumi_config
+from tests.service_configs import as_motor_files, mooncake_pool
+
+QUOTED_RATIO = (
+    'kv_cache_store_config.eviction_ratio: "0.4" is not a number; write one without quotes, e.g. 0.4 '
+    "(`pulumi config set --path` needs `--type float`)"
+)
+WATERMARK_OUT_OF_RANGE = (
+    "kv_cache_store_config.eviction_high_watermark_ratio: is 1.5; it must be in (0, 1] (a fraction of the pool), e.g. 0.6."
+)
+
+
+def problems_of(service: dict) -> list[str]:
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(service, "svc")
+    return caught.value.problems
+
+
+def test_a_quoted_number_does_not_hide_an_out_of_range_value_beside_it():
+    service = mooncake_pool()
+    service["kv_cache_store_config"].update(eviction_ratio="0.4", eviction_high_watermark_ratio=1.5)
+    assert problems_of(service) == [QUOTED_RATIO, WATERMARK_OUT_OF_RANGE]
+
+
+def test_a_top_level_typo_hides_no_other_problem():
+    service = mooncake_pool()
+    service["kv_cache_stor_config"] = {"backend": "mooncake"}
+    service["motor_deploy_config"]["p_instance_num"] = 2
+    service["motor_coordinator_config"] = {"scheduler_config": {"scheduler_typ": "load_balance"}}
+    service["motor_engine_decode_config"]["engine_config"]["enforce-eager"] = "yes"
+    service["kv_cache_store_config"].update(eviction_ratio="0.4", eviction_high_watermark_ratio=1.5)
+    assert problems_of(service) == [
+        "motor-kvpool:kv_cache_stor_config: unknown configuration key; did you mean motor-kvpool:kv_cache_store_config?",
+        "motor_deploy_config.p_instance_num: unknown key; did you mean 'p_instances_num'?",
+        QUOTED_RATIO,
+        "motor_coordinator_config.scheduler_config.scheduler_typ: unknown key; did you mean 'scheduler_type'?",
+        'motor_engine_decode_config.engine_config.enforce-eager: "yes" is a string, but vLLM 0.17.0\'s '
+        "--enforce-eager takes true or false",
+        WATERMARK_OUT_OF_RANGE,
+    ]
+
+
+def test_a_refusal_no_default_can_replace_still_reports_the_pass_through_sections():
+    """A missing required field leaves no model to run the rules on; the pass-through sections are checked anyway."""
+    service = mooncake_pool()
+    del service["motor_deploy_config"]["image_name"]
+    service["motor_controller_config"] = {"fault_tolerance_config": {"enable_fault_toleranc": False}}
+    assert problems_of(service) == [
+        "motor_deploy_config.image_name: required; add it",
+        "motor_controller_config.fault_tolerance_config.enable_fault_toleranc: unknown key; did you mean "
+        "'enable_fault_tolerance'?",
+    ]
+
+
+def test_the_files_loader_reports_them_all_too():
+    service = mooncake_pool()
+    service["kv_cache_store_config"].update(eviction_ratio="0.4", eviction_high_watermark_ratio=1.5)
+    with pytest.raises(SettingsError) as caught:
+        load_from_motor_files(*as_motor_files(service), "svc")
+    assert caught.value.problems == [QUOTED_RATIO, WATERMARK_OUT_OF_RANGE]
