@@ -199,6 +199,25 @@ def test_controller_and_coordinator_mount_the_nodes_log_folder_as_deploy_pys_tem
         assert pod["containers"][0]["volumeMounts"][-1] == {"name": "plog-path", "mountPath": "/root/ascend/log"}
 
 
+def exec_probe(stage: str, failure_threshold: int) -> dict:
+    return {"exec": {"command": ["bash", "-c", f"$CONFIGMAP_PATH/probe.sh {stage}"]}, "periodSeconds": 10,
+            "timeoutSeconds": 30, "failureThreshold": failure_threshold}
+
+
+def test_controller_and_coordinator_probes_have_deploy_pys_timing_and_a_timeout_probe_py_can_meet():
+    """deploy.py's controller_template.yaml:86-111 and coordinator_template.yaml:51-76, with a 30 s timeout on the
+    startup probe too: the kubelet's default of 1 s is shorter than probe.py's Python start and httpx import."""
+    rendered = render_stack("dev")
+    for name in ("mindie-motor-controller", "mindie-motor-coordinator"):
+        container = rendered.get("Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+        probes = {key: value for key, value in container.items() if key.endswith("Probe")}
+        assert probes == {
+            "startupProbe": exec_probe("startup", 100),
+            "readinessProbe": exec_probe("readiness", 5),
+            "livenessProbe": exec_probe("liveness", 5),
+        }, name
+
+
 @pytest.mark.parametrize("stack", ("dev", "service-set"))
 def test_each_role_mounts_its_host_log_dir_at_the_pods_log_folder(stack):
     rendered = render(with_host_log_dirs(stack_values(stack)), stack=stack)

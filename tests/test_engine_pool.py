@@ -208,3 +208,17 @@ def test_a5_engines_mount_the_ub_transport_files():
     assert "urma-admin" not in a2 and "hccn-tool" in a2
     pod = rendered.get("Deployment", "vllm-p0")["spec"]["template"]["spec"]
     assert pod["dnsConfig"] == {"options": [{"name": "ndots", "value": "2"}]}
+
+
+@pytest.mark.parametrize("stack", ("dev", "mooncake-ha"))
+def test_engines_probe_only_the_readiness_route_motors_node_manager_serves(stack):
+    """Motor's node manager serves GET /readiness and no /startup or /liveness (node_manager_api.py), and deploy.py's
+    engine template carries no probe: a startup or liveness probe would get 404 until the kubelet kills the engine."""
+    rendered = render_stack(stack)
+    for name in ("vllm-p0", "vllm-d0"):
+        container = rendered.get("Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+        probes = {key: value for key, value in container.items() if key.endswith("Probe")}
+        assert probes == {"readinessProbe": {
+            "exec": {"command": ["bash", "-c", "$CONFIGMAP_PATH/probe.sh readiness"]},
+            "periodSeconds": 10, "timeoutSeconds": 30, "failureThreshold": 5,
+        }}, (stack, name)

@@ -178,6 +178,6 @@ def test_probe_and_prestop_scripts_exist_in_motor_config(rendered) -> None:
                         if key.endswith("Probe") and "exec" in probe]
             commands += [container["lifecycle"]["preStop"]["exec"]["command"][-1]] if "lifecycle" in container else []
             for command in commands:
-                script = command.split()[0].removeprefix("/mnt/configmap/")
+                script = command.split()[0].removeprefix("$CONFIGMAP_PATH/")
                 assert script in data, (stack, role, command)
             assert ("lifecycle" in container) == (role in ("prefill", "decode")), (stack, role)
