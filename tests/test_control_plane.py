@@ -47,7 +47,8 @@ def test_motor_files_are_read_at_deploy_time_under_deploy_pys_keys(tmp_path):
     assert data["kv_store_backends.mooncake.mooncake.sh"] == "# startup/roles/kv_store_backends/mooncake/mooncake.sh\n"
     # deploy.py's update_shell_safely: env.json sections as functions on top of the role scripts
     assert data["controller.sh"] == (
-        'function set_controller_env() {\n    export PYTHONHASHSEED="0"\n    export ENGINE_TYPE="vllm"\n    export MODEL_NAME="qwen3-8B"\n'
+        'function set_controller_env() {\n    export CANN_INSTALL_PATH="/usr/local/Ascend"\n    export PYTHONHASHSEED="0"\n'
+        '    export ENGINE_TYPE="vllm"\n    export MODEL_NAME="qwen3-8B"\n'
         '    export SERVICE_ID="dev"\n}\n# startup/roles/controller.sh\n'
     )
     engine = data["engine.sh"]
