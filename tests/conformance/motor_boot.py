@@ -10,6 +10,10 @@ with the rendered env, in a private mount and PID namespace laid out like the po
   their env points at, and on an engine run Motor's real
   LocalService.prepare() when the pool is MemCache; vllm's helpers (lspci, hccn_tool, npu-smi) answer as on an
   Ascend node. Every other python3 call (Motor's mooncake_config.py, hccl_tools.py) runs for real.
+- With `probes=True` the engine's node manager is Motor's own (`motor.node_manager.main` from the checkout: its
+  config loading, port setup, API server and registration loop; only vLLM, which it starts when the controller
+  asks, is absent), and once its API listens the container's own probe commands run, each as the kubelet execs it,
+  with the container's env. The boot has its own network namespace (loopback only), as a pod has.
 """
 
 from __future__ import annotations
@@ -63,7 +67,31 @@ if sys.argv[1:3] == ["-m", "motor.node_manager.main"] and os.environ.get("KV_STO
         record["prepare"] = {"ok": False, "error": f"{type(error).__name__}: {error}"}
 with open(os.environ["KVPOOL_RECORD"], "a", encoding="utf-8") as out:
     out.write(json.dumps(record) + "\n")
+if sys.argv[1:3] == ["-m", "motor.node_manager.main"] and os.environ.get("KVPOOL_SERVING"):
+    import socket, threading, time
+    sys.path.insert(0, os.environ["MOTOR_CHECKOUT"])
+    import motor.node_manager.main as node_manager
+    from motor.node_manager.core.api_ready_event import wait_until_api_ready
+
+    def mark_serving():
+        """Motor marks its API ready in the app's lifespan, just before uvicorn binds: wait for the socket too."""
+        wait_until_api_ready()
+        api = node_manager.config.api_config
+        while True:
+            try:
+                socket.create_connection((api.pod_ip, api.node_manager_port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        with open(os.environ["KVPOOL_SERVING"] + ".tmp", "w", encoding="utf-8") as out:
+            json.dump({"host": api.pod_ip, "port": api.node_manager_port}, out)
+        os.replace(os.environ["KVPOOL_SERVING"] + ".tmp", os.environ["KVPOOL_SERVING"])
+
+    threading.Thread(target=mark_serving, daemon=True).start()
+    sys.exit(node_manager.main())
 '''
+PROBE_KINDS = ("startupProbe", "readinessProbe", "livenessProbe")
+SERVING_TIMEOUT_S = 60
 
 
 @dataclass
@@ -71,6 +99,9 @@ class Boot:
     returncode: int
     output: str
     records: list[dict[str, Any]]
+    # probe kind -> (exit code, output) of the container's own probe command (boot(..., probes=True))
+    probes: dict[str, tuple[int, str]]
+    serving: dict[str, Any] | None  # where Motor's node manager API listened
 
     def process(self, module: str) -> dict[str, Any]:
         found = [r for r in self.records if r["argv"][:2] == ["-m", module]]
@@ -125,11 +156,13 @@ def boot(
     motor_checkout: Path,
     workdir: Path,
     npus: int = 2,
+    probes: bool = False,
 ) -> Boot:
-    """Run the container's command (boot.sh) with its env and mounts; return what Motor's scripts did."""
+    """Run the container's command (boot.sh) with its env and mounts; return what Motor's scripts did. With
+    `probes`, run Motor's node manager for real and then the container's exec probes against it."""
     container = next(c for c in pod_spec["containers"] if c["name"] == container_name)
     volumes = {v["name"]: v for v in pod_spec.get("volumes") or []}
-    stubs, record = workdir / "stubs", workdir / "record.jsonl"
+    stubs, record, serving = workdir / "stubs", workdir / "record.jsonl", workdir / "serving.json"
     stubs.mkdir(parents=True)
     (workdir / "recorder.py").write_text(RECORDER)
     python = sys.executable
@@ -169,10 +202,10 @@ def boot(
     env = container_env(container)
     env.update({
         "PATH": f"{stubs}:/usr/local/bin:/usr/bin:/bin",
-        "CANN_INSTALL_PATH": "/usr/local/Ascend",  # the image's
         "HOME": "/root",
         "KVPOOL_RECORD": str(record),
         "MOTOR_CHECKOUT": str(motor_checkout),
+        **({"KVPOOL_SERVING": str(serving)} if probes else {}),
     })
     inside = [path for path in OVERLAID if workdir.resolve().is_relative_to(path)]
     if inside:  # the overlay would hide what the boot records there
@@ -190,11 +223,30 @@ def boot(
         "echo 'export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest' > /usr/local/Ascend/ascend-toolkit/set_env.sh",
         f"touch {devices}",
     ])
+    env_prefix = "env -i " + " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
     command = " ".join(shlex.quote(part) for part in container["command"])
-    script = f"set -e; {setup}; set +e; cd /; exec env -i {' '.join(shlex.quote(f'{k}={v}') for k, v in env.items())} {command}"
+    if probes:
+        kinds = [kind for kind in PROBE_KINDS if "exec" in container.get(kind, {})]
+        # boot.sh in the background; once Motor's API listens, each probe as the kubelet execs it, then the script
+        # ends, and with it (PID 1 of the namespace) every process of the pod.
+        run = [f"{env_prefix} {command} > {workdir}/boot.out 2>&1 &",
+               f"for _ in $(seq {SERVING_TIMEOUT_S * 10}); do [ -s {serving} ] && break; sleep 0.1; done"]
+        for kind in kinds:
+            probe_command = " ".join(shlex.quote(part) for part in container[kind]["exec"]["command"])
+            run.append(f"{env_prefix} {probe_command} > {workdir}/{kind}.out 2>&1; echo $? > {workdir}/{kind}.rc")
+        run.append(f"cat {workdir}/boot.out")
+    else:
+        kinds = []
+        run = [f"exec {env_prefix} {command}"]
+    script = "\n".join([f"set -e; {setup}; ip link set lo up; set +e; cd /", *run])
     result = subprocess.run(
-        ["unshare", "--mount", "--pid", "--fork", "--propagation", "private", "bash", "-c", script],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        ["unshare", "--mount", "--pid", "--net", "--fork", "--propagation", "private", "bash", "-c", script],
+        capture_output=True, text=True, timeout=120 + (SERVING_TIMEOUT_S if probes else 0), stdin=subprocess.DEVNULL,
     )
     records = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
-    return Boot(result.returncode, result.stdout + result.stderr, records)
+    probe_results = {
+        kind: (int((workdir / f"{kind}.rc").read_text()), (workdir / f"{kind}.out").read_text())
+        for kind in kinds if (workdir / f"{kind}.rc").exists()
+    }
+    where = json.loads(serving.read_text()) if serving.exists() and serving.read_text() else None
+    return Boot(result.returncode, result.stdout + result.stderr, records, probe_results, where)

@@ -66,11 +66,12 @@ def config_maps(rendered: Rendered) -> dict[str, dict[str, str]]:
     return {name: rendered.get("ConfigMap", name)["data"] for kind, name in rendered.objects if kind == "ConfigMap"}
 
 
-def boot_role(rendered: Rendered, role: str, motor_checkout: Path, tmp_path: Path) -> Boot:
+def boot_role(rendered: Rendered, role: str, motor_checkout: Path, tmp_path: Path, probes: bool = False) -> Boot:
     workload, container = ROLES[role]
     hardware = json.loads(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])
     family = HARDWARE[hardware["motor_deploy_config"]["hardware_type"]].family
-    return boot(pod_spec(rendered, workload), container, config_maps(rendered), family, motor_checkout, tmp_path)
+    return boot(pod_spec(rendered, workload), container, config_maps(rendered), family, motor_checkout, tmp_path,
+                probes=probes)
 
 
 def test_motor_config_holds_deploy_pys_file_set(
@@ -134,7 +135,7 @@ def test_ha_engines_find_the_leader_through_etcd(rendered, motor_checkout, tmp_p
         "mindie-motor-kv-store-etcd-1.mindie-motor-kv-store-etcd-peers.mooncake-ha.svc.cluster.local:2379;"
         "mindie-motor-kv-store-etcd-2.mindie-motor-kv-store-etcd-peers.mooncake-ha.svc.cluster.local:2379"
     )
-    assert client["global_segment_size"] == 0  # mooncake-ha runs a standalone store beside each engine
+    assert client["global_segment_size"] == "8GB"  # mooncake-ha's engines hold the pool (store_mode embedded)
 
 
 def test_embedded_mooncake_engines_contribute_their_segment(rendered, motor_checkout, tmp_path) -> None:
