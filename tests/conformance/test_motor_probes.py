@@ -29,5 +29,5 @@ def test_engine_probes_reach_routes_motors_node_manager_serves(stack: str, motor
         assert set(result.probes) == {"readinessProbe"}, (side, result.probes)
         code, output = result.probes["readinessProbe"]
         assert code == 1, output
-        assert f"Executing readiness probe for node_manager at 127.0.0.11:1026/readiness" in output, output
+        assert "Executing readiness probe for node_manager at 127.0.0.11:1026/readiness" in output, output
         assert NOT_READY in output, output
