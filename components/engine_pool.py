@@ -52,7 +52,7 @@ KV_TRANSFER_ANNOTATION = "motor-kvpool.io/kv-transfer-config"
 # - /dev/infiniband, /dev/hisi_hdc: device nodes the RDMA verbs and HDC drivers open read-write; kept as deploy.py
 #   mounts them.
 HOST_FILES = {
-    "ascend-driver-version": ("/usr/local/Ascend/driver/version.info", "File", True),
+    "driver-version": ("/usr/local/Ascend/driver/version.info", "File", True),
     "hccn-conf": ("/etc/hccn.conf", "", True),
     "hccn-tool": ("/usr/local/Ascend/driver/tools/hccn_tool", "", True),
     LOG_VOLUME_NAME: (LOG_MOUNT_PATH, "DirectoryOrCreate", False),
