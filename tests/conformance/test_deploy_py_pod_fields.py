@@ -3,9 +3,8 @@ user_config.json (our motor-config's) and env.json (the stack's env sections), a
 spec (controller, coordinator, each engine, the KV conductor) is compared with ours. The only differences allowed are
 DIFFERENCES below, each with its reason; an entry no stack needs any more fails too.
 
-deploy.py runs from a writable copy of Motor's examples/deployer (it writes ./output_yamls beside itself) with a
-stub `kubectl` on PATH that answers its one cluster query, the nodes' accelerator labels, with the labels our
-engines select (the only call --dry-run makes; anything else fails the run)."""
+deploy.py runs from a writable copy of Motor's examples/deployer with tests/deploy_py.py's stub `kubectl`, which
+answers its one cluster query with a node carrying the labels our engines select."""
 
 from __future__ import annotations
 
@@ -23,17 +22,10 @@ import yaml
 
 from components.settings_loader import load_from_pulumi_config
 from policies.rules.service_set import is_service_set, role_pod_template, service_set_roles
+from tests import deploy_py
 from tests.conformance.test_motor_boot import STACKS, rendered_with_motor
 from tests.program_runs import Rendered, stack_values
 
-KUBECTL = """#!/bin/sh
-if [ "$1" = get ] && [ "$2" = nodes ]; then
-  echo "$KVPOOL_NODES"
-  exit 0
-fi
-echo "kubectl stub: unexpected call: $*" >&2
-exit 1
-"""
 # Our workload -> its role (deploy.py names the Deployments alike; in a service set each role is one template).
 WORKLOADS = {
     "mindie-motor-controller": "controller",
@@ -199,12 +191,8 @@ def deploy_pods(output: Path) -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def deployer(motor_checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("deployer")
-    shutil.copytree(motor_checkout / "examples" / "deployer", folder / "deployer")
-    for path in [folder, *folder.rglob("*")]:
-        path.chmod(path.stat().st_mode | 0o200)
-    (folder / "bin").mkdir()
-    (folder / "bin" / "kubectl").write_text(KUBECTL)
-    (folder / "bin" / "kubectl").chmod(0o755)
+    deploy_py.writable_copy(motor_checkout / "examples" / "deployer", folder / "deployer")
+    deploy_py.kubectl_dir(folder / "bin")
     return folder
 
 
@@ -215,15 +203,13 @@ def dry_run(deployer: Path, rendered: Rendered, stack: str) -> dict[str, dict[st
     (work / "user_config.json").write_text(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])
     env = load_from_pulumi_config(stack_values(stack), stack).env.model_dump(mode="json")
     (work / "env.json").write_text(json.dumps({"version": "2.0.0", **env}))
-    labels = our_pods(rendered)["vllm-p0"]["nodeSelector"]
-    nodes = {"items": [{"metadata": {"name": "node-1", "labels": labels}}]}
     output = deployer / "deployer" / "output_yamls"
     shutil.rmtree(output, ignore_errors=True)
     done = subprocess.run(
         [sys.executable, "deploy.py", "--config", str(work / "user_config.json"), "--env", str(work / "env.json"),
          "--dry-run"],
         cwd=deployer / "deployer", capture_output=True, text=True, timeout=120,
-        env={"PATH": f"{deployer / 'bin'}:/usr/bin:/bin", "KVPOOL_NODES": json.dumps(nodes), "HOME": str(work)},
+        env={"PATH": f"{deployer / 'bin'}:/usr/bin:/bin", "KVPOOL_NODES": deploy_py.nodes(our_pods(rendered)["vllm-p0"]["nodeSelector"]), "HOME": str(work)},
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return deploy_pods(output)
