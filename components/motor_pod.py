@@ -58,7 +58,8 @@ def probe(stage: str, failure_threshold: int) -> dict[str, Any]:
     """Motor's probe.sh, which runs probe.py: GET /<stage> on the role's API port (node manager, controller,
     coordinator). deploy.py's command and timing (controller_template.yaml:86-111); timeoutSeconds 30 on every
     stage: probe.py starts Python, imports httpx and makes an HTTP call, which a busy node does not finish within
-    the kubelet's default of 1 s (deploy.py's startup probe has none: see DEPLOY_PY_DIFFERENCES)."""
+    the kubelet's default of 1 s (deploy.py's startup probe has none; tests/conformance/test_deploy_py_pod_fields.py
+    lists each difference from deploy.py)."""
     return {
         "exec": {"command": ["bash", "-c", f"$CONFIGMAP_PATH/probe.sh {stage}"]},
         "periodSeconds": 10,
