@@ -1,6 +1,6 @@
 """Offline preview against MindIE Motor's `deploy.py --dry-run`, side by side on the same service.
 
-    venv/bin/python bench/preview_vs_deploy.py [--reps 5] [--sizes 1,4,8,16]
+    venv/bin/python -m bench.preview_vs_deploy [--reps 5] [--sizes 1,4,8,16]
 
 Builds what deploy.py needs under build/bench/ (a venv from bench/requirements-deploy.txt, Motor's requirements
 pinned; a writable copy of Motor's examples/deployer, read from MOTOR_DEPLOYER_DIR or
@@ -39,21 +39,15 @@ from pathlib import Path
 
 import yaml
 
+from tests import deploy_py
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "bench"
 RESULTS = ROOT / "bench" / "results"
 DEFAULT_DEPLOYER = ROOT.parent / "shared" / "reference" / "motor-8919e55" / "examples" / "deployer"
 MOTOR_MAX_INSTANCES = 16
-KUBECTL_STUB = """#!/bin/sh
-# deploy.py --dry-run asks for the nodes labelled accelerator=huawei-Ascend910 (lib/generator/k8s_utils.py);
-# answer with one A2 node. Anything else is refused, so an unexpected cluster call shows in the benchmark.
-if [ "$1" = get ] && [ "$2" = nodes ]; then
-  echo '{"items":[{"metadata":{"name":"node-1","labels":{"accelerator":"huawei-Ascend910","accelerator-type":"module-910b-8"}}}]}'
-  exit 0
-fi
-echo "kubectl stub: unexpected call: $*" >&2
-exit 1
-"""
+# deploy.py --dry-run asks for the nodes labelled accelerator=huawei-Ascend910: one A2 node.
+NODES = deploy_py.nodes({"accelerator": "huawei-Ascend910", "accelerator-type": "module-910b-8"})
 LAUNCHER = """import resource, subprocess, sys, time
 started = time.perf_counter()
 rc = subprocess.run(sys.argv[2:], cwd=sys.argv[1], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
@@ -81,22 +75,8 @@ def venv(name: str, requirements: Path) -> Path:
 
 
 def deployer_copy(source: Path) -> Path:
-    """deploy.py writes ./output_yamls next to itself; Motor's folder may be read-only."""
     target = BUILD / "deployer"
-    if not (target / "deploy.py").is_file():
-        shutil.copytree(source, target)
-        for path in [target, *target.rglob("*")]:
-            path.chmod(path.stat().st_mode | 0o200)
-    return target
-
-
-def kubectl_dir() -> Path:
-    bin_dir = BUILD / "bin"
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    stub = bin_dir / "kubectl"
-    stub.write_text(KUBECTL_STUB)
-    stub.chmod(0o755)
-    return bin_dir
+    return target if (target / "deploy.py").is_file() else deploy_py.writable_copy(source, target)
 
 
 def service_files(size: int) -> Path:
@@ -250,7 +230,8 @@ def main() -> None:
     deployer = deployer_copy(args.deployer)
     project_dir = project()
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PATH=f"{kubectl_dir()}{os.pathsep}{env['PATH']}", PYTHONPYCACHEPREFIX=str(BUILD / "pycache"))
+    env.update(PATH=f"{deploy_py.kubectl_dir(BUILD / 'bin')}{os.pathsep}{env['PATH']}", KVPOOL_NODES=NODES,
+               PYTHONPYCACHEPREFIX=str(BUILD / "pycache"))
     out_dir = BUILD / "preview-out"
     commands = {}
     for size in sizes:
@@ -298,7 +279,7 @@ def main() -> None:
     lines = [
         "# Offline preview vs deploy.py --dry-run",
         "",
-        f"`{' '.join(['venv/bin/python', 'bench/preview_vs_deploy.py', '--reps', str(args.reps), '--sizes', args.sizes])}`"
+        f"`{' '.join(['venv/bin/python', '-m', 'bench.preview_vs_deploy', '--reps', str(args.reps), '--sizes', args.sizes])}`"
         f", {started:%Y-%m-%d %H:%M}. Machine: {machine()}.",
         "",
         "The same service at each size (stacks/Pulumi.dev.yaml's MemCache P/D service with N prefill and N decode "

@@ -18,6 +18,7 @@ from components.secret_env import SecretEnv
 from components.motor_pod import (
     BOOT_COMMAND,
     CONTROL_PLANE_FIELD_ENV,
+    CONTROL_PLANE_PROBES,
     CONTROLLER_ROLE,
     COORDINATOR_ROLE,
     FAST_EVICTION,
@@ -26,7 +27,6 @@ from components.motor_pod import (
     MOTOR_CONFIG_VOLUME,
     MOTOR_POD_SECURITY_CONTEXT,
     MOTOR_SECURITY_CONTEXT,
-    PROBES,
     env_list,
     log_volume,
     motor_env,
@@ -144,7 +144,7 @@ class ControlPlane(pulumi.ComponentResource):
             "env": env_list(env, CONTROL_PLANE_FIELD_ENV),
             **({"envFrom": args.secret.env_from} if args.secret else {}),
             "resources": resources,
-            **PROBES,
+            **CONTROL_PLANE_PROBES,
             "securityContext": {**MOTOR_SECURITY_CONTEXT, "capabilities": {"drop": ["ALL"]}},
             "volumeMounts": [MOTOR_CONFIG_MOUNT, LOG_MOUNT, *([weight_mount(weight_dir)] if weight_dir else [])],
         }

@@ -22,13 +22,13 @@ from components.checksums import annotations as checksum_annotations
 from components.motor_pod import (
     BOOT_COMMAND,
     ENGINE_LIFECYCLE,
+    ENGINE_PROBES,
     LOG_MOUNT_PATH,
     LOG_VOLUME_NAME,
     MOTOR_CONFIG_MOUNT,
     MOTOR_CONFIG_VOLUME,
     MOTOR_POD_SECURITY_CONTEXT,
     MOTOR_SECURITY_CONTEXT,
-    PROBES,
     env_list,
     host_path_volume,
     motor_env,
@@ -54,7 +54,7 @@ KV_TRANSFER_ANNOTATION = "motor-kvpool.io/kv-transfer-config"
 # - /dev/infiniband, /dev/hisi_hdc: device nodes the RDMA verbs and HDC drivers open read-write; kept as deploy.py
 #   mounts them.
 HOST_FILES = {
-    "ascend-driver-version": ("/usr/local/Ascend/driver/version.info", "File", True),
+    "driver-version": ("/usr/local/Ascend/driver/version.info", "File", True),
     "hccn-conf": ("/etc/hccn.conf", "", True),
     "hccn-tool": ("/usr/local/Ascend/driver/tools/hccn_tool", "", True),
     LOG_VOLUME_NAME: (LOG_MOUNT_PATH, "DirectoryOrCreate", False),
@@ -202,7 +202,7 @@ class EnginePool(pulumi.ComponentResource):
             "env": self._env(job_name),
             **({"envFrom": args.secret.env_from} if args.secret else {}),
             "resources": {"requests": {npu: npus, "cpu": "16", "memory": "64Gi"}, "limits": {npu: npus}},
-            **PROBES,
+            **ENGINE_PROBES,
             "lifecycle": ENGINE_LIFECYCLE,
             "securityContext": ENGINE_SECURITY_CONTEXT,
             "volumeMounts": mounts,

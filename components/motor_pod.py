@@ -68,17 +68,34 @@ def weight_mount(host_dir: str) -> dict[str, Any]:
     return {"name": WEIGHT_VOLUME_NAME, "mountPath": host_dir, "readOnly": True}
 
 
-def probe(stage: str, period: int) -> dict[str, Any]:
-    return {"exec": {"command": ["/bin/bash", "-c", f"{CONFIGMAP_PATH}/probe.sh {stage}"]}, "periodSeconds": period}
+def probe(stage: str, failure_threshold: int) -> dict[str, Any]:
+    """Motor's probe.sh, which runs probe.py: GET /<stage> on the role's API port (node manager, controller,
+    coordinator). deploy.py's command and timing (controller_template.yaml:86-111); timeoutSeconds 30 on every
+    stage: probe.py starts Python, imports httpx and makes an HTTP call, which a busy node does not finish within
+    the kubelet's default of 1 s (deploy.py's startup probe has none; tests/conformance/test_deploy_py_pod_fields.py
+    lists each difference from deploy.py)."""
+    return {
+        "exec": {"command": ["bash", "-c", f"$CONFIGMAP_PATH/probe.sh {stage}"]},
+        "periodSeconds": 10,
+        "timeoutSeconds": 30,
+        "failureThreshold": failure_threshold,
+    }
 
 
-PROBES = {
-    "startupProbe": {**probe("startup", 10), "failureThreshold": 180},  # model loading takes minutes
-    "readinessProbe": probe("readiness", 10),
-    "livenessProbe": {**probe("liveness", 10), "failureThreshold": 6},
+# Controller and coordinator serve all three routes (Motor's controller_api.py:240-242, the coordinator's
+# management_server.py:231-258).
+CONTROL_PLANE_PROBES = {
+    "startupProbe": probe("startup", 100),
+    "readinessProbe": probe("readiness", 5),
+    "livenessProbe": probe("liveness", 5),
 }
+# Engines: Motor's node manager serves /readiness alone (node_manager_api.py:211; /startup and /liveness answer
+# 404), answering 503 until the engines it started report normal and again once preStop pauses them (its
+# pause_instance: "Pod readiness probe returns false; liveness probe remains true"). deploy.py's engine template
+# carries no probe at all (engine_template.yaml); a readiness probe only withholds Ready, it never restarts.
+ENGINE_PROBES = {"readinessProbe": probe("readiness", 5)}
 # Engines only: prestop.sh pauses and stops Motor's node manager, which runs in engine pods alone.
-ENGINE_LIFECYCLE = {"preStop": {"exec": {"command": ["/bin/bash", "-c", f"{CONFIGMAP_PATH}/prestop.sh"]}}}
+ENGINE_LIFECYCLE = {"preStop": {"exec": {"command": ["bash", "-c", "$CONFIGMAP_PATH/prestop.sh"]}}}
 
 
 def control_plane_env(workloads: Workloads) -> dict[str, str]:

@@ -32,6 +32,7 @@ from components.service_args import (
 from components.settings import PROJECT, ServiceSettings
 from components.ucm_storage import UCMStorage
 from components.workloads import Workloads
+from policies import rules
 
 
 def stack_name() -> str:
@@ -100,6 +101,8 @@ def build_service(
     secret = secret_env(settings.namespace, opts)
     contract = dict(endpoint.engine_env) if endpoint else {}
     role_envs = script_envs(settings, contract)
+    for finding in rules.check_cann_install_path(role_envs):
+        pulumi.log.warn(str(finding))
     motor_files = read_motor_files(settings, project_dir)
     storage = UCMStorage("ucm-storage", ucm_storage_args(settings), opts) if settings.motor_deploy_config.storage else None
     control_plane = ControlPlane(

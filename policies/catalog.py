@@ -325,6 +325,13 @@ POLICIES = [
         validate=_standalone_memory, enforcement_level=MANDATORY, severity=Severity.HIGH,
         remediation_steps="Raise the store container's memory limit above global_segment_size.",
     ),
+    _stack_policy(
+        "kvpool-configure-standalone-store-protocol",
+        "Checks that a standalone Mooncake store does not use the ascend transport: the store's container has no "
+        "NPU, and Mooncake's ascend transport needs the process's current NPU (AscendDirectTransport, aclrtGetDevice).",
+        MANDATORY, lambda view, _: rules.check_standalone_store_protocol(_owned_store(view)),
+        "Use store_mode embedded: each engine contributes its segment from its own process.",
+    ),
     StackValidationPolicy(
         name="kvpool-disallow-duplicate-names",
         description="Checks that no two Kubernetes objects of one kind share a namespace and name.",

@@ -47,7 +47,8 @@ def test_motor_files_are_read_at_deploy_time_under_deploy_pys_keys(tmp_path):
     assert data["kv_store_backends.mooncake.mooncake.sh"] == "# startup/roles/kv_store_backends/mooncake/mooncake.sh\n"
     # deploy.py's update_shell_safely: env.json sections as functions on top of the role scripts
     assert data["controller.sh"] == (
-        'function set_controller_env() {\n    export PYTHONHASHSEED="0"\n    export ENGINE_TYPE="vllm"\n    export MODEL_NAME="qwen3-8B"\n'
+        'function set_controller_env() {\n    export CANN_INSTALL_PATH="/usr/local/Ascend"\n    export PYTHONHASHSEED="0"\n'
+        '    export ENGINE_TYPE="vllm"\n    export MODEL_NAME="qwen3-8B"\n'
         '    export SERVICE_ID="dev"\n}\n# startup/roles/controller.sh\n'
     )
     engine = data["engine.sh"]
@@ -226,6 +227,25 @@ def test_controller_and_coordinator_mount_the_nodes_log_folder_as_deploy_pys_tem
             "name": "plog-path", "hostPath": {"path": "/root/ascend/log", "type": "DirectoryOrCreate"}
         }
         assert pod["containers"][0]["volumeMounts"][-1] == {"name": "plog-path", "mountPath": "/root/ascend/log"}
+
+
+def exec_probe(stage: str, failure_threshold: int) -> dict:
+    return {"exec": {"command": ["bash", "-c", f"$CONFIGMAP_PATH/probe.sh {stage}"]}, "periodSeconds": 10,
+            "timeoutSeconds": 30, "failureThreshold": failure_threshold}
+
+
+def test_controller_and_coordinator_probes_have_deploy_pys_timing_and_a_timeout_probe_py_can_meet():
+    """deploy.py's controller_template.yaml:86-111 and coordinator_template.yaml:51-76, with a 30 s timeout on the
+    startup probe too: the kubelet's default of 1 s is shorter than probe.py's Python start and httpx import."""
+    rendered = render_stack("dev")
+    for name in ("mindie-motor-controller", "mindie-motor-coordinator"):
+        container = rendered.get("Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+        probes = {key: value for key, value in container.items() if key.endswith("Probe")}
+        assert probes == {
+            "startupProbe": exec_probe("startup", 100),
+            "readinessProbe": exec_probe("readiness", 5),
+            "livenessProbe": exec_probe("liveness", 5),
+        }, name
 
 
 @pytest.mark.parametrize("stack", ("dev", "service-set"))

@@ -208,3 +208,47 @@ def test_a5_engines_mount_the_ub_transport_files():
     assert "urma-admin" not in a2 and "hccn-tool" in a2
     pod = rendered.get("Deployment", "vllm-p0")["spec"]["template"]["spec"]
     assert pod["dnsConfig"] == {"options": [{"name": "ndots", "value": "2"}]}
+
+
+@pytest.mark.parametrize("stack", ("dev", "mooncake-ha"))
+def test_engines_probe_only_the_readiness_route_motors_node_manager_serves(stack):
+    """Motor's node manager serves GET /readiness and no /startup or /liveness (node_manager_api.py), and deploy.py's
+    engine template carries no probe: a startup or liveness probe would get 404 until the kubelet kills the engine."""
+    rendered = render_stack(stack)
+    for name in ("vllm-p0", "vllm-d0"):
+        container = rendered.get("Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+        probes = {key: value for key, value in container.items() if key.endswith("Probe")}
+        assert probes == {"readinessProbe": {
+            "exec": {"command": ["bash", "-c", "$CONFIGMAP_PATH/probe.sh readiness"]},
+            "periodSeconds": 10, "timeoutSeconds": 30, "failureThreshold": 5,
+        }}, (stack, name)
+
+
+CANN_WARNING = (
+    "warning: env.motor_common_env.CANN_INSTALL_PATH: is unset, and {sections} do not set it: Motor's set_cann_env "
+    "sources \"$CANN_INSTALL_PATH/ascend-toolkit/set_env.sh\", which is /ascend-toolkit/set_env.sh unless the image "
+    "sets CANN_INSTALL_PATH; set it to the image's CANN folder (Motor's env examples: /usr/local/Ascend)."
+)
+
+
+ALL_THREE = "env.motor_coordinator_env, env.motor_engine_prefill_env, env.motor_engine_decode_env"
+
+
+@pytest.mark.parametrize(("section", "value", "unset"), [
+    (None, None, ALL_THREE),
+    ("motor_engine_prefill_env", "/usr/local/Ascend", "env.motor_coordinator_env, env.motor_engine_decode_env"),
+    ("motor_common_env", " ", ALL_THREE),  # blank: the path is built from an empty variable all the same
+])
+def test_preview_warns_when_set_cann_env_would_source_a_path_built_from_an_empty_variable(section, value, unset):
+    """Motor's common.sh set_cann_env (run by engine.sh and coordinator.sh) sources
+    "$CANN_INSTALL_PATH/ascend-toolkit/set_env.sh"."""
+    values = stack_values("dev")
+    del values["env"]["motor_common_env"]["CANN_INSTALL_PATH"]
+    if section is not None:
+        values["env"][section]["CANN_INSTALL_PATH"] = value
+    messages = render(values).run.log_messages
+    assert [line for line in messages if "CANN" in line] == [CANN_WARNING.format(sections=unset)]
+
+
+def test_no_cann_warning_when_motor_common_env_sets_it():
+    assert not [line for line in render_stack("dev").run.log_messages if "CANN" in line]

@@ -164,7 +164,8 @@ def test_each_settings_field_reaches_its_argument_in_one_function():
     args = kv_conductor_args(settings, workloads, own_pool, role_envs, motor_files)
     assert args.port == Port(name="http", port=13333)  # kv_conductor_config.http_server_port
     assert args.image == affinity()["motor_deploy_config"]["image_name"]
-    assert args.env == {"KVS_MASTER_SERVICE": own_pool.host}
+    # the pool's master, and motor_common_env (the stack sets CANN_INSTALL_PATH there)
+    assert args.env == {"KVS_MASTER_SERVICE": own_pool.host, "CANN_INSTALL_PATH": "/usr/local/Ascend"}
     assert args.kv_event_ports == (range(5557, 5559), range(6667, 6669))  # the prefill engines' kv-events-config
     assert args.followed_pool == own_pool  # kv_conductor_config.kvevent_instance
     assert args.restart_inputs == {

@@ -80,7 +80,7 @@ def test_engine_client_config_points_at_the_service():
 
 
 def test_standalone_mode_moves_the_segment_into_a_store_sidecar():
-    rendered = render(mooncake(store_mode="standalone", global_segment_size="8GB", store_http_port=0))
+    rendered = render(mooncake(store_mode="standalone", protocol="tcp", global_segment_size="8GB", store_http_port=0))
     files = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]
     assert list(files) == ["mooncake.json"]
     assert json.loads(files["mooncake.json"])["global_segment_size"] == 0
@@ -91,7 +91,7 @@ def test_standalone_mode_moves_the_segment_into_a_store_sidecar():
         "MOONCAKE_LOCAL_HOSTNAME": "$(POD_IP)",
         "MOONCAKE_MASTER": f"{FQDN}:50088",
         "MOONCAKE_TE_META_DATA_SERVER": "P2PHANDSHAKE",
-        "MOONCAKE_PROTOCOL": "ascend",
+        "MOONCAKE_PROTOCOL": "tcp",
         "MOONCAKE_DEVICE": "",
         "MOONCAKE_GLOBAL_SEGMENT_SIZE": "8GB",
         "MOONCAKE_LOCAL_BUFFER_SIZE": "0",

@@ -120,10 +120,19 @@ def validate(name: str, run: ProgramRun, config: StackConfig, **policy_config: A
     return found
 
 
+# What no example shows any more: mooncake-ha's store as a standalone sidecar, on tcp (the settings refuse a
+# standalone store on the ascend transport: the sidecar has no NPU).
+STANDALONE_TCP = {"store_mode": "standalone", "protocol": "tcp"}
+VARIANTS = {"mooncake-ha-standalone": ("mooncake-ha", STANDALONE_TCP)}
+
+
 @functools.lru_cache(maxsize=None)
 def example(stack: str, as_stack: str | None = None) -> tuple[ProgramRun, StackConfig]:
     """An example stack's run, rendered once per module (`as_stack`: the same config under another stack name)."""
-    config = load_stack_config(PROJECT_DIR, stack)
+    base, store_changes = VARIANTS.get(stack, (stack, {}))
+    config = load_stack_config(PROJECT_DIR, base)
+    if store_changes:
+        config = with_config(config, kv_cache_store_config=lambda store: {**store, **store_changes})
     if as_stack:
         config = dataclasses.replace(config, stack=as_stack)
     return run_program(PROJECT_DIR, config), config
@@ -243,8 +252,11 @@ CASES = [
              edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(global_segment_size="1536MB")),
              DEPLOYMENT, "vllm-p0", engine_env("ASCEND_ENABLE_USE_FABRIC_MEM", "1")),
          [MOTOR_CONFIG]),
-    Case("kvpool-configure-standalone-store-memory", "mooncake-ha",
+    Case("kvpool-configure-standalone-store-memory", "mooncake-ha-standalone",
          lambda run: edit(run, DEPLOYMENT, "vllm-p0", _small_store_sidecar), [(DEPLOYMENT, "vllm-p0")]),
+    Case("kvpool-configure-standalone-store-protocol", "mooncake-ha",
+         lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(store_mode="standalone")),
+         [MOTOR_CONFIG]),
     Case("kvpool-disallow-duplicate-names", "dev", _twin, [(DEPLOYMENT, "vllm-p0-twin")]),
     Case("kvpool-disallow-plaintext-secrets", "dev",
          lambda run: edit(run, DEPLOYMENT, "vllm-p0", engine_env("HF_TOKEN", "hf_abc123")), [(DEPLOYMENT, "vllm-p0")]),
@@ -345,7 +357,7 @@ def test_the_backend_of_the_referenced_stack():
 
 def test_a_segment_size_in_bytes_passes_the_standalone_memory_policy():
     config = with_config(load_stack_config(PROJECT_DIR, "mooncake-ha"),
-                         kv_cache_store_config=lambda store: {**store, "global_segment_size": 8 * 2**30})
+                         kv_cache_store_config=lambda store: {**store, **STANDALONE_TCP, "global_segment_size": 8 * 2**30})
     run = run_program(PROJECT_DIR, config)
     sidecar = run.resource(DEPLOYMENT, "vllm-p0").inputs["spec"]["template"]["spec"]["containers"][1]
     assert {"name": "MOONCAKE_GLOBAL_SEGMENT_SIZE", "value": "8589934592"} in sidecar["env"]

@@ -328,3 +328,12 @@ def test_store_protection():
         "kv-store belongs to the KV store of production stack 'prod-eu' but is not protected: a `pulumi destroy` or a "
         "rename would delete the pool every service reads. Set kv_cache_store_config.protect: true."
     )
+
+
+def test_standalone_store_protocol():
+    assert rules.check_standalone_store_protocol({"backend": "mooncake", "store_mode": "embedded"}) == []
+    assert rules.check_standalone_store_protocol(
+        {"backend": "mooncake", "store_mode": "standalone", "protocol": "tcp"}) == []
+    [finding] = rules.check_standalone_store_protocol({"backend": "mooncake", "store_mode": "standalone"})
+    assert finding.path == "kv_cache_store_config.store_mode"
+    assert finding.message.startswith("is 'standalone' with protocol 'ascend': ")

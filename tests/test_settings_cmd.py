@@ -23,7 +23,8 @@ def test_defaults_are_filled_in():
     assert settings["user_config"]["motor_deploy_config"]["job_id"] == "dev"
     assert settings["user_config"]["kv_cache_store_config"]["local_service_mode"] == "inprocess"
     assert settings["role_env"]["decode"] == {
-        "PYTHONHASHSEED": "0", "ASCEND_CONNECT_TIMEOUT": "10000", "ASCEND_TRANSFER_TIMEOUT": "10000",
+        "CANN_INSTALL_PATH": "/usr/local/Ascend", "PYTHONHASHSEED": "0", "ASCEND_CONNECT_TIMEOUT": "10000",
+        "ASCEND_TRANSFER_TIMEOUT": "10000",
         "HCCL_INTRA_ROCE_ENABLE": "1",
     }
     assert settings["motor_kvpool"]["kv_cache_store_config"]["resources"] == {
@@ -33,7 +34,7 @@ def test_defaults_are_filled_in():
 
 def test_one_section():
     done = kvpool("settings", "--stack", "mooncake-ha", "--section", "kv_cache_store_config")
-    assert json.loads(done.stdout)["store_mode"] == "standalone"
+    assert json.loads(done.stdout)["store_mode"] == "embedded"
     missing = kvpool("settings", "--stack", "dev", "--section", "kv_cache_stor_config")
     assert missing.returncode == 1
     assert missing.stderr == (

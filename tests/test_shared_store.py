@@ -271,8 +271,9 @@ def test_forged_host_is_refused(provider_outputs):
 @pytest.fixture(scope="module")
 def standalone_pair() -> tuple[dict, dict]:
     provider, consumer = mooncake_pair(lease=11000)
-    provider["kv_cache_store_config"]["store_mode"] = "standalone"
-    consumer["kv_cache_store_config"]["store_mode"] = "standalone"
+    # tcp: a standalone store on the ascend transport is refused (its container has no NPU)
+    for service in (provider, consumer):
+        service["kv_cache_store_config"].update(store_mode="standalone", protocol="tcp")
     return render(provider, stack="service-a").run.outputs, consumer
 
 

@@ -28,7 +28,8 @@ from .connectors import (
     check_layerwise_pool_backend, check_layerwise_pool_patch,
 )
 from .env import (
-    ASCEND_CONNECT_TIMEOUT_DEFAULT_MS, HCCL_RDMA_RETRY_CNT_DEFAULT, HCCL_RDMA_TIMEOUT_DEFAULT, check_hash_seed,
+    ASCEND_CONNECT_TIMEOUT_DEFAULT_MS, HCCL_RDMA_RETRY_CNT_DEFAULT, HCCL_RDMA_TIMEOUT_DEFAULT, check_cann_install_path,
+    check_hash_seed,
     effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int,
 )
 from .kv_conductor import (
@@ -53,7 +54,7 @@ from .store import (
     MOONCAKE_LEASE_TTL_DEFAULT_MS, SUSTAINABLE_EVICTION_RATIO, SUSTAINABLE_HIGH_WATERMARK, UCM_BACKEND_MESSAGE,
     check_backend_consistency, check_fabric_segment_alignment, check_lease_exceeds_timeouts, check_mooncake_eviction,
     check_mooncake_eviction_headroom, check_not_ucm_store_backend, check_referenced_backend,
-    check_standalone_store_memory, store_protection_problem,
+    check_standalone_store_memory, check_standalone_store_protocol, store_protection_problem,
 )
 from .ucm import check_ucm_placement, check_ucm_storage, ucm_store_configs
 from .units import K8S_QUANTITY, MOONCAKE_SIZE, k8s_quantity_bytes, mooncake_size_bytes, parse_version
@@ -67,15 +68,17 @@ __all__ = [
     "SECRET_WORDS", "SENSITIVE_HOST_PATHS", "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR",
     "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK", "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES",
     "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
-    "Finding", "check_backend_consistency", "check_deploy_host_paths", "check_dispatch_connector",
-    "check_duplicate_names", "check_fabric_segment_alignment", "check_hash_seed", "check_host_path",
+    "Finding", "check_backend_consistency", "check_cann_install_path", "check_deploy_host_paths",
+    "check_dispatch_connector", "check_duplicate_names", "check_fabric_segment_alignment", "check_hash_seed",
+    "check_host_path",
     "check_hybrid_attention_connector", "check_instance_counts", "check_kv_cache_affinity", "check_kv_event_ports",
     "check_kv_role_by_side", "check_layerwise_pool_backend", "check_layerwise_pool_patch",
     "check_lease_exceeds_timeouts", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
     "check_not_ucm_store_backend", "check_plaintext_config_secrets", "check_plaintext_secrets",
     "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_service",
-    "check_standalone_store_memory", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
-    "connectors_of", "coordinator_reads_model", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
+    "check_standalone_store_memory", "check_standalone_store_protocol", "check_system_namespace", "check_ucm_placement",
+    "check_ucm_storage", "connectors_of", "coordinator_reads_model", "effective_connect_timeout_ms",
+    "effective_transfer_timeout_ms", "engine_env_section",
     "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps",
     "host_path_problem", "is_read_only_configmap_role",
     "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs", "kv_transfer_path",

@@ -65,3 +65,24 @@ def check_hash_seed(
             f"on every engine.",
         ))
     return findings
+
+
+# The env.json sections of the roles whose script runs Motor's set_cann_env (examples/deployer/startup/common.sh:236-243,
+# called by roles/engine.sh:28 and roles/coordinator.sh:20), which sources "$CANN_INSTALL_PATH/ascend-toolkit/set_env.sh".
+CANN_ENV_SECTIONS = ("motor_coordinator_env", "motor_engine_prefill_env", "motor_engine_decode_env")
+
+
+def check_cann_install_path(role_envs: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
+    """CANN_INSTALL_PATH set wherever set_cann_env runs (`role_envs`: env.json section -> the env its role gets):
+    unset, the script sources /ascend-toolkit/set_env.sh, which no image has, unless the image itself sets the
+    variable; every env.json of Motor's examples and its config tool (vllm_to_motor.py DEFAULT_ENV_COMMON) sets it."""
+    unset = [section for section in CANN_ENV_SECTIONS
+             if not str((role_envs.get(section) or {}).get("CANN_INSTALL_PATH", "")).strip()]
+    if not unset:
+        return []
+    return [Finding(
+        "env.motor_common_env.CANN_INSTALL_PATH",
+        f"is unset, and {', '.join(f'env.{section}' for section in unset)} do not set it: Motor's set_cann_env sources \"$CANN_INSTALL_PATH/ascend-toolkit/"
+        "set_env.sh\", which is /ascend-toolkit/set_env.sh unless the image sets CANN_INSTALL_PATH; set it to the "
+        "image's CANN folder (Motor's env examples: /usr/local/Ascend).",
+    )]

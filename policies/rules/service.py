@@ -14,7 +14,7 @@ from .sections import DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, SIDES, Finding, engine
 from .security import check_deploy_host_paths, check_host_log_dirs, check_system_namespace
 from .store import (
     check_backend_consistency, check_fabric_segment_alignment, check_lease_exceeds_timeouts, check_mooncake_eviction,
-    check_not_ucm_store_backend,
+    check_not_ucm_store_backend, check_standalone_store_protocol,
 )
 from .ucm import check_ucm_placement, check_ucm_storage
 
@@ -55,6 +55,7 @@ def check_service(
             findings += check_mooncake_eviction(store)
             findings += check_lease_exceeds_timeouts(store, engines, kv)
             findings += check_fabric_segment_alignment(store, engines)
+            findings += check_standalone_store_protocol(store)
     findings += check_kv_cache_affinity(user_config)
     findings += check_kv_event_ports(user_config)
     return findings

@@ -191,6 +191,25 @@ def check_fabric_segment_alignment(store: Mapping[str, Any], engines: Mapping[st
     )]
 
 
+def check_standalone_store_protocol(store: Mapping[str, Any]) -> list[Finding]:
+    """A standalone Mooncake store is its own container running mooncake_store_service, with no NPU. Mooncake's
+    ascend transport cannot start there: AscendDirectTransport takes the process's current NPU (aclrtGetDevice in
+    allocateLocalSegmentID, ascend_direct_transport.cpp; its docs: "set the device before
+    TransferEngine.initialize()", CANN and /etc/hccn.conf required), and mooncake_store_service selects none. An
+    NPU of its own would be taken from the engine, and the engine's own store (embedded) already has one."""
+    if store.get("backend") != "mooncake" or store.get("store_mode") != "standalone":
+        return []
+    if store.get("protocol", "ascend") != "ascend":
+        return []
+    return [Finding(
+        "kv_cache_store_config.store_mode",
+        "is 'standalone' with protocol 'ascend': the standalone store runs mooncake_store_service in a container of "
+        "its own, without an NPU, and Mooncake's ascend transport needs the process's current NPU and CANN "
+        "(AscendDirectTransport calls aclrtGetDevice), which mooncake_store_service never selects. Use store_mode "
+        "'embedded': each engine contributes its segment from its own process, which holds the NPUs.",
+    )]
+
+
 def check_standalone_store_memory(segment_size: str | int, memory_limit: str | None, container: str) -> list[Finding]:
     """A standalone store holds its whole segment in its own memory: its limit must exceed the segment."""
     if memory_limit is None:

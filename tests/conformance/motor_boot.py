@@ -11,6 +11,10 @@ with the rendered env, in a private mount and PID namespace laid out like the po
   LocalService.prepare() when the pool is MemCache; vllm's helpers (lspci, hccn_tool, npu-smi) answer as on an
   Ascend node. Every other python3 call (Motor's mooncake_config.py, hccl_tools.py) runs for real.
 - Which ConfigMap files the pod opened is recorded (inotify on the volume's files, tests/conformance/file_opens.py).
+- With `probes=True` the engine's node manager is Motor's own (`motor.node_manager.main` from the checkout: its
+  config loading, port setup, API server and registration loop; only vLLM, which it starts when the controller
+  asks, is absent), and once its API listens the container's own probe commands run, each as the kubelet execs it,
+  with the container's env. The boot has its own network namespace (loopback only), as a pod has.
 """
 
 from __future__ import annotations
@@ -112,7 +116,31 @@ if sys.argv[1:3] in (["-m", "motor.coordinator.main"], ["-m", "motor.controller.
         record["motor"] = {"error": traceback.format_exc()}
 with open(os.environ["KVPOOL_RECORD"], "a", encoding="utf-8") as out:
     out.write(json.dumps(record) + "\n")
+if sys.argv[1:3] == ["-m", "motor.node_manager.main"] and os.environ.get("KVPOOL_SERVING"):
+    import socket, threading, time
+    sys.path.insert(0, os.environ["MOTOR_CHECKOUT"])
+    import motor.node_manager.main as node_manager
+    from motor.node_manager.core.api_ready_event import wait_until_api_ready
+
+    def mark_serving():
+        """Motor marks its API ready in the app's lifespan, just before uvicorn binds: wait for the socket too."""
+        wait_until_api_ready()
+        api = node_manager.config.api_config
+        while True:
+            try:
+                socket.create_connection((api.pod_ip, api.node_manager_port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        with open(os.environ["KVPOOL_SERVING"] + ".tmp", "w", encoding="utf-8") as out:
+            json.dump({"host": api.pod_ip, "port": api.node_manager_port}, out)
+        os.replace(os.environ["KVPOOL_SERVING"] + ".tmp", os.environ["KVPOOL_SERVING"])
+
+    threading.Thread(target=mark_serving, daemon=True).start()
+    sys.exit(node_manager.main())
 '''
+PROBE_KINDS = ("startupProbe", "readinessProbe", "livenessProbe")
+SERVING_TIMEOUT_S = 60
 
 
 @dataclass
@@ -121,6 +149,9 @@ class Boot:
     output: str
     records: list[dict[str, Any]]
     opened: set[tuple[str, str]]  # (ConfigMap, key) of each ConfigMap file the pod opened
+    # probe kind -> (exit code, output) of the container's own probe command (boot(..., probes=True))
+    probes: dict[str, tuple[int, str]]
+    serving: dict[str, Any] | None  # where Motor's node manager API listened
 
     def process(self, module: str) -> dict[str, Any]:
         found = [r for r in self.records if r["argv"][:2] == ["-m", module]]
@@ -179,14 +210,16 @@ def boot(
     npus: int = 2,
     node_dirs: Mapping[str, Path] | None = None,
     hooks: bool = False,
+    probes: bool = False,
 ) -> Boot:
     """Run the container's command (boot.sh) with its env and mounts; return what Motor's scripts did.
     `node_dirs`: node folder -> a local folder standing in for it, bound where the pod mounts that hostPath (read-only
     when the mount is), e.g. the weights a coordinator reads its tokenizer from. `hooks`: then run the container's
-    exec probes and preStop command in the same pod, as the kubelet would (their exit codes are not the boot's)."""
+    exec probes and preStop command in the same pod, as the kubelet would (their exit codes are not the boot's).
+    `probes`: run Motor's node manager for real and then the container's exec probes against it."""
     container = next(c for c in pod_spec["containers"] if c["name"] == container_name)
     volumes = {v["name"]: v for v in pod_spec.get("volumes") or []}
-    stubs, record = workdir / "stubs", workdir / "record.jsonl"
+    stubs, record, serving = workdir / "stubs", workdir / "record.jsonl", workdir / "serving.json"
     stubs.mkdir(parents=True)
     (workdir / "recorder.py").write_text(RECORDER)
     python = sys.executable
@@ -233,9 +266,9 @@ def boot(
     env = container_env(container)
     env.update({
         "PATH": f"{stubs}:/usr/local/bin:/usr/bin:/bin",
-        "CANN_INSTALL_PATH": "/usr/local/Ascend",  # the image's
         "HOME": "/root",
         "KVPOOL_RECORD": str(record),
+        **({"KVPOOL_SERVING": str(serving)} if probes else {}),
         "MOTOR_CHECKOUT": str(motor_checkout),
     })
     inside = [path for path in OVERLAID if workdir.resolve().is_relative_to(path)]
@@ -256,23 +289,40 @@ def boot(
     ])
     in_pod = f"env -i {' '.join(shlex.quote(f'{k}={v}') for k, v in env.items())}"
     command = f"{in_pod} {' '.join(shlex.quote(part) for part in container['command'])}"
+    kinds = [kind for kind in PROBE_KINDS if "exec" in container.get(kind, {})] if probes else []
     hook_commands: list[list[str]] = []
     if hooks:
         hook_commands = [probe["exec"]["command"] for key, probe in container.items() if key.endswith("Probe") and "exec" in probe]
         hook_commands += [handler["exec"]["command"] for handler in (container.get("lifecycle") or {}).values()]
-    if hook_commands:
+    if probes:
+        # boot.sh in the background; once Motor's API listens, each probe as the kubelet execs it, then the script
+        # ends, and with it (PID 1 of the namespace) every process of the pod.
+        run = [f"{command} > {workdir}/boot.out 2>&1 &",
+               f"for _ in $(seq {SERVING_TIMEOUT_S * 10}); do [ -s {serving} ] && break; sleep 0.1; done"]
+        for kind in kinds:
+            probe_command = " ".join(shlex.quote(part) for part in container[kind]["exec"]["command"])
+            run.append(f"{in_pod} {probe_command} > {workdir}/{kind}.out 2>&1; echo $? > {workdir}/{kind}.rc")
+        run.append(f"cat {workdir}/boot.out")
+    elif hook_commands:
         runs = "; ".join(f"{in_pod} {' '.join(shlex.quote(part) for part in hook)}" for hook in hook_commands)
         # Motor's node manager has exited (a stub); prestop.sh pauses the running one it finds by its process title.
         node_manager = "(exec -a MindIE-Motor::NodeManager sleep 60) &"
-        command = f"{command}; status=$?; {node_manager} {runs}; exit $status"
+        run = [f"{command}; status=$?; {node_manager} {runs}; exit $status"]
     else:
-        command = f"exec {command}"
-    script = f"set -e; {setup}; set +e; cd /; {command}"
-    # --mount-proc: the pod's own /proc (Motor's prestop.sh writes to PID 1's stdout and looks for its processes)
+        run = [f"exec {command}"]
+    script = "\n".join([f"set -e; {setup}; ip link set lo up; set +e; cd /", *run])
+    # --net: the pod's own network namespace (loopback only); --mount-proc: the pod's own /proc (Motor's prestop.sh
+    # writes to PID 1's stdout and looks for its processes)
     with FileOpens(watched) as opens:
         result = subprocess.run(
-            ["unshare", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private", "bash", "-c", script],
-            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+            ["unshare", "--mount", "--pid", "--net", "--fork", "--mount-proc", "--propagation", "private", "bash", "-c",
+             script],
+            capture_output=True, text=True, timeout=120 + (SERVING_TIMEOUT_S if probes else 0), stdin=subprocess.DEVNULL,
         )
     records = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
-    return Boot(result.returncode, result.stdout + result.stderr, records, opens.opened())
+    probe_results = {
+        kind: (int((workdir / f"{kind}.rc").read_text()), (workdir / f"{kind}.out").read_text())
+        for kind in kinds if (workdir / f"{kind}.rc").exists()
+    }
+    where = json.loads(serving.read_text()) if serving.exists() and serving.read_text() else None
+    return Boot(result.returncode, result.stdout + result.stderr, records, opens.opened(), probe_results, where)

@@ -84,13 +84,16 @@ def node_weights(rendered: Rendered, folder: Path) -> dict[str, Path]:
     return {node_dir: folder}
 
 
-def boot_role(rendered: Rendered, role: str, motor_checkout: Path, tmp_path: Path, hooks: bool = False) -> Boot:
-    """`hooks`: then run the container's exec probes and preStop hook (motor_boot.boot)."""
+def boot_role(
+    rendered: Rendered, role: str, motor_checkout: Path, tmp_path: Path, hooks: bool = False, probes: bool = False
+) -> Boot:
+    """`hooks`: then run the container's exec probes and preStop hook; `probes`: the probes against Motor's own node
+    manager (motor_boot.boot)."""
     workload, container = ROLES[role]
     family = HARDWARE[user_config_of(rendered)["motor_deploy_config"]["hardware_type"]].family
     return boot(
         pod_spec(rendered, workload), container, config_maps(rendered), family, motor_checkout, tmp_path / "pod",
-        node_dirs=node_weights(rendered, tmp_path / "node-weights"), hooks=hooks,
+        node_dirs=node_weights(rendered, tmp_path / "node-weights"), hooks=hooks, probes=probes,
     )
 
 
@@ -187,7 +190,7 @@ def test_ha_engines_find_the_leader_through_etcd(rendered, motor_checkout, tmp_p
         "mindie-motor-kv-store-etcd-1.mindie-motor-kv-store-etcd-peers.mooncake-ha.svc.cluster.local:2379;"
         "mindie-motor-kv-store-etcd-2.mindie-motor-kv-store-etcd-peers.mooncake-ha.svc.cluster.local:2379"
     )
-    assert client["global_segment_size"] == 0  # mooncake-ha runs a standalone store beside each engine
+    assert client["global_segment_size"] == "8GB"  # mooncake-ha's engines hold the pool (store_mode embedded)
 
 
 def test_embedded_mooncake_engines_contribute_their_segment(rendered, motor_checkout, tmp_path) -> None:
@@ -231,6 +234,6 @@ def test_probe_and_prestop_scripts_exist_in_motor_config(rendered) -> None:
                         if key.endswith("Probe") and "exec" in probe]
             commands += [container["lifecycle"]["preStop"]["exec"]["command"][-1]] if "lifecycle" in container else []
             for command in commands:
-                script = command.split()[0].removeprefix("/mnt/configmap/")
+                script = command.split()[0].removeprefix("$CONFIGMAP_PATH/")
                 assert script in data, (stack, role, command)
             assert ("lifecycle" in container) == (role in ("prefill", "decode")), (stack, role)

@@ -4,7 +4,8 @@ Changes beyond tests/live/rendered.py's loopback list, each needed here and appl
   * protocol ascend -> tcp in mooncake.json / mooncake-store.json (the ascend transport needs an NPU);
   * capacity only: mooncake.json's global_segment_size 1GB -> 64MB and local_buffer_size 1GB -> 16MB, so
     that 3x the pool is 192 puts of 1 MiB (the setup reference/research/backends.md measured);
-  * mooncake-ha's store sidecar: global_segment_size 8GB -> 256MB (its memory request is 8.5 GiB, this
+  * mooncake-ha's store sidecar (the stack rendered with store_mode standalone, protocol tcp: test_mooncake.py):
+    global_segment_size 8GB -> 256MB (its memory request is 8.5 GiB, this
     machine has 24 GiB for everything and CI runs other things), wherever the rendering puts the size (the
     mooncake-store.json key, or MOONCAKE_GLOBAL_SEGMENT_SIZE if the sidecar is configured by env).
 The capacity comparison's 0.9/0.1 master is the mooncake-layerwise stack rendered with the seed's eviction

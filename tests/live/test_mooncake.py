@@ -19,7 +19,7 @@ from tests.live.mooncake_plans import (
     master_flag,
 )
 from tests.live.plans import run_scenario
-from tests.live.rendered import Rendered, render
+from tests.live.rendered import Rendered, render, render_variant
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +119,9 @@ def test_capacity_paced_writer_example_eviction_keeps_up(capacity):
 
 @pytest.fixture(scope="module")
 def ha_rendered(work) -> Rendered:
-    return render("mooncake-ha", work / "out")
+    """mooncake-ha with its store in a standalone sidecar: on tcp, the transport a container without an NPU runs
+    (the settings refuse a standalone store on the ascend transport; the stack itself is embedded)."""
+    return render_variant("mooncake-ha", "mooncake-ha", {"store_mode": "standalone", "protocol": "tcp"}, work)
 
 
 @pytest.fixture(scope="module")
