@@ -16,15 +16,13 @@ import pulumi_kubernetes as k8s
 
 from components.hardware import HARDWARE
 from components.kv_store.client import CLIENT_CONFIG_MAP, mounted_client_files
-from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
-from components.labels import KV_CLIENT_LABEL, common_labels
+from components.kv_store.endpoint import KVStoreEndpoint
+from components.labels import ENGINE_BASE, KV_CLIENT_LABEL, common_labels, engine_job_name, instance_name
 from components.checksums import annotations as checksum_annotations
 from components.motor_pod import (
     BOOT_COMMAND,
     ENGINE_LIFECYCLE,
     ENGINE_PROBES,
-    LOG_MOUNT_PATH,
-    LOG_VOLUME_NAME,
     MOTOR_CONFIG_MOUNT,
     MOTOR_CONFIG_VOLUME,
     MOTOR_POD_SECURITY_CONTEXT,
@@ -35,33 +33,12 @@ from components.motor_pod import (
     weight_mount,
     weight_volume,
 )
+from components.pod_layout import CLIENT_CONFIG_DIR, LOG_VOLUME_NAME, host_files
 from components.secret_env import SecretEnv
 from components.workloads import Workloads
 
 TYPE = "kvpool:index:EnginePool"
-ENGINE_BASE = "vllm"
-SIDE_LETTER = {"prefill": "p", "decode": "d"}
 KV_TRANSFER_ANNOTATION = "motor-kvpool.io/kv-transfer-config"
-# deploy.py's engine template: host paths the Ascend runtime, HCCL and RDMA use, and where logs and core dumps
-# go (hostPath type "" = no check, as deploy.py's template has it: hccn_tool sits in the driver's tools folder,
-# whose layout differs between driver versions). Not mounted: deploy.py's /data, /mnt and /var/queue_schedule,
-# whole host folders no Motor script or process reads (grep of Motor 8919e55); storage[] names what a service needs.
-# name -> (path in the pod and on the node, hostPath type, read-only); plog-path alone has another node folder, the
-# service's host_log_dir (EnginePool._volumes). Read-only unless something in the pod writes it:
-# - version.info, hccn_tool: read and run only. /etc/hccn.conf: Motor only queries it (`hccn_tool -i N -ip -g`,
-#   startup/hccl_tools.py:121); writing it (`hccn_tool -s`) is the node administrator's job, never an engine's.
-# - /root/ascend/log: CANN writes its plog there; /var/coredump: common.sh chmods it and the kernel writes cores.
-# - /dev/infiniband, /dev/hisi_hdc: device nodes the RDMA verbs and HDC drivers open read-write; kept as deploy.py
-#   mounts them.
-HOST_FILES = {
-    "driver-version": ("/usr/local/Ascend/driver/version.info", "File", True),
-    "hccn-conf": ("/etc/hccn.conf", "", True),
-    "hccn-tool": ("/usr/local/Ascend/driver/tools/hccn_tool", "", True),
-    LOG_VOLUME_NAME: (LOG_MOUNT_PATH, "DirectoryOrCreate", False),
-    "coredump": ("/var/coredump", "DirectoryOrCreate", False),
-    "rdma": ("/dev/infiniband", "", False),
-    "hisi-hdc": ("/dev/hisi_hdc", "", False),
-}
 # deploy.py gives engines allowPrivilegeEscalation false and seccomp Unconfined (the NPU stack's ioctls need it);
 # motor-kvpool also drops the default capabilities no engine process uses: Motor's scripts and code make no device
 # node (the Ascend device plugin injects /dev/davinci*), open no raw socket (`ping` appears only in log text), never
@@ -71,22 +48,6 @@ HOST_FILES = {
 # folders); nothing here shows they are unneeded.
 ENGINE_DROPPED_CAPABILITIES = ["AUDIT_WRITE", "MKNOD", "NET_RAW", "SETFCAP", "SETPCAP", "SYS_CHROOT"]
 ENGINE_SECURITY_CONTEXT = {**MOTOR_SECURITY_CONTEXT, "capabilities": {"drop": ENGINE_DROPPED_CAPABILITIES}}
-
-
-def host_files(hardware_type: str) -> dict[str, tuple[str, str, bool]]:
-    """Every host file an engine of this hardware mounts, by volume name: (path, hostPath type, read-only)."""
-    extra = {name: (path, kind, read_only) for name, path, kind, read_only in HARDWARE[hardware_type].host_files}
-    return {**HOST_FILES, **extra}
-
-
-def instance_name(side: str, index: int | None) -> str:
-    """`vllm-p0` for an instance; `vllm-p` for the role template of a service set."""
-    return f"{ENGINE_BASE}-{SIDE_LETTER[side]}{'' if index is None else index}"
-
-
-def engine_job_name(namespace: str, side: str, index: int | None) -> str:
-    """The engine pods' job-name label (and JOB_NAME): `<job_id>-p0`, `<job_id>-p` for a role template."""
-    return f"{namespace}-{instance_name(side, index).removeprefix(ENGINE_BASE + '-')}"
 
 
 @dataclass(frozen=True, kw_only=True)

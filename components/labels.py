@@ -23,6 +23,21 @@ def service_fqdn(service: str, namespace: str, cluster_domain: str) -> str:
     return f"{service}.{namespace}.svc.{cluster_domain}"
 
 
+# Engine instances: `vllm-p0`, `vllm-d3` (deploy.py's names).
+ENGINE_BASE = "vllm"
+SIDE_LETTER = {"prefill": "p", "decode": "d"}
+
+
+def instance_name(side: str, index: int | None) -> str:
+    """`vllm-p0` for an instance; `vllm-p` for the role template of a service set."""
+    return f"{ENGINE_BASE}-{SIDE_LETTER[side]}{'' if index is None else index}"
+
+
+def engine_job_name(namespace: str, side: str, index: int | None) -> str:
+    """The engine pods' job-name label (and JOB_NAME): `<job_id>-p0`, `<job_id>-p` for a role template."""
+    return f"{namespace}-{instance_name(side, index).removeprefix(ENGINE_BASE + '-')}"
+
+
 def common_labels(namespace: str, component: str, name: str) -> dict[str, str]:
     return {
         "app.kubernetes.io/name": name,

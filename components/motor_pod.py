@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from components.kv_store.endpoint import MOTOR_CONF_DIR
 from components.motor_config import MOTOR_CONFIG_NAME
 from components.errors import KvpoolError
 from components.motor_env import env_text
+from components.pod_layout import CONFIGMAP_PATH, LOG_MOUNT_PATH, LOG_VOLUME_NAME, MOTOR_CONF_DIR
 from components.settings import ServiceSettings
 from components.workloads import Workloads
 
-CONFIGMAP_PATH = "/mnt/configmap"
 CONFIG_PATH = MOTOR_CONF_DIR
 # deploy.py's Service names and ports (mindie_motor_controller.yaml, mindie_motor_coordinator.yaml).
 CONTROLLER_SERVICE = "mindie-motor-controller-service"
@@ -26,11 +25,6 @@ COORDINATOR_ROLE = "coordinator"
 BOOT_COMMAND = ["/bin/bash", "-c", f"source {CONFIGMAP_PATH}/boot.sh"]
 MOTOR_CONFIG_VOLUME = {"name": "motor-config", "configMap": {"name": MOTOR_CONFIG_NAME, "defaultMode": 0o550}}
 MOTOR_CONFIG_MOUNT = {"name": "motor-config", "mountPath": CONFIGMAP_PATH}
-# deploy.py mounts a node folder at /root/ascend/log in every Motor pod (its controller, coordinator and engine
-# templates' plog-path): Motor's common.sh chmods $MOTOR_LOG_ROOT_PATH there and writes its logs under it; CANN
-# writes its plog. Which node folder: the role's logging_config.host_log_dir (rules.host_log_dir).
-LOG_VOLUME_NAME = "plog-path"
-LOG_MOUNT_PATH = "/root/ascend/log"
 LOG_MOUNT = {"name": LOG_VOLUME_NAME, "mountPath": LOG_MOUNT_PATH}
 FIELD_ENV = {"POD_IP": "status.podIP", "HOST_IP": "status.hostIP"}
 # Motor's controller and coordinator also read their namespace (deploy.py's templates give them POD_NAMESPACE).

@@ -9,12 +9,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.control_plane import ControlPlane
-from components.engine_pool import EnginePool, instance_name
+from components.engine_pool import EnginePool
+from components.labels import instance_name
 from components.kv_conductor import KVConductor
 from components.kv_conductor import service_host as conductor_host
 from components.errors import user_errors_as_run_errors
 from components.hardware import engine_node_selector
-from components.kv_store import KVStore, KVStoreEndpoint
+from components.kv_store.component import KVStore
+from components.kv_store.endpoint import KVStoreEndpoint
 from components.kv_store.client import kv_client_config_map, kv_client_egress_policy
 from components.kv_store.shared import shared_store
 from components.motor_config import MOTOR_CONFIG_NAME, read_motor_files

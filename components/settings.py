@@ -30,7 +30,8 @@ from components.store_settings import (
     StoreConfig,
     YuanrongStoreConfig,
 )
-from components.labels import DEFAULT_CLUSTER_DOMAIN
+from components.labels import DEFAULT_CLUSTER_DOMAIN, engine_job_name
+from components.pod_layout import CLIENT_CONFIG_DIR, CONFIGMAP_PATH, YUANRONG_SOCKET_DIR, host_files
 from components.units import is_dns_label
 from policies import rules
 
@@ -118,18 +119,11 @@ CLUSTER_DOMAIN_MAX = 253 - 2 * 64 - len(".svc.")
 def engine_mount_paths(hardware_type: str, store: Any) -> dict[str, str]:
     """The paths every engine container mounts besides the weights and storage[] (components/engine_pool.py):
     path -> what it holds. A path ending in '/' stands for the folder and everything below it."""
-    # Imported here: those modules build on this one.
-    from components.engine_pool import host_files
-    from components.kv_store.endpoint import CLIENT_CONFIG_DIR
-    from components.motor_pod import CONFIGMAP_PATH
-
     taken = {CONFIGMAP_PATH: "ConfigMap motor-config", "/dev/shm": "the shared-memory volume (dshm_size)"}
     taken.update({spec[0]: f"the host file {spec[0]}" for spec in host_files(hardware_type).values()})
     taken[f"{CLIENT_CONFIG_DIR}/"] = "the KV store's client configuration"
     if isinstance(store, YuanrongStoreConfig):
-        from components.kv_store.yuanrong import SOCKET_DIR
-
-        taken[SOCKET_DIR] = "the openYuanrong worker sockets"
+        taken[YUANRONG_SOCKET_DIR] = "the openYuanrong worker sockets"
     return taken
 
 
@@ -211,13 +205,11 @@ class ServiceSettings(Closed):
 
     @model_validator(mode="after")
     def _engine_labels_fit(self) -> ServiceSettings:
-        """Engine pods carry the label job-name=<job_id>-<p|d><instance> (components/engine_pool.py, engine_job_name);
+        """Engine pods carry the label job-name=<job_id>-<p|d><instance> (labels.engine_job_name);
         Kubernetes refuses a label value over 63 characters."""
         deploy = self.motor_deploy_config
         if deploy.job_id is None:
             return self
-        from components.engine_pool import engine_job_name  # that module builds on this one
-
         service_set = deploy.deploy_mode == "infer_service_set"  # one role template per side
         last = {"prefill": deploy.p_instances_num - 1, "decode": deploy.d_instances_num - 1}
         longest = max(

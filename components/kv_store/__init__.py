@@ -1,6 +1,4 @@
-"""The KV store component and its endpoint contract (one module per backend)."""
+"""The KV store: the component (component.py), its endpoint contract (endpoint.py), one module per backend.
 
-from components.kv_store.component import KVStore
-from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
-
-__all__ = ["CLIENT_CONFIG_DIR", "KVStore", "KVStoreEndpoint"]
+Nothing is imported here, so that importing one module of the package (a backend, the endpoint) does not build the
+whole component first."""

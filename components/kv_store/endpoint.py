@@ -10,11 +10,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Where engine containers mount the store's client files that Motor's scripts do not place themselves
-# (mooncake.json); MemCache's mmc-local.conf travels in motor-config (components/motor_config.py).
-CLIENT_CONFIG_DIR = "/etc/motor-kvpool/kv-client"
-# Motor's writable config folder in every Motor pod (CONFIG_PATH): its scripts copy config files there.
-MOTOR_CONF_DIR = "/usr/local/Ascend/pyMotor/conf"
 # Version of the `kv_store` stack output. Raise it when a field changes meaning or a consumer needs a new one.
 SCHEMA = 1
 

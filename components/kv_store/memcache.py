@@ -26,9 +26,10 @@ from components.kv_store.common import (
     service_endpoint,
     store_server,
 )
-from components.kv_store.endpoint import MOTOR_CONF_DIR, KVStoreEndpoint
+from components.kv_store.endpoint import KVStoreEndpoint
 from components.kv_store.hosts import store_host
 from components.labels import k8s_name
+from components.pod_layout import MOTOR_CONF_DIR
 from components.ports import Port
 from components.project_files import read_project_file
 from components.store_settings import MemcacheStoreConfig

@@ -20,9 +20,10 @@ from components.kv_store.common import (
     service_endpoint,
     store_server,
 )
-from components.kv_store.endpoint import CLIENT_CONFIG_DIR, KVStoreEndpoint
+from components.kv_store.endpoint import KVStoreEndpoint
 from components.kv_store.etcd import build_etcd, client_endpoints
 from components.kv_store.hosts import store_host
+from components.pod_layout import CLIENT_CONFIG_DIR
 from components.ports import Port
 from components.store_settings import MooncakeStoreConfig
 from components.units import mooncake_size_bytes

@@ -21,12 +21,13 @@ from components.kv_store.common import (
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.kv_store.etcd import build_etcd, client_endpoints
 from components.kv_store.hosts import store_host
+from components.pod_layout import YUANRONG_SOCKET_DIR
 from components.ports import Port
 from components.store_settings import YuanrongStoreConfig
 
 WORKER_NAME = "mindie-motor-ds-worker"
 SOCKET_HOST_DIR = "/var/run/motor-kvpool/datasystem"
-SOCKET_DIR = "/var/run/datasystem"
+
 # The worker binary ships inside the wheel's package folder with its libraries beside it (dscli does the same).
 WORKER_COMMAND = (
     'DS=$(python3 -c "import os, yr.datasystem as d; print(os.path.dirname(d.__file__))") && '
@@ -47,7 +48,7 @@ def engine_env(port: int) -> dict[str, str]:
 
 def engine_host_paths() -> dict[str, dict[str, str]]:
     """The worker's socket folder, the one host path engines mount for a store."""
-    return {SOCKETS_VOLUME: {"path": SOCKET_HOST_DIR, "mount_path": SOCKET_DIR}}
+    return {SOCKETS_VOLUME: {"path": SOCKET_HOST_DIR, "mount_path": YUANRONG_SOCKET_DIR}}
 
 
 def worker_args(store: YuanrongStoreConfig, etcd_address: str, namespace: str) -> list[str]:
@@ -56,7 +57,7 @@ def worker_args(store: YuanrongStoreConfig, etcd_address: str, namespace: str) -
         f"--etcd_address={etcd_address}",
         f"--cluster_name={namespace}",  # one ring per service, even on a shared etcd
         f"--shared_memory_size_mb={store.shared_memory_size_mb}",
-        f"--unix_domain_socket_dir={SOCKET_DIR}",
+        f"--unix_domain_socket_dir={YUANRONG_SOCKET_DIR}",
         "--log_dir=/tmp/datasystem/logs",
         "--rocksdb_store_dir=/tmp/datasystem/rocksdb",
         "--ready_check_path=/tmp/datasystem/ready",
@@ -89,7 +90,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         "livenessProbe": {"tcpSocket": {"port": store.port}, "periodSeconds": 10, "failureThreshold": 3},
         "resources": container_resources(ctx.resources),
         "securityContext": RESTRICTED_CONTAINER,
-        "volumeMounts": [{"name": "sockets", "mountPath": SOCKET_DIR}, {"name": "shm", "mountPath": "/dev/shm"}],
+        "volumeMounts": [{"name": "sockets", "mountPath": YUANRONG_SOCKET_DIR}, {"name": "shm", "mountPath": "/dev/shm"}],
     }
     ctx.keep(k8s.apps.v1.DaemonSet(
         WORKER_NAME,
