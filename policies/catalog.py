@@ -295,6 +295,13 @@ POLICIES = [
         "Use 1 to 16 instances per role.",
     ),
     _stack_policy(
+        "kvpool-configure-instance-sizes",
+        "Checks that an instance spans 1..16 pods and that its DP x TP x PP ranks fit the NPUs of its pods.",
+        MANDATORY,
+        lambda view, _: rules.check_instance_sizes(view.user_config),
+        "Lower data/tensor/pipeline_parallel_size, or raise the instance's pods or NPUs per pod.",
+    ),
+    _stack_policy(
         "kvpool-configure-fabric-segment-alignment",
         "Checks that Mooncake's global_segment_size is a whole number of GiB when ASCEND_ENABLE_USE_FABRIC_MEM=1 "
         "(vllm-ascend kv_pool, A3 fabric memory).",

@@ -47,7 +47,9 @@ from .security import (
     check_plaintext_secrets, check_privileged_container, check_privileged_pod, check_system_namespace, host_log_dir,
     host_path_backsteps, host_path_problem, is_read_only_configmap_role, looks_secret,
 )
-from .service import MOTOR_MAX_INSTANCES, check_instance_counts, check_service
+from .service import (
+    MAX_PODS_PER_INSTANCE, MOTOR_MAX_INSTANCES, check_instance_counts, check_instance_sizes, check_service,
+)
 from .service_set import SERVICE_SET_TYPE, role_pod_template, service_set_objects, service_set_roles
 from .store import (
     MOONCAKE_LEASE_TTL_DEFAULT_MS, SUSTAINABLE_EVICTION_RATIO, SUSTAINABLE_HIGH_WATERMARK, UCM_BACKEND_MESSAGE,
@@ -62,14 +64,15 @@ __all__ = [
     "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE",
     "DISPATCH_CONNECTORS", "HCCL_RDMA_RETRY_CNT_DEFAULT", "HCCL_RDMA_TIMEOUT_DEFAULT", "HYBRID_CONNECTOR",
     "K8S_QUANTITY", "KV_CACHE_AFFINITY", "KV_EVENTS_CONFIG", "LAYERWISE_PATCH_FIXED_IN", "LOG_SECTION_BY_ROLE",
-    "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE", "MOTOR_MAX_INSTANCES",
+    "MAX_PODS_PER_INSTANCE", "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE",
+    "MOTOR_MAX_INSTANCES",
     "MULTI_CONNECTOR", "NOT_SECRET_LAST_WORDS", "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE",
     "SECRET_WORDS", "SENSITIVE_HOST_PATHS", "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR",
     "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK", "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES",
     "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
     "Finding", "check_backend_consistency", "check_deploy_host_paths", "check_dispatch_connector",
     "check_duplicate_names", "check_fabric_segment_alignment", "check_hash_seed", "check_host_path",
-    "check_hybrid_attention_connector", "check_instance_counts", "check_kv_cache_affinity", "check_kv_event_ports",
+    "check_hybrid_attention_connector", "check_instance_counts", "check_instance_sizes", "check_kv_cache_affinity", "check_kv_event_ports",
     "check_kv_role_by_side", "check_layerwise_pool_backend", "check_layerwise_pool_patch",
     "check_lease_exceeds_timeouts", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
     "check_not_ucm_store_backend", "check_plaintext_config_secrets", "check_plaintext_secrets",
