@@ -177,7 +177,7 @@ def shared_ports(ports: range, taken: range) -> int | None:
 
 
 def _ports_text(ports: range) -> str:
-    return str(ports.start) if len(ports) == 1 else f"{ports.start}-{ports.stop - 1}"
+    return str(ports.start) if ports.stop - ports.start == 1 else f"{ports.start}-{ports.stop - 1}"
 
 
 def check_kv_event_ports(user_config: Mapping[str, Any]) -> list[Finding]:
@@ -195,8 +195,8 @@ def check_kv_event_ports(user_config: Mapping[str, Any]) -> list[Finding]:
             if common is not None:
                 findings.append(Finding(
                     path,
-                    f"binds port{'s' if len(ports) > 1 else ''} {_ports_text(ports)} (one per DP rank) in every prefill "
-                    f"pod, and {other} ({what}) takes {_ports_text(taken)} there too (port {common}): one of them "
-                    f"fails to bind; choose ports apart.",
+                    f"binds port{'s' if ports.stop - ports.start > 1 else ''} {_ports_text(ports)} (one per DP rank) "
+                    f"in every prefill pod, and {other} ({what}) takes {_ports_text(taken)} there too (port "
+                    f"{common}): one of them fails to bind; choose ports apart.",
                 ))
     return findings
