@@ -41,7 +41,8 @@ def _mooncake_size(size: int | str) -> int | str:
 
 # One type, so that a bad size is one problem with its path, not one per union member.
 MooncakeSize = Annotated[Union[StrictInt, StrictStr], AfterValidator(_mooncake_size)]
-AbsolutePath = Annotated[str, Field(pattern=r"^/")]
+# No control character at all, tab and newline included: a path is one line.
+AbsolutePath = Annotated[str, Field(pattern=r"^/[^\x00-\x1f\x7f-\x9f]*$")]
 
 
 def _no_backsteps(path: str) -> str:
@@ -50,7 +51,7 @@ def _no_backsteps(path: str) -> str:
     return path
 
 
-HostPath = Annotated[str, Field(pattern=r"^/"), AfterValidator(_no_backsteps)]
+HostPath = Annotated[AbsolutePath, AfterValidator(_no_backsteps)]
 NonEmpty = Annotated[str, Field(min_length=1)]
 # A Kubernetes label value: at most 63 characters, alphanumeric at both ends, `-`, `_`, `.` inside.
 LabelValue = Annotated[str, Field(max_length=63, pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]
