@@ -278,6 +278,16 @@ POLICIES = [
         "Set one fixed PYTHONHASHSEED (e.g. \"0\") for every engine.",
     ),
     _stack_policy(
+        "kvpool-configure-numeric-env",
+        "Checks that the engines' variables a process parses as a number (ASCEND timeouts, HCCL retry settings, "
+        "Motor's ports and rate limits) hold whole numbers and PYTHONHASHSEED one Python accepts.",
+        MANDATORY,
+        lambda view, _: rules.check_numeric_env(
+            {rules.engine_env_section(side): env for side, env in view.engine_envs.items()}
+        ),
+        "Write the variable as digits only, e.g. \"10000\".",
+    ),
+    _stack_policy(
         "kvpool-configure-layerwise-pool-backend",
         "Checks that use_layerwise on AscendStoreConnector is combined only with the memcache backend "
         "(vllm-ascend layerwise_kv_pool).",

@@ -28,8 +28,8 @@ from .connectors import (
     check_layerwise_pool_backend, check_layerwise_pool_patch,
 )
 from .env import (
-    ASCEND_CONNECT_TIMEOUT_DEFAULT_MS, HCCL_RDMA_RETRY_CNT_DEFAULT, HCCL_RDMA_TIMEOUT_DEFAULT, check_hash_seed,
-    effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int,
+    ASCEND_CONNECT_TIMEOUT_DEFAULT_MS, HCCL_RDMA_RETRY_CNT_DEFAULT, HCCL_RDMA_TIMEOUT_DEFAULT, NUMERIC_ENV,
+    check_hash_seed, check_numeric_env, effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int,
 )
 from .kv_conductor import (
     CONDUCTOR_POOL_BACKEND, KV_CACHE_AFFINITY, KV_EVENTS_CONFIG, MOTOR_DEFAULT_BLOCK_SIZE, check_kv_cache_affinity,
@@ -66,7 +66,7 @@ __all__ = [
     "K8S_QUANTITY", "KV_CACHE_AFFINITY", "KV_EVENTS_CONFIG", "LAYERWISE_PATCH_FIXED_IN", "LOG_SECTION_BY_ROLE",
     "MAX_PODS_PER_INSTANCE", "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE",
     "MOTOR_MAX_INSTANCES",
-    "MULTI_CONNECTOR", "NOT_SECRET_LAST_WORDS", "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE",
+    "MULTI_CONNECTOR", "NOT_SECRET_LAST_WORDS", "NUMERIC_ENV", "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE",
     "SECRET_WORDS", "SENSITIVE_HOST_PATHS", "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR",
     "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK", "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES",
     "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
@@ -75,7 +75,7 @@ __all__ = [
     "check_hybrid_attention_connector", "check_instance_counts", "check_instance_sizes", "check_kv_cache_affinity", "check_kv_event_ports",
     "check_kv_role_by_side", "check_layerwise_pool_backend", "check_layerwise_pool_patch",
     "check_lease_exceeds_timeouts", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
-    "check_not_ucm_store_backend", "check_plaintext_config_secrets", "check_plaintext_secrets",
+    "check_not_ucm_store_backend", "check_numeric_env", "check_plaintext_config_secrets", "check_plaintext_secrets",
     "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_service",
     "check_standalone_store_memory", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
     "connectors_of", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",

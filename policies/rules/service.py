@@ -8,7 +8,7 @@ from typing import Any, Mapping
 from .connectors import (
     check_dispatch_connector, check_hybrid_attention_connector, check_kv_role_by_side, check_layerwise_pool_backend,
 )
-from .env import check_hash_seed
+from .env import check_hash_seed, check_numeric_env
 from .kv_conductor import check_kv_cache_affinity, check_kv_event_ports
 from .sections import (
     DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, SIDES, Finding, engine_envs, engine_section, kv_transfer_configs,
@@ -46,6 +46,7 @@ def check_service(
     findings += check_hybrid_attention_connector(kv, hybrid_attention or {})
     findings += check_dispatch_connector(kv)
     findings += check_hash_seed(engines, kv)
+    findings += check_numeric_env(env)
     findings += check_instance_counts(deploy)
     findings += check_instance_sizes(user_config)
     findings += check_deploy_host_paths(deploy)
