@@ -278,6 +278,14 @@ POLICIES = [
         "Set one fixed PYTHONHASHSEED (e.g. \"0\") for every engine.",
     ),
     _stack_policy(
+        "kvpool-configure-distinct-ports",
+        "Checks that the ports of each Motor role's pod are distinct port numbers, and that a Yuanrong store's "
+        "host-network worker port is none of the node's own daemons' ports, below 1024 or a NodePort of the service.",
+        MANDATORY,
+        lambda view, _: rules.check_ports(view.user_config),
+        "Give each port of a role its own number (api_config), and the worker a free unprivileged port.",
+    ),
+    _stack_policy(
         "kvpool-configure-numeric-env",
         "Checks that the engines' variables a process parses as a number (ASCEND timeouts, HCCL retry settings, "
         "Motor's ports and rate limits) hold whole numbers and PYTHONHASHSEED one Python accepts.",

@@ -155,7 +155,8 @@ def test_a_port_in_motors_api_config_that_is_not_a_port_is_refused():
     with pytest.raises(ProgramError) as caught:
         render(values)
     assert str(caught.value) == (
-        "motor_coordinator_config.api_config.coordinator_api_infer_port: 'abc' is not a port number (1-65535)"
+        "stack 'svc': 1 problem\n"
+        "  - motor_coordinator_config.api_config.coordinator_api_infer_port: 'abc' is not a port number (1-65535)."
     )
 
 

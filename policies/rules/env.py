@@ -21,7 +21,8 @@ ASCEND_CONNECT_TIMEOUT_DEFAULT_MS = 3000
 
 # Variables a process of the pods parses as a whole number, with what a non-number does there.
 NUMERIC_ENV = {
-    "ASCEND_TRANSFER_TIMEOUT": "vllm-ascend's connectors read it with int() (kv_transfer/utils/utils.py) and fail to start",
+    "ASCEND_TRANSFER_TIMEOUT": "vllm-ascend's connectors read it with int() (kv_transfer/utils/utils.py) and fail to "
+                               "start",
     "ASCEND_CONNECT_TIMEOUT": "Mooncake's ascend_direct transport reads it as milliseconds and fails to start",
     "HCCL_RDMA_TIMEOUT": "vllm-ascend derives the transfer timeout from it with int() and fails to start",
     "HCCL_RDMA_RETRY_CNT": "vllm-ascend derives the transfer timeout from it with int() and fails to start",

@@ -10,6 +10,7 @@ from .connectors import (
 )
 from .env import check_hash_seed, check_numeric_env
 from .kv_conductor import check_kv_cache_affinity, check_kv_event_ports
+from .ports import check_ports
 from .sections import (
     DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, SIDES, Finding, engine_envs, engine_section, kv_transfer_configs,
 )
@@ -64,6 +65,7 @@ def check_service(
             findings += check_fabric_segment_alignment(store, engines)
     findings += check_kv_cache_affinity(user_config)
     findings += check_kv_event_ports(user_config)
+    findings += check_ports(user_config)
     return findings
 
 
