@@ -120,6 +120,8 @@ def _plaintext_secrets(args: ResourceValidationArgs, report: ReportViolation) ->
                 except (TypeError, ValueError, RecursionError):
                     continue
                 findings += rules.check_plaintext_config_secrets(document, f"data[{key}]")
+            elif str(key).endswith(".conf") and isinstance(data[key], str):  # the MemCache LocalService conf
+                findings += rules.check_plaintext_conf_secrets(data[key], f"data[{key}]")
         for finding in findings:
             report(f"ConfigMap {args.name}: {finding}")
     for template in pod_templates(args.resource_type, args.props):

@@ -45,7 +45,8 @@ from .sections import (
 )
 from .security import (
     LOG_SECTION_BY_ROLE, NOT_SECRET_LAST_WORDS, PRIVILEGED_CAPABILITIES, READ_VERBS, SECRET_WORDS, SENSITIVE_HOST_PATHS,
-    SYSTEM_HOST_ROOTS, SYSTEM_NAMESPACES, check_deploy_host_paths, check_host_path, check_plaintext_config_secrets,
+    SYSTEM_HOST_ROOTS, SYSTEM_NAMESPACES, check_deploy_host_paths, check_host_path, check_plaintext_conf_secrets,
+    check_plaintext_config_secrets, conf_entries,
     check_plaintext_secrets, check_privileged_container, check_privileged_pod, check_system_namespace, host_log_dir,
     host_path_backsteps, host_path_problem, is_read_only_configmap_role, looks_secret,
 )
@@ -76,10 +77,10 @@ __all__ = [
     "check_hybrid_attention_connector", "check_instance_counts", "check_instance_sizes", "check_kv_cache_affinity",
     "check_kv_event_ports", "check_kv_role_by_side", "check_layerwise_pool_backend", "check_layerwise_pool_patch",
     "check_lease_exceeds_timeouts", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
-    "check_not_ucm_store_backend", "check_numeric_env", "check_plaintext_config_secrets", "check_plaintext_secrets",
+    "check_not_ucm_store_backend", "check_numeric_env", "check_plaintext_conf_secrets", "check_plaintext_config_secrets", "check_plaintext_secrets",
     "check_ports", "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_service",
     "check_standalone_store_memory", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
-    "connectors_of", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
+    "conf_entries", "connectors_of", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
     "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps", "host_path_problem",
     "is_read_only_configmap_role", "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs",
     "kv_transfer_path", "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "role_port",
