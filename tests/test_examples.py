@@ -3,7 +3,6 @@ with its precise reason."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -12,15 +11,13 @@ import pytest
 from components.errors import KvpoolError
 from kvpool.importer import import_pair
 from kvpool.preview import preview
+from tests.outside import MOTOR_EXAMPLES
 from tests.program_runs import PROJECT_DIR
 
 STACKS = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
-# Motor's example configurations: an outside corpus, located by one setting; without it those tests skip and say so.
-MOTOR_EXAMPLES = Path(os.environ.get("MOTOR_EXAMPLES") or PROJECT_DIR.parent / "shared" / "reference" / "motor-examples")
+# Motor's example configurations: an outside corpus (tests/outside.py); the `motor_examples` fixture skips without it,
+# or fails under CI.
 EXAMPLES = sorted(str(path.parent.relative_to(MOTOR_EXAMPLES)) for path in MOTOR_EXAMPLES.glob("**/user_config.json"))
-needs_motor_examples = pytest.mark.skipif(
-    not EXAMPLES, reason=f"no Motor examples at {MOTOR_EXAMPLES} (set MOTOR_EXAMPLES to reference/motor-examples)"
-)
 # Motor's examples leave these as "<请按实际情况填写...>" placeholders; the README's import command fills them.
 FILL = {
     "motor_deploy_config.image_name": "registry.local/mindie-motor-vllm:3.0.0",
@@ -60,8 +57,7 @@ def test_there_are_examples_for_every_backend_and_mode():
     assert {"dev", "mooncake-layerwise", "mooncake-ha", "yuanrong", "ucm", "service-set"} <= set(STACKS)
 
 
-@needs_motor_examples
-def test_motors_examples_are_all_there():
+def test_motors_examples_are_all_there(motor_examples: Path):
     assert len(EXAMPLES) == 22
 
 
@@ -88,10 +84,9 @@ def project_copy(tmp_path: Path) -> Path:
     return project
 
 
-@needs_motor_examples
 @pytest.mark.parametrize("example", EXAMPLES or ["<none>"])
-def test_motor_example_imports_and_previews_or_is_refused_precisely(example, tmp_path):
-    folder = MOTOR_EXAMPLES / example
+def test_motor_example_imports_and_previews_or_is_refused_precisely(motor_examples: Path, example, tmp_path):
+    folder = motor_examples / example
     project = project_copy(tmp_path)
     try:
         import_pair(folder / "user_config.json", folder / "env.json", "imported", project / "stacks", FILL)

@@ -165,12 +165,9 @@ def test_a_parallel_world_larger_than_the_instances_npus():
     ]
 
 
-def test_every_motor_example_world_fits_its_instance():
+def test_every_motor_example_world_fits_its_instance(motor_examples: Path):
     """The instance-size rule refuses nothing Motor ships: every example's DP x TP x PP fits its pods' NPUs."""
-    examples = sorted((PROJECT_DIR.parent / "shared" / "reference" / "motor-examples").glob("**/user_config.json"))
-    if not examples:
-        pytest.skip("no Motor examples at ../shared/reference/motor-examples")
-    for path in examples:
+    for path in sorted(motor_examples.glob("**/user_config.json")):
         user_config = json.loads(path.read_text())
         if "motor_engine_prefill_config" in user_config:
             assert rules.check_instance_sizes(user_config) == [], path
