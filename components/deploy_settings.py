@@ -14,12 +14,13 @@ from components.settings_types import (
     Closed,
     Count,
     HostPath,
-    K8sQuantity,
     LabelValue,
     Labels,
+    NodeMemory,
     NodePort,
     NonEmpty,
     ObjectName,
+    VolumeSize,
 )
 from components.units import is_dns_label
 from policies import rules
@@ -51,7 +52,7 @@ class PvcStorage(StorageCommon):
         None, description="Create a new PVC of this StorageClass (exclusive with claim_name)."
     )
     claim_name: ObjectName | None = Field(None, description="Mount an existing PVC (exclusive with storage_class_name).")
-    size: K8sQuantity | None = Field(None, description="New PVC size with a unit; default 200Gi as deploy.py.")
+    size: VolumeSize | None = Field(None, description="New PVC size with a unit; default 200Gi as deploy.py.")
     access_mode: Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"] | None = Field(
         None, description="New PVC access mode; default ReadWriteMany so every prefill pod shares the cache."
     )
@@ -117,7 +118,7 @@ class DeployConfig(Closed):
     )
     weight_mount_path: HostPath = Field("/mnt/weight", description="Host path of the model weights.")
     storage: list[StorageEntry] = Field(default_factory=list, description="Volumes for UCM (prefill only).")
-    dshm_size: K8sQuantity = Field(rules.DEFAULT_DSHM_SIZE, description="Size of /dev/shm in engine pods; UCM's cache lives there.")
+    dshm_size: NodeMemory = Field(rules.DEFAULT_DSHM_SIZE, description="Size of /dev/shm in engine pods; UCM's cache lives there.")
     prefill_node_selector: Labels = Field(default_factory=dict)
     decode_node_selector: Labels = Field(default_factory=dict)
     controller_node_selector: Labels = Field(default_factory=dict)

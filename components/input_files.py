@@ -199,8 +199,10 @@ def loads_yaml(text: str, label: str) -> Any:
 _EventParser: type = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
 
 
-def _check_events(text: str, label: str) -> None:
-    """Depth and alias expansion from the parser's events, before any tree exists (the parser does not recurse)."""
+def _check_events(text: str, label: str, parser_class: type = _EventParser) -> None:
+    """Depth and alias expansion from the parser's events, before any tree exists (the parser does not recurse).
+    libyaml stops at its own nesting limit (1000) before emitting the events that would show the depth, and PyYAML's
+    composer would then recurse into what libyaml refused: a libyaml error is checked again with PyYAML's parser."""
     open_nodes: list[list[Any]] = []  # [anchor, expanded size, height] of each open collection
     anchors: dict[str, tuple[int, int]] = {}
     total = 0
@@ -216,7 +218,7 @@ def _check_events(text: str, label: str) -> None:
             parent[1] += size
             parent[2] = max(parent[2], height + 1)
 
-    loader = _EventParser(text)
+    loader = parser_class(text)
     try:
         while True:
             try:
@@ -224,6 +226,8 @@ def _check_events(text: str, label: str) -> None:
                     break
                 event = loader.get_event()
             except yaml.YAMLError:
+                if parser_class is not yaml.SafeLoader:
+                    _check_events(text, label, yaml.SafeLoader)
                 return  # a syntax error: the composer reports it, in PyYAML's words, after what was checked here
             if isinstance(event, yaml.CollectionStartEvent):
                 total += 1

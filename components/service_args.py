@@ -4,7 +4,7 @@ what a component renders, so that a component reads its own arguments only and c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 import pulumi
 
@@ -12,7 +12,6 @@ from components.checksums import engine_config_inputs
 from components.connectors import instance_kv_transfer_config
 from components.control_plane import ControlPlaneArgs, MotorRoleArgs
 from components.engine_pool import EnginePoolArgs
-from components.errors import KvpoolError
 from components.hardware import engine_node_selector
 from components import kv_conductor
 from components.kv_conductor import KVConductorArgs
@@ -39,27 +38,15 @@ from components.ucm_storage import UCMStorage, UCMStorageArgs
 from components.workloads import Workloads
 from policies import rules
 
-# deploy.py's defaults; Motor's api_config sections may move them.
-CONTROLLER_API_PORT = 1026
-CONTROLLER_OBS_PORT = 1027
-COORDINATOR_INFER_PORT = 1025
-COORDINATOR_MGMT_PORT = 1026
-COORDINATOR_OBS_PORT = 1027
 # What the coordinator needs of the store (deploy.py gives it these two, not the client files).
 COORDINATOR_STORE_ENV = ("KVS_MASTER_SERVICE", "KV_STORE_BACKEND")
 
 
-class ApiPortError(KvpoolError):
-    """A port in Motor's api_config is not a port number."""
-
-
-def api_port(section: dict[str, Any], name: str, key: str, default: int) -> int:
-    """A port from Motor's own (pass-through) api_config, else deploy.py's default."""
-    api_config = section.get("api_config") or {}
-    value = api_config.get(key, default) if isinstance(api_config, dict) else None
-    if isinstance(value, bool) or not str(value).isdigit() or not 1 <= int(value) <= 65535:
-        raise ApiPortError(f"{name}.api_config.{key}: {value!r} is not a port number (1-65535)")
-    return int(value)
+def api_port(section: dict[str, Any], name: str, port: str) -> int:
+    """The role's port named `port` (rules.ROLE_PORTS: from Motor's own api_config, else deploy.py's default); the
+    settings ran rules.check_role_ports, which refuses a value that is no port."""
+    key, default = rules.ROLE_PORTS[name][port]
+    return cast(int, rules.role_port(section, key, default))
 
 
 def kv_store_args(settings: ServiceSettings, workloads: Workloads, project_dir: Path) -> KVStoreArgs:
@@ -107,6 +94,7 @@ def control_plane_args(
     deploy = settings.motor_deploy_config
     common = settings.env.motor_common_env
     controller_config, coordinator_config = settings.motor_controller_config, settings.motor_coordinator_config
+    controller_section, coordinator_section = "motor_controller_config", "motor_coordinator_config"  # ROLE_PORTS keys
     # The coordinator dials the service's conductor, if it has one.
     conductor_env = kv_conductor.coordinator_env(workloads) if settings.kv_conductor_config is not None else {}
     controller = MotorRoleArgs(
@@ -115,9 +103,8 @@ def control_plane_args(
         restart_env=dict(role_envs["motor_controller_env"]),
         restart_scripts=role_motor_files(motor_files, CONTROLLER_ROLE),
         services={
-            CONTROLLER_SERVICE: Port(name="api", port=api_port(
-                controller_config, "motor_controller_config", "controller_api_port", CONTROLLER_API_PORT)),
-            CONTROLLER_OBS_SERVICE: Port(name="obs", port=CONTROLLER_OBS_PORT,
+            CONTROLLER_SERVICE: Port(name="api", port=api_port(controller_config, controller_section, "api")),
+            CONTROLLER_OBS_SERVICE: Port(name="obs", port=api_port(controller_config, controller_section, "obs"),
                                          node_port=deploy.controller_observability_node_port),
         },
         log_host_dir=settings.host_log_dir("controller"),
@@ -128,14 +115,13 @@ def control_plane_args(
         restart_env=dict(role_envs["motor_coordinator_env"]),
         restart_scripts=role_motor_files(motor_files, COORDINATOR_ROLE),
         services={
-            COORDINATOR_INFER_SERVICE: Port(name="infer", port=api_port(
-                coordinator_config, "motor_coordinator_config", "coordinator_api_infer_port", COORDINATOR_INFER_PORT),
-                node_port=deploy.coordinator_infer_node_port),
-            COORDINATOR_MGMT_SERVICE: Port(name="mgmt", port=api_port(
-                coordinator_config, "motor_coordinator_config", "coordinator_api_mgmt_port", COORDINATOR_MGMT_PORT)),
-            COORDINATOR_OBS_SERVICE: Port(name="obs", port=api_port(
-                coordinator_config, "motor_coordinator_config", "coordinator_obs_port", COORDINATOR_OBS_PORT),
-                node_port=deploy.coordinator_obs_node_port),
+            COORDINATOR_INFER_SERVICE: Port(
+                name="infer", port=api_port(coordinator_config, coordinator_section, "infer"),
+                node_port=deploy.coordinator_infer_node_port,
+            ),
+            COORDINATOR_MGMT_SERVICE: Port(name="mgmt", port=api_port(coordinator_config, coordinator_section, "mgmt")),
+            COORDINATOR_OBS_SERVICE: Port(name="obs", port=api_port(coordinator_config, coordinator_section, "obs"),
+                                          node_port=deploy.coordinator_obs_node_port),
         },
         # Motor's coordinator fetches http://$KVS_MASTER_SERVICE:<kv_cache_store_config.metrics_port>/metrics
         # (coordinator/metrics/metrics_collector.py:534-569) and dials no other store port.

@@ -241,6 +241,8 @@ _DOTTED_KEY = re.compile(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$")
 
 
 def _pattern_message(path: str, value: Any) -> str:
+    if isinstance(value, str) and _PATH_BREAKER.search(value):
+        return f"{value!a} holds a tab, line break or other control character; a path is one line: remove it"
     if path.endswith(("image_name", "image")):
         return f"{value!r} is not an image reference; write the Motor image, e.g. registry.local/mindie-motor-vllm:tag"
     if path.endswith(("size", ".memory")):
@@ -265,6 +267,33 @@ _EMPTY_MEANS_ABSENT = ("kv_cache_store_config", "kv_cache_pool_config", "motor_n
                       "kv_conductor_config")
 
 
+_PATH_BREAKER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# C0 controls but tab and newline (multi-line text such as a chat template passes through), DEL and C1 controls.
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _control_characters(raw: Mapping[str, Any]) -> list[str]:
+    """Every key and text value holding a control character (NUL, ESC, CR, ...): a NUL ends a C string inside
+    Motor's scripts and the container runtime (which refuses it in env), and the others hide what a name, path or
+    label says. Walked without recursion, so any depth the readers let through is fine."""
+    problems = []
+    pending: list[tuple[tuple[Any, ...], Any]] = [((), raw)]
+    while pending:
+        loc, value = pending.pop()
+        if isinstance(value, Mapping):
+            for key, child in value.items():
+                if isinstance(key, str) and (found := _CONTROL_CHARACTER.search(key)):
+                    problems.append(f"{_format_loc((*loc, key))}: the key holds the control character "
+                                    f"{found.group()!a}; remove it")
+                pending.append(((*loc, key), child))
+        elif isinstance(value, list):
+            pending.extend(((*loc, index), child) for index, child in enumerate(value))
+        elif isinstance(value, str) and (found := _CONTROL_CHARACTER.search(value)):
+            problems.append(f"{_format_loc(loc)}: holds the control character {found.group()!a} (at offset "
+                            f"{found.start()}); names, paths, labels and values take none: remove it")
+    return sorted(problems)
+
+
 def _one_line_per_field(lines: list[str]) -> list[str]:
     """A value that fits no member of a union fails once per member: one line per field, the reasons joined."""
     merged: dict[str, list[str]] = {}
@@ -286,7 +315,7 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str, problems: list[st
     data = {key: value for key, value in raw.items() if not (key in _EMPTY_MEANS_ABSENT and value == {})}
     if isinstance(data.get("env"), Mapping):
         data["env"] = dict(data["env"])
-    problems = [*(problems or []), *_apply_aliases(data)]
+    problems = [*(problems or []), *_apply_aliases(data), *_control_characters(data)]
     settings, left_out = _model(data, stack, problems)
     if settings is None:  # a refusal no default can stand in for: the pass-through sections are still checked
         problems += _unreported(check_passthrough_sections(data), problems)
@@ -316,7 +345,8 @@ def _model(data: dict[str, Any], stack: str, problems: list[str]) -> tuple[Servi
         return ServiceSettings.model_validate(data, context={"stack": stack}), []
     except ValidationError as error:
         details = error.errors()
-    problems += _one_line_per_field([_describe(detail) for detail in details])
+    # A field already reported (a control character in it) is said once.
+    problems += _unreported(_one_line_per_field([_describe(detail) for detail in details]), problems)
     if any(detail["type"] not in _FIELD_VALUE_ERRORS for detail in details):
         return None, []
     pruned = copy.deepcopy(data)

@@ -4,7 +4,7 @@ variables) and the two kinds of section, Closed and Open, that every settings mo
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Callable, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
@@ -15,6 +15,12 @@ from policies import rules
 # (pydantic's lax mode would coerce each). Motor's own files write ports of kv_transfer_config as strings: KvTransferConfig
 # keeps taking those.
 INT32_MAX = 2**31 - 1  # the Go type of replicas and ports in the Kubernetes API
+INT64_MAX = 2**63 - 1  # the C++ type mooncake_master parses its lease and TTL flags into
+# Upper bounds of sizes: anything larger is a unit typo (10^12 MiB of /dev/shm), not a configuration.
+MAX_NODE_MEMORY = 16 * 2**40
+"""16 TiB: memory one node gives one pod or pool (/dev/shm, a container's limit, a pool segment, shared memory)."""
+MAX_VOLUME = 2**50
+"""1 PiB: one volume (a PVC, an etcd member's data)."""
 
 
 def _within_int32(value: int) -> int:
@@ -34,14 +40,27 @@ Count = Annotated[StrictInt, AfterValidator(_within_int32)]
 PortNumber = Annotated[StrictInt, Field(ge=1, le=MAX_PORT)]
 NodePort = Annotated[StrictInt, Field(ge=30000, le=32767)]
 K8sQuantity = Annotated[str, Field(pattern=K8S_QUANTITY.pattern)]
-def _mooncake_size(size: int | str) -> int | str:
-    rules.mooncake_size_bytes(size)  # raises ValueError naming the accepted forms
-    return size
+
+
+def _at_most(size_bytes: Callable[[Any], int], limit: int, what: str) -> Any:
+    """A validator refusing a size above `limit` bytes; `size_bytes` raises ValueError naming the accepted forms."""
+    def check(size: int | str) -> int | str:
+        if size_bytes(size) > limit:
+            raise ValueError(f"{size!r} is more than {what}; check the unit")
+        return size
+    return AfterValidator(check)
+
+
+NodeMemory = Annotated[K8sQuantity, _at_most(rules.k8s_quantity_bytes, MAX_NODE_MEMORY, "one node's memory (16Ti)")]
+VolumeSize = Annotated[K8sQuantity, _at_most(rules.k8s_quantity_bytes, MAX_VOLUME, "one volume holds (1Pi)")]
 
 
 # One type, so that a bad size is one problem with its path, not one per union member.
-MooncakeSize = Annotated[Union[StrictInt, StrictStr], AfterValidator(_mooncake_size)]
-AbsolutePath = Annotated[str, Field(pattern=r"^/")]
+MooncakeSize = Annotated[
+    Union[StrictInt, StrictStr], _at_most(rules.mooncake_size_bytes, MAX_NODE_MEMORY, "one node's memory (16384GB)")
+]
+# No control character at all, tab and newline included: a path is one line.
+AbsolutePath = Annotated[str, Field(pattern=r"^/[^\x00-\x1f\x7f-\x9f]*$")]
 
 
 def _no_backsteps(path: str) -> str:
@@ -50,7 +69,7 @@ def _no_backsteps(path: str) -> str:
     return path
 
 
-HostPath = Annotated[str, Field(pattern=r"^/"), AfterValidator(_no_backsteps)]
+HostPath = Annotated[AbsolutePath, AfterValidator(_no_backsteps)]
 NonEmpty = Annotated[str, Field(min_length=1)]
 # A Kubernetes label value: at most 63 characters, alphanumeric at both ends, `-`, `_`, `.` inside.
 LabelValue = Annotated[str, Field(max_length=63, pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]

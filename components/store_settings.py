@@ -11,14 +11,17 @@ from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, StrictF
 
 from components.settings_types import (
     IMAGE_REFERENCE,
+    INT64_MAX,
+    MAX_NODE_MEMORY,
     STACK_REFERENCE,
     Annotations,
     Closed,
-    K8sQuantity,
     Labels,
     MooncakeSize,
+    NodeMemory,
     NonEmpty,
     PortNumber,
+    VolumeSize,
     no_bool,
 )
 from policies import rules
@@ -29,7 +32,7 @@ CpuQuantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?m?$")]
 
 class ResourceAmounts(Closed):
     cpu: CpuQuantity | None = Field(None, description="CPU cores, e.g. 4 or 500m.")
-    memory: K8sQuantity | None = Field(None, description="Memory with a unit, e.g. 2Gi.")
+    memory: NodeMemory | None = Field(None, description="Memory with a unit, e.g. 2Gi.")
 
 
 class StoreResources(Closed):
@@ -97,7 +100,7 @@ class EtcdConfig(Closed):
     image: str = Field("registry.k8s.io/etcd:3.5.15-0", pattern=IMAGE_REFERENCE, description="etcd image.")
     port: PortNumber = Field(2379, description="etcd client port.")
     peer_port: PortNumber = Field(2380, description="etcd peer port.")
-    storage_size: K8sQuantity = Field("1Gi", description="Data volume per member.")
+    storage_size: VolumeSize = Field("1Gi", description="Data volume per member.")
 
     @model_validator(mode="after")
     def _distinct_ports(self) -> EtcdConfig:
@@ -124,7 +127,7 @@ class MooncakeStoreConfig(StoreCommon):
     device_name: str = Field("", description="NIC to bind; empty selects automatically.")
     global_segment_size: MooncakeSize = Field("1GB", description="Memory each engine contributes to the pool.")
     default_kv_lease_ttl: StrictInt = Field(
-        rules.MOONCAKE_LEASE_TTL_DEFAULT_MS, gt=0,
+        rules.MOONCAKE_LEASE_TTL_DEFAULT_MS, gt=0, le=INT64_MAX,
         description="Lease of a read object in ms; must exceed both ASCEND timeouts of the engines.",
     )
     eviction_high_watermark_ratio: StrictFloat | None = Field(None, description="Required: usage that starts eviction.")
@@ -136,7 +139,7 @@ class MooncakeStoreConfig(StoreCommon):
     store_http_port: StrictInt = Field(0, ge=0, le=65535, description="Standalone store REST port; 0 = kernel-chosen.")
     prefer_alloc_in_same_node: StrictBool | None = Field(None, description="vllm-ascend mooncake.json option.")
     client_ttl: StrictInt = Field(
-        10, ge=1, description="Seconds before mooncake_master drops a silent client and its segment (master flag)."
+        10, ge=1, le=INT64_MAX, description="Seconds before mooncake_master drops a silent client and its segment (master flag)."
     )
     ha: MooncakeHA | None = Field(None, description="Set to run masters with etcd leader election and the oplog.")
 
@@ -186,7 +189,7 @@ class YuanrongStoreConfig(StoreCommon):
     port: PortNumber = Field(31501, description="openYuanrong datasystem worker port on every engine node.")
     etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(), description="etcd for the datasystem cluster state.")
     shared_memory_size_mb: StrictInt = Field(
-        65536, ge=64, description="Shared memory each worker offers to the engines on its node, in MiB."
+        65536, ge=64, le=MAX_NODE_MEMORY // 2**20, description="Shared memory each worker offers to the engines on its node, in MiB."
     )
     etcd_client_cidrs: list[Annotated[str, AfterValidator(_cidr)]] = Field(
         default_factory=list,

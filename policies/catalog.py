@@ -120,6 +120,8 @@ def _plaintext_secrets(args: ResourceValidationArgs, report: ReportViolation) ->
                 except (TypeError, ValueError, RecursionError):
                     continue
                 findings += rules.check_plaintext_config_secrets(document, f"data[{key}]")
+            elif str(key).endswith(".conf") and isinstance(data[key], str):  # the MemCache LocalService conf
+                findings += rules.check_plaintext_conf_secrets(data[key], f"data[{key}]")
         for finding in findings:
             report(f"ConfigMap {args.name}: {finding}")
     for template in pod_templates(args.resource_type, args.props):
@@ -278,6 +280,24 @@ POLICIES = [
         "Set one fixed PYTHONHASHSEED (e.g. \"0\") for every engine.",
     ),
     _stack_policy(
+        "kvpool-configure-distinct-ports",
+        "Checks that the ports of each Motor role's pod are distinct port numbers, and that a Yuanrong store's "
+        "host-network worker port is none of the node's own daemons' ports, below 1024 or a NodePort of the service.",
+        MANDATORY,
+        lambda view, _: rules.check_ports(view.user_config),
+        "Give each port of a role its own number (api_config), and the worker a free unprivileged port.",
+    ),
+    _stack_policy(
+        "kvpool-configure-numeric-env",
+        "Checks that the engines' variables a process parses as a number (ASCEND timeouts, HCCL retry settings, "
+        "Motor's ports and rate limits) hold whole numbers and PYTHONHASHSEED one Python accepts.",
+        MANDATORY,
+        lambda view, _: rules.check_numeric_env(
+            {rules.engine_env_section(side): env for side, env in view.engine_envs.items()}
+        ),
+        "Write the variable as digits only, e.g. \"10000\".",
+    ),
+    _stack_policy(
         "kvpool-configure-layerwise-pool-backend",
         "Checks that use_layerwise on AscendStoreConnector is combined only with the memcache backend "
         "(vllm-ascend layerwise_kv_pool).",
@@ -293,6 +313,13 @@ POLICIES = [
         MANDATORY,
         lambda view, _: rules.check_instance_counts(view.user_config.get("motor_deploy_config") or {}),
         "Use 1 to 16 instances per role.",
+    ),
+    _stack_policy(
+        "kvpool-configure-instance-sizes",
+        "Checks that an instance spans 1..16 pods and that its DP x TP x PP ranks fit the NPUs of its pods.",
+        MANDATORY,
+        lambda view, _: rules.check_instance_sizes(view.user_config),
+        "Lower data/tensor/pipeline_parallel_size, or raise the instance's pods or NPUs per pod.",
     ),
     _stack_policy(
         "kvpool-configure-fabric-segment-alignment",

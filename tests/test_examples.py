@@ -12,15 +12,13 @@ import pytest
 from components.errors import KvpoolError
 from kvpool.importer import import_pair
 from kvpool.preview import preview
+from tests.outside import MOTOR_EXAMPLES
 from tests.program_runs import PROJECT_DIR
 
 STACKS = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
-# Motor's example configurations: an outside corpus, located by one setting; without it those tests skip and say so.
-MOTOR_EXAMPLES = Path(os.environ.get("MOTOR_EXAMPLES") or PROJECT_DIR.parent / "shared" / "reference" / "motor-examples")
+# Motor's example configurations: an outside corpus (tests/outside.py); the `motor_examples` fixture skips without it,
+# or fails under CI.
 EXAMPLES = sorted(str(path.parent.relative_to(MOTOR_EXAMPLES)) for path in MOTOR_EXAMPLES.glob("**/user_config.json"))
-needs_motor_examples = pytest.mark.skipif(
-    not EXAMPLES, reason=f"no Motor examples at {MOTOR_EXAMPLES} (set MOTOR_EXAMPLES to reference/motor-examples)"
-)
 # The older generation's examples: examples/infer_engines/ of Ascend/MindIE-PyMotor 7d15c04 (kv_cache_pool_config,
 # SchedulerConfig.deploy_mode), the same layout.
 MOTOR_OLDER_EXAMPLES = Path(
@@ -29,6 +27,7 @@ MOTOR_OLDER_EXAMPLES = Path(
 OLDER_EXAMPLES = sorted(
     str(path.parent.relative_to(MOTOR_OLDER_EXAMPLES)) for path in MOTOR_OLDER_EXAMPLES.glob("**/user_config.json")
 )
+# Not in the reference corpus CI has (../shared/reference), so these skip there too, naming the setting.
 needs_older_examples = pytest.mark.skipif(
     not OLDER_EXAMPLES,
     reason=f"no older Motor examples at {MOTOR_OLDER_EXAMPLES} (set MOTOR_OLDER_EXAMPLES to a copy of "
@@ -74,8 +73,7 @@ def test_there_are_examples_for_every_backend_and_mode():
     assert {"dev", "mooncake-layerwise", "mooncake-ha", "yuanrong", "ucm", "service-set"} <= set(STACKS)
 
 
-@needs_motor_examples
-def test_motors_examples_are_all_there():
+def test_motors_examples_are_all_there(motor_examples: Path):
     assert len(EXAMPLES) == 22
 
 
@@ -127,11 +125,10 @@ def advisories(result) -> list[tuple[str, str]]:
     return [(v.policy_name, v.detail) for v in result.policy_report.violations if v.enforcement_level == "advisory"]
 
 
-@needs_motor_examples
 @pytest.mark.parametrize("example", EXAMPLES or ["<none>"])
-def test_motor_example_imports_and_previews_or_is_refused_precisely(example, tmp_path):
+def test_motor_example_imports_and_previews_or_is_refused_precisely(motor_examples: Path, example, tmp_path):
     with_defaults = example in WITH_MASTER_DEFAULTS
-    imported = import_and_preview(MOTOR_EXAMPLES, example, tmp_path, REFUSED, with_policies=with_defaults)
+    imported = import_and_preview(motor_examples, example, tmp_path, REFUSED, with_policies=with_defaults)
     if imported is None:
         return
     conversion, result = imported
@@ -141,15 +138,13 @@ def test_motor_example_imports_and_previews_or_is_refused_precisely(example, tmp
         assert advisories(result) == []
 
 
-@needs_motor_examples
-def test_19_of_motors_22_examples_import():
+def test_19_of_motors_22_examples_import(motor_examples: Path):
     assert len(EXAMPLES) - len(REFUSED) == 19
 
 
-@needs_motor_examples
-def test_the_ucm_examples_refusal_names_the_set_that_fixes_it(tmp_path):
+def test_the_ucm_examples_refusal_names_the_set_that_fixes_it(motor_examples: Path, tmp_path):
     fixed = {**FILL, UCM_POSIX: 460}
-    conversion, result = import_and_preview(MOTOR_EXAMPLES, "vllm/ucm_pd", tmp_path, {}, fixed, with_policies=True)
+    conversion, result = import_and_preview(motor_examples, "vllm/ucm_pd", tmp_path, {}, fixed, with_policies=True)
     assert conversion.notes[-1] == f"{UCM_POSIX} set to 460 (--set; the file had 1024)"
     assert result.policy_report.mandatory == []
 

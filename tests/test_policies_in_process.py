@@ -247,6 +247,15 @@ CASES = [
     Case("kvpool-configure-instance-counts", "dev",
          lambda run: edit_user_config(run, lambda uc: uc["motor_deploy_config"].update(d_instances_num=17)),
          [MOTOR_CONFIG]),
+    Case("kvpool-configure-instance-sizes", "dev",
+         lambda run: edit_user_config(run, lambda uc: _prefill_engine(uc).update(tensor_parallel_size=64)),
+         [MOTOR_CONFIG]),
+    Case("kvpool-configure-distinct-ports", "dev",
+         lambda run: edit_user_config(run, lambda uc: uc["motor_coordinator_config"].setdefault("api_config", {}).update(
+             coordinator_api_mgmt_port=1025)),
+         [MOTOR_CONFIG]),
+    Case("kvpool-configure-numeric-env", "dev",
+         lambda run: edit(run, DEPLOYMENT, "vllm-d0", engine_env("ASCEND_TRANSFER_TIMEOUT", "10s")), [MOTOR_CONFIG]),
     Case("kvpool-configure-fabric-segment-alignment", "mooncake-layerwise",
          lambda run: edit(
              edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(global_segment_size="1536MB")),

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.git_history import edit, history
+from tests.outside import absent
 from tests.program_runs import PROJECT_DIR
 
 WORKFLOW = PROJECT_DIR / ".github" / "workflows" / "preview.yml"
@@ -61,7 +62,7 @@ def changed_stacks(tmp_path: Path, change) -> dict[str, list[str]]:
 
 def test_actionlint_and_shellcheck_pass() -> None:
     if not ACTIONLINT.is_file():
-        pytest.skip(f"actionlint not built; run `{BUILD_COMMAND}` (make test does)")
+        absent(f"actionlint not built; run `{BUILD_COMMAND}` (make test does)")
     result = subprocess.run([str(ACTIONLINT), str(WORKFLOW)], capture_output=True, text=True, timeout=120)
     assert (result.returncode, result.stdout) == (0, ""), result.stdout + result.stderr
 

@@ -33,6 +33,7 @@ from components.pod_layout import MOTOR_CONF_DIR
 from components.ports import Port
 from components.project_files import read_project_file
 from components.store_settings import MemcacheStoreConfig
+from policies import rules
 
 META_CONF_DIR = "/etc/memcache"
 META_TEMPLATE = "mmc-meta.conf.template"
@@ -72,14 +73,10 @@ def parse_conf(text: str, source: str) -> dict[str, str]:
     """`key = value` lines. An error names the line, never its text: the file may hold what its reader must not
     see (a path mistaken for a conf, a secret)."""
     entries = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        key, separator, value = stripped.partition("=")
-        if not separator or not CONF_KEY.match(key.strip()):
+    for number, key, value in rules.conf_entries(text):
+        if value is None or not CONF_KEY.match(key):
             raise LocalServiceConfError(f"{source}:{number}: expected `key = value` with a MemCache option name")
-        entries[key.strip()] = value.strip()
+        entries[key] = value
     return entries
 
 
@@ -114,6 +111,9 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
     field = "kv_cache_store_config.local_service_conf"
     _, text = read_project_file(project_dir, store.local_service_conf, field)
     users = parse_conf(text, f"{field}: {store.local_service_conf}")
+    secrets = rules.check_plaintext_conf_secrets(text, f"{field}[{store.local_service_conf!r}]")
+    if secrets:  # the conf lands in ConfigMap motor-config, readable by anyone who may read the namespace's config
+        raise LocalServiceConfError("; ".join(str(finding) for finding in secrets))
     conflicts = [key for key, value in ours.items() if key in users and users[key] != value]
     if conflicts:
         raise LocalServiceConfError(

@@ -17,6 +17,7 @@ list of `Finding`s; an empty list means the rule holds. Sources are cited per ru
 - `env`: ASCEND timeouts as vllm-ascend applies them, one hash seed
 - `security`: plain-text secrets, host paths, system namespaces, privileged pods
 - `naming`: duplicate object names
+- `ports`: ports sharing a network namespace (a Motor role's pod, a host-network worker's node)
 - `service`: every mandatory rule over one service (what the settings layer runs), instance counts
 - `service_set`: the one walk of an InferServiceSet's roles and the objects they describe
 
@@ -28,15 +29,15 @@ from .connectors import (
     check_layerwise_pool_backend, check_layerwise_pool_patch,
 )
 from .env import (
-    ASCEND_CONNECT_TIMEOUT_DEFAULT_MS, HCCL_RDMA_RETRY_CNT_DEFAULT, HCCL_RDMA_TIMEOUT_DEFAULT, check_cann_install_path,
-    check_hash_seed,
-    effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int,
+    ASCEND_CONNECT_TIMEOUT_DEFAULT_MS, HCCL_RDMA_RETRY_CNT_DEFAULT, HCCL_RDMA_TIMEOUT_DEFAULT, NUMERIC_ENV,
+    check_cann_install_path, check_hash_seed, check_numeric_env, effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int,
 )
 from .kv_conductor import (
     CONDUCTOR_POOL_BACKEND, KV_CACHE_AFFINITY, KV_EVENTS_CONFIG, MOTOR_DEFAULT_BLOCK_SIZE, check_kv_cache_affinity,
     check_kv_event_ports, coordinator_reads_model, kv_event_port, kv_event_ports,
 )
 from .naming import check_duplicate_names
+from .ports import NODE_RESERVED_PORTS, ROLE_PORTS, check_ports, role_port
 from .sections import (
     DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, DISPATCH_CONNECTORS, HYBRID_CONNECTOR, MULTI_CONNECTOR, ROLE_BY_SIDE, SIDES,
     STORE_CONNECTOR, UCM_CONNECTOR, Finding, connectors_of, engine_env_section, engine_envs, engine_section,
@@ -44,11 +45,14 @@ from .sections import (
 )
 from .security import (
     LOG_SECTION_BY_ROLE, NOT_SECRET_LAST_WORDS, PRIVILEGED_CAPABILITIES, READ_VERBS, SECRET_WORDS, SENSITIVE_HOST_PATHS,
-    SYSTEM_HOST_ROOTS, SYSTEM_NAMESPACES, check_deploy_host_paths, check_host_path, check_plaintext_config_secrets,
+    SYSTEM_HOST_ROOTS, SYSTEM_NAMESPACES, check_deploy_host_paths, check_host_path, check_plaintext_conf_secrets,
+    check_plaintext_config_secrets, conf_entries,
     check_plaintext_secrets, check_privileged_container, check_privileged_pod, check_system_namespace, host_log_dir,
     host_path_backsteps, host_path_problem, is_read_only_configmap_role, looks_secret,
 )
-from .service import MOTOR_MAX_INSTANCES, check_instance_counts, check_service
+from .service import (
+    MAX_PODS_PER_INSTANCE, MOTOR_MAX_INSTANCES, check_instance_counts, check_instance_sizes, check_service,
+)
 from .service_set import SERVICE_SET_TYPE, role_pod_template, service_set_objects, service_set_roles
 from .store import (
     MOONCAKE_LEASE_TTL_DEFAULT_MS, SUSTAINABLE_EVICTION_RATIO, SUSTAINABLE_HIGH_WATERMARK, UCM_BACKEND_MESSAGE,
@@ -63,26 +67,23 @@ __all__ = [
     "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE",
     "DISPATCH_CONNECTORS", "HCCL_RDMA_RETRY_CNT_DEFAULT", "HCCL_RDMA_TIMEOUT_DEFAULT", "HYBRID_CONNECTOR",
     "K8S_QUANTITY", "KV_CACHE_AFFINITY", "KV_EVENTS_CONFIG", "LAYERWISE_PATCH_FIXED_IN", "LOG_SECTION_BY_ROLE",
-    "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE", "MOTOR_MAX_INSTANCES",
-    "MULTI_CONNECTOR", "NOT_SECRET_LAST_WORDS", "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE",
-    "SECRET_WORDS", "SENSITIVE_HOST_PATHS", "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR",
-    "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK", "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES",
-    "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
-    "Finding", "check_backend_consistency", "check_cann_install_path", "check_deploy_host_paths",
-    "check_dispatch_connector", "check_duplicate_names", "check_fabric_segment_alignment", "check_hash_seed",
-    "check_host_path",
-    "check_hybrid_attention_connector", "check_instance_counts", "check_kv_cache_affinity", "check_kv_event_ports",
-    "check_kv_role_by_side", "check_layerwise_pool_backend", "check_layerwise_pool_patch",
+    "MAX_PODS_PER_INSTANCE", "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE",
+    "MOTOR_MAX_INSTANCES", "MULTI_CONNECTOR", "NODE_RESERVED_PORTS", "NOT_SECRET_LAST_WORDS", "NUMERIC_ENV",
+    "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE", "ROLE_PORTS", "SECRET_WORDS", "SENSITIVE_HOST_PATHS",
+    "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR", "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK",
+    "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES", "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
+    "Finding", "check_backend_consistency", "check_cann_install_path", "check_deploy_host_paths", "check_dispatch_connector",
+    "check_duplicate_names", "check_fabric_segment_alignment", "check_hash_seed", "check_host_path",
+    "check_hybrid_attention_connector", "check_instance_counts", "check_instance_sizes", "check_kv_cache_affinity",
+    "check_kv_event_ports", "check_kv_role_by_side", "check_layerwise_pool_backend", "check_layerwise_pool_patch",
     "check_lease_exceeds_timeouts", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
-    "check_not_ucm_store_backend", "check_plaintext_config_secrets", "check_plaintext_secrets",
-    "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_service",
-    "check_standalone_store_memory", "check_standalone_store_protocol", "check_system_namespace", "check_ucm_placement",
-    "check_ucm_storage", "connectors_of", "coordinator_reads_model", "effective_connect_timeout_ms",
-    "effective_transfer_timeout_ms", "engine_env_section",
-    "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps",
-    "host_path_problem", "is_read_only_configmap_role",
-    "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs", "kv_transfer_path",
-    "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "service_set_objects",
-    "service_set_roles", "store_connector_backends", "store_protection_problem",
+    "check_not_ucm_store_backend", "check_numeric_env", "check_plaintext_conf_secrets", "check_plaintext_config_secrets", "check_plaintext_secrets",
+    "check_ports", "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_service",
+    "check_standalone_store_memory", "check_standalone_store_protocol", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
+    "conf_entries", "connectors_of", "coordinator_reads_model", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
+    "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps", "host_path_problem",
+    "is_read_only_configmap_role", "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs",
+    "kv_transfer_path", "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "role_port",
+    "service_set_objects", "service_set_roles", "store_connector_backends", "store_protection_problem",
     "transfer_connector", "ucm_store_configs", "uses_pool",
 ]

@@ -1,7 +1,9 @@
-"""The engines' environment: ASCEND timeouts as vllm-ascend applies them, and one hash seed for every pool engine."""
+"""The pods' environment: numbers where a process parses numbers, ASCEND timeouts as vllm-ascend applies them, and one
+hash seed for every pool engine."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from .sections import SIDES, Finding, engine_env_section, uses_pool
@@ -15,6 +17,56 @@ HCCL_RDMA_RETRY_CNT_DEFAULT = 7
 # Mooncake's ascend_direct transport default when ASCEND_CONNECT_TIMEOUT is unset
 # (Mooncake docs/source/design/transfer-engine/ascend_direct_transport.md).
 ASCEND_CONNECT_TIMEOUT_DEFAULT_MS = 3000
+
+
+# Variables a process of the pods parses as a whole number, with what a non-number does there.
+NUMERIC_ENV = {
+    "ASCEND_TRANSFER_TIMEOUT": "vllm-ascend's connectors read it with int() (kv_transfer/utils/utils.py) and fail to "
+                               "start",
+    "ASCEND_CONNECT_TIMEOUT": "Mooncake's ascend_direct transport reads it as milliseconds and fails to start",
+    "HCCL_RDMA_TIMEOUT": "vllm-ascend derives the transfer timeout from it with int() and fails to start",
+    "HCCL_RDMA_RETRY_CNT": "vllm-ascend derives the transfer timeout from it with int() and fails to start",
+    "KV_CACHE_STORE_PORT": "Motor's node manager reads it with int() (motor/config/node_manager.py:628) and stops",
+    "KV_STORE_METRICS_PORT": "Motor's coordinator reads it with int() (motor/config/coordinator.py:118) and stops",
+    "RATE_LIMIT_MAX_REQUESTS": "Motor's coordinator reads it with int() and silently keeps its default "
+                               "(motor/coordinator/middleware/fastapi_middleware.py:100)",
+    "RATE_LIMIT_WINDOW_SIZE": "Motor's coordinator reads it with int() and silently keeps its default "
+                              "(motor/coordinator/middleware/fastapi_middleware.py:108)",
+}
+# Python refuses to start with anything else (PYTHONHASHSEED must be "random" or an integer in [0; 4294967295]).
+PYTHONHASHSEED_MAX = 4294967295
+_WHOLE_NUMBER = re.compile(r"^[+-]?[0-9]+$")
+
+
+def _whole_number(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    return int(text) if isinstance(value, str) and len(text) <= 20 and _WHOLE_NUMBER.match(text) else None
+
+
+def check_numeric_env(sections: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
+    """Variables parsed as numbers hold whole numbers (NUMERIC_ENV), PYTHONHASHSEED one in Python's range or
+    "random". `sections`: env.json's section name -> its variables."""
+    findings = []
+    for section, env in sections.items():
+        for name, value in (env or {}).items():
+            if name in NUMERIC_ENV and _whole_number(value) is None:
+                findings.append(Finding(
+                    f"env.{section}.{name}",
+                    f"{value!r} is not a whole number: {NUMERIC_ENV[name]}; write digits only, e.g. \"10000\".",
+                ))
+            elif name == "PYTHONHASHSEED" and str(value) != "random" and not (
+                (seed := _whole_number(value)) is not None and 0 <= seed <= PYTHONHASHSEED_MAX
+            ):
+                findings.append(Finding(
+                    f"env.{section}.{name}",
+                    f"{value!r} is neither \"random\" nor a whole number in 0..{PYTHONHASHSEED_MAX}: Python refuses "
+                    f"to start with it; write e.g. \"0\".",
+                ))
+    return findings
 
 
 def env_int(env: Mapping[str, Any], name: str) -> int | None:

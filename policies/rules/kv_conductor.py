@@ -179,8 +179,15 @@ def _transfer_port_ranges(user_config: Mapping[str, Any]) -> list[tuple[str, ran
     return found
 
 
+def shared_ports(ports: range, taken: range) -> int | None:
+    """The first port two ranges share, by arithmetic: a range may span millions of ports (a DP x TP x PP world of a
+    mistyped size), which a set of its ports would hold in memory."""
+    first = max(ports.start, taken.start)
+    return first if first < min(ports.stop, taken.stop) else None
+
+
 def _ports_text(ports: range) -> str:
-    return str(ports.start) if len(ports) == 1 else f"{ports.start}-{ports.stop - 1}"
+    return str(ports.start) if ports.stop - ports.start == 1 else f"{ports.start}-{ports.stop - 1}"
 
 
 def check_kv_event_ports(user_config: Mapping[str, Any]) -> list[Finding]:
@@ -194,12 +201,12 @@ def check_kv_event_ports(user_config: Mapping[str, Any]) -> list[Finding]:
         others = [(other, taken, "the other KV-event endpoint") for other, taken in events[:index]]
         others += _transfer_port_ranges(user_config)
         for other, taken, what in others:
-            common = sorted(set(ports) & set(taken))
-            if common:
+            common = shared_ports(ports, taken)
+            if common is not None:
                 findings.append(Finding(
                     path,
-                    f"binds port{'s' if len(ports) > 1 else ''} {_ports_text(ports)} (one per DP rank) in every prefill "
-                    f"pod, and {other} ({what}) takes {_ports_text(taken)} there too (port {common[0]}): one of them "
-                    f"fails to bind; choose ports apart.",
+                    f"binds port{'s' if ports.stop - ports.start > 1 else ''} {_ports_text(ports)} (one per DP rank) "
+                    f"in every prefill pod, and {other} ({what}) takes {_ports_text(taken)} there too (port "
+                    f"{common}): one of them fails to bind; choose ports apart.",
                 ))
     return findings

@@ -75,6 +75,27 @@ def check_plaintext_config_secrets(config: Any, where: str = "") -> list[Finding
     return findings
 
 
+def conf_entries(text: str) -> list[tuple[int, str, str | None]]:
+    """The `key = value` lines of a conf file (MemCache's LocalService conf) as (line number, key, value); value None
+    on a line without `=`. Blank lines and `#` comments are skipped."""
+    entries = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            key, separator, value = stripped.partition("=")
+            entries.append((number, key.strip(), value.strip() if separator else None))
+    return entries
+
+
+def check_plaintext_conf_secrets(text: str, where: str) -> list[Finding]:
+    """Secret-looking keys with a value in a conf file the stack passes through (it lands in a ConfigMap)."""
+    return [
+        _secret_finding(f"{where}.{key}", key)
+        for _, key, value in conf_entries(text)
+        if value and looks_secret(key, env=False)
+    ]
+
+
 # Host folders that hold the node itself: mounting one (or a parent of one) hands the pod the node.
 SYSTEM_HOST_ROOTS = frozenset({
     "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/opt", "/proc", "/root", "/run",

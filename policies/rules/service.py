@@ -1,5 +1,5 @@
-"""Every mandatory rule over one service's effective configuration, as the settings layer runs them, and Motor's
-instance-count limit."""
+"""Every mandatory rule over one service's effective configuration, as the settings layer runs them, Motor's
+instance-count limit and the size of one instance."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ from typing import Any, Mapping
 from .connectors import (
     check_dispatch_connector, check_hybrid_attention_connector, check_kv_role_by_side, check_layerwise_pool_backend,
 )
-from .env import check_hash_seed
+from .env import check_hash_seed, check_numeric_env
 from .kv_conductor import check_kv_cache_affinity, check_kv_event_ports
-from .sections import DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, SIDES, Finding, engine_envs, kv_transfer_configs
+from .ports import check_ports
+from .sections import (
+    DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, SIDES, Finding, engine_envs, engine_section, kv_transfer_configs,
+)
 from .security import check_deploy_host_paths, check_host_log_dirs, check_system_namespace
 from .store import (
     check_backend_consistency, check_fabric_segment_alignment, check_lease_exceeds_timeouts, check_mooncake_eviction,
@@ -20,6 +23,9 @@ from .ucm import check_ucm_placement, check_ucm_storage
 
 
 MOTOR_MAX_INSTANCES = 16  # deploy.py INSTANCE_NUM_MAX
+# Pods of one instance: Motor's largest example spans 4 (GLM-5 on A2); 16 pods of 16 NPUs is a 256-NPU engine.
+MAX_PODS_PER_INSTANCE = 16
+PARALLEL_SIZES = ("data_parallel_size", "tensor_parallel_size", "pipeline_parallel_size")
 
 
 def check_service(
@@ -41,7 +47,9 @@ def check_service(
     findings += check_hybrid_attention_connector(kv, hybrid_attention or {})
     findings += check_dispatch_connector(kv)
     findings += check_hash_seed(engines, kv)
+    findings += check_numeric_env(env)
     findings += check_instance_counts(deploy)
+    findings += check_instance_sizes(user_config)
     findings += check_deploy_host_paths(deploy)
     findings += check_host_log_dirs(user_config)
     findings += check_system_namespace(deploy.get("job_id"), "motor_deploy_config.job_id")
@@ -58,6 +66,7 @@ def check_service(
             findings += check_standalone_store_protocol(store)
     findings += check_kv_cache_affinity(user_config)
     findings += check_kv_event_ports(user_config)
+    findings += check_ports(user_config)
     return findings
 
 
@@ -70,5 +79,43 @@ def check_instance_counts(deploy: Mapping[str, Any]) -> list[Finding]:
             findings.append(Finding(
                 f"motor_deploy_config.{key}",
                 f"is {count!r}; Motor supports 1 to {MOTOR_MAX_INSTANCES} instances per role.",
+            ))
+    return findings
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def check_instance_sizes(user_config: Mapping[str, Any]) -> list[Finding]:
+    """An instance spans 1..MAX_PODS_PER_INSTANCE pods, and its vLLM world (DP x TP x PP ranks, one NPU each) fits the
+    NPUs of its pods: a larger world never starts, and an unbounded one is no configuration (Motor's examples all
+    fit, e.g. GLM-5 on A2: prefill DP 4 x TP 8 on 4 pods of 8 NPUs)."""
+    deploy = user_config.get("motor_deploy_config") or {}
+    findings = []
+    for side in SIDES:
+        letter = side[0]
+        pods_key, npus_key = f"single_{letter}_instance_pod_num", f"{letter}_pod_npu_num"
+        pods, npus = _count(deploy.get(pods_key, 1)), _count(deploy.get(npus_key))
+        if pods is None or not 1 <= pods <= MAX_PODS_PER_INSTANCE:
+            findings.append(Finding(
+                f"motor_deploy_config.{pods_key}",
+                f"is {pods if pods is not None else deploy.get(pods_key)!r}; one {side} instance spans 1 to "
+                f"{MAX_PODS_PER_INSTANCE} pods.",
+            ))
+            continue
+        section = user_config.get(engine_section(side)) or {}
+        engine = section.get("engine_config") if isinstance(section, Mapping) else None
+        if npus is None or not isinstance(engine, Mapping):
+            continue
+        sizes = {key: _count(engine.get(key, 1)) or 1 for key in PARALLEL_SIZES}
+        world = sizes["data_parallel_size"] * sizes["tensor_parallel_size"] * sizes["pipeline_parallel_size"]
+        if world > pods * npus:
+            findings.append(Finding(
+                f"{engine_section(side)}.engine_config",
+                f"data_parallel_size x tensor_parallel_size x pipeline_parallel_size is "
+                f"{' x '.join(str(size) for size in sizes.values())} = {world} ranks, but an instance has {pods} "
+                f"pod(s) x {npus} NPUs ({npus_key}) = {pods * npus} NPUs and vLLM places one rank per NPU; lower the "
+                f"sizes or raise {npus_key} / {pods_key}.",
             ))
     return findings

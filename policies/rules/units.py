@@ -5,6 +5,7 @@ The one home of size parsing: components/units.py re-exports it, and the policy 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 
 # Kubernetes resource quantities as deploy.py accepts them for storage sizes and /dev/shm: a number with a
@@ -24,7 +25,7 @@ def k8s_quantity_bytes(quantity: str) -> int:
     match = K8S_QUANTITY.match(quantity)
     if not match:
         raise ValueError(f"{quantity!r} is not a size with a unit such as 4Gi or 512Mi")
-    return int(float(quantity[: match.start(2)]) * _K8S_FACTORS[match.group(2)])
+    return int(Decimal(quantity[: match.start(2)]) * _K8S_FACTORS[match.group(2)])  # exact: no float overflow
 
 
 def mooncake_size_bytes(size: str | int) -> int:
@@ -35,7 +36,7 @@ def mooncake_size_bytes(size: str | int) -> int:
     match = MOONCAKE_SIZE.match(size)
     if not match:
         raise ValueError(f"{size!r} is not a size such as 1GB, 512MB or a number of bytes")
-    return int(float(size[: match.start(2)]) * _MOONCAKE_FACTORS[match.group(2).upper()])
+    return int(Decimal(size[: match.start(2)]) * _MOONCAKE_FACTORS[match.group(2).upper()])
 
 
 def parse_version(text: str) -> tuple[int, int, int, str, int] | None:

@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from tests.outside import MOTOR_CHECKOUT
+
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "tools" / "real-engine" / "build.sh"
 BUILD_COMMAND = "bash tools/real-engine/build.sh"
@@ -34,9 +36,8 @@ SDK_KUBERNETES_VERSION = next(
     if line.startswith("pulumi-kubernetes==")
 )
 
-MOTOR_CHECKOUT = Path(os.environ.get("MOTOR_CHECKOUT", REPO.parent / "shared" / "reference" / "motor-8919e55"))
 MOTOR_DEPLOYER = MOTOR_CHECKOUT / "examples" / "deployer"
-"""The one setting that says where Motor's checkout is (default ../shared/reference/motor-8919e55)."""
+"""deploy.py's folder in Motor's checkout (tests/outside.py: MOTOR_CHECKOUT)."""
 
 PULUMI_BINARIES = ("pulumi", "pulumi-language-python", "pulumi-language-python-exec", "pulumi-resource-kubernetes")
 CLUSTER_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")

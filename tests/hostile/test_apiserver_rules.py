@@ -181,7 +181,7 @@ def test_a_one_mistake_stack_is_refused_at_its_field(stack: str, path: tuple, va
         ("dev", (*CONNECTOR0, "kv_port"), 30001),
         ("dev", ("motor_deploy_config", "job_id"), "a" * 60),  # job-name=<60>-p0 is 63 characters
         ("service-set", ("motor_deploy_config", "job_id"), "a" * 61),
-        ("dev", ("motor_deploy_config", "single_p_instance_pod_num"), 2**31 - 1),
+        ("dev", ("motor_deploy_config", "single_p_instance_pod_num"), 16),  # the most pods one instance spans
         ("mooncake-ha", ("kv_cache_store_config", "eviction_ratio"), 1),  # an integral ratio is still a number
         ("dev", ("kv_cache_store_config", "additional_labels"), {"example.com/team": "", "a_b.c-d": "X.y_z-1"}),
         ("dev", ("kv_cache_store_config", "additional_annotations"), {"example.com/note": "any text: at all!"}),
@@ -191,7 +191,12 @@ def test_a_one_mistake_stack_is_refused_at_its_field(stack: str, path: tuple, va
 def test_values_the_api_server_takes_still_load(stack: str, path: tuple, value: Any) -> None:
     values = one_mistake(stack, path, value)
     texts = {f"{PROJECT}:{key}": v if isinstance(v, str) else json.dumps(v) for key, v in values.items()}
-    settings_from_config(texts, set(), "svc")
+    loaded: Any = settings_from_config(texts, set(), "svc").model_dump(mode="json")
+    for step in path:
+        loaded = loaded[step]
+    # The settings hold the value as written (a mapping: its keys among the defaults the settings add, e.g. limits).
+    assert ({key: loaded[key] for key in value} if isinstance(value, dict) else loaded) == value
+    assert type(loaded) is type(value) or isinstance(value, int) and isinstance(loaded, float)
 
 
 def test_the_cli_exits_1_naming_the_field(tmp_path: Path) -> None:

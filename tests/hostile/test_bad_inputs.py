@@ -156,7 +156,8 @@ def test_kv_transfer_config_a_string(project: Path) -> None:
 
 def test_key_with_a_control_character_is_shown_escaped(project: Path) -> None:
     content = DEV.replace("  motor-kvpool:motor_deploy_config:\n", '  motor-kvpool:motor_deploy_config:\n    "p_pod\\r": 2\n', 1)
-    refused(stack_settings(project, "ctrl", content), "motor_deploy_config['p_pod\\r']: unknown key")
+    refused(stack_settings(project, "ctrl", content),
+            "motor_deploy_config['p_pod\\r']: the key holds the control character '\\r'; remove it")
 
 
 # --- kvpool import -------------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ In-process and fast: the mutated stack file goes through what `python -m kvpool 
 stack file reader, then the settings loader with the consistency rules). A mutation replaces one value (scalar,
 huge number, unicode text, list, mapping), deletes a key or adds an unknown one. Any exception other than the
 project's user errors, a refusal without a dotted path, or accepted settings whose manifests the API server would
-refuse, fails the test.
+refuse, fails the test; so does an input that takes more memory than `bounded_memory` allows (MemoryError). In CI the
+examples are derandomized (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -101,7 +102,9 @@ def load(project: Path, document: dict) -> ServiceSettings:
 @settings(max_examples=200, deadline=10000, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                      HealthCheck.too_slow])
 @given(data=st.data(), stack=st.sampled_from(sorted(EXAMPLES)), operation=st.sampled_from(["replace", "delete", "add"]))
-def test_a_one_field_mutation_loads_or_names_the_field(project: Path, data: st.DataObject, stack: str, operation: str):
+def test_a_one_field_mutation_loads_or_names_the_field(
+    project: Path, bounded_memory: int, data: st.DataObject, stack: str, operation: str
+):
     document = yaml.safe_load(yaml.safe_dump(EXAMPLES[stack]))
     path = data.draw(st.sampled_from(paths_of(document["config"])), label="path")
     value = data.draw(values, label="value")

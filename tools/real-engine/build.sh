@@ -144,6 +144,6 @@ done
 if [[ ${#failed[@]} -gt 0 ]]; then
     echo "real-engine: failed to build: ${failed[*]} (the e2e tests that need them skip)" >&2
     # A failed build does not fail the caller: `make test` runs on, and tests/e2e names what is missing.
-    [[ "${REAL_ENGINE_STRICT:-0}" == 1 ]] && exit 1
+    [[ -n "${CI:-}" ]] && exit 1  # under CI a missing binary fails the run (tests/outside.py)
 fi
 exit 0
