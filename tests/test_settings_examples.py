@@ -20,7 +20,8 @@ from tests.service_configs import memcache_pool, mooncake_pool
 def sustainable_mooncake() -> dict:
     service = mooncake_pool()
     service["kv_cache_store_config"].update(
-        eviction_high_watermark_ratio=0.6, eviction_ratio=0.4, ha={}, store_mode="standalone"
+        eviction_high_watermark_ratio=0.6, eviction_ratio=0.4, ha={}, store_mode="standalone",
+        protocol="tcp",  # a standalone store cannot use the ascend transport (rules: standalone store protocol)
     )
     return service
 
