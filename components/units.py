@@ -1,17 +1,17 @@
-"""Size and name formats shared by the settings model and the components (pure, no Pulumi).
+"""Name, port and number formats shared by the settings, the components and the offline tooling (pure, no Pulumi):
+RFC 1123 names, the highest port, and protobuf's floats turned back into whole numbers.
 
-Size parsing lives in policies/rules/units.py, which the policy pack ships on its own; it is re-exported here."""
+Size parsing has one home, policies/rules/units.py (the policy pack ships it on its own); the Mooncake size parser and
+the quantity pattern the project reads through this module are re-exported here."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from policies.rules import K8S_QUANTITY, k8s_quantity_bytes, mooncake_size_bytes
+from policies.rules import K8S_QUANTITY, mooncake_size_bytes
 
-__all__ = [
-    "K8S_QUANTITY", "integral_floats_to_ints", "is_dns_label", "k8s_quantity_bytes", "mooncake_size_bytes",
-]
+__all__ = ["K8S_QUANTITY", "integral_floats_to_ints", "is_dns_label", "mooncake_size_bytes"]
 
 # RFC 1123 label: what a namespace (job_id) must be.
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

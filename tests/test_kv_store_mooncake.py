@@ -115,6 +115,19 @@ def test_ha_renders_etcd_and_the_oplog():
     assert client["master_server_address"] == f"etcd://{endpoints}"
 
 
+def test_ha_etcd_container_ports_are_the_ones_its_peer_service_forwards_to():
+    rendered = render(mooncake(ha={"etcd": {"replicas": 3, "port": 2479, "peer_port": 2480}}))
+    etcd = rendered.container("StatefulSet", "mindie-motor-kv-store-etcd", "etcd")
+    assert etcd["ports"] == [
+        {"name": "client", "containerPort": 2479, "protocol": "TCP"},
+        {"name": "peer", "containerPort": 2480, "protocol": "TCP"},
+    ]
+    assert rendered.get("Service", "mindie-motor-kv-store-etcd-peers")["spec"]["ports"] == [
+        {"name": "client", "port": 2479, "targetPort": 2479, "protocol": "TCP"},
+        {"name": "peer", "port": 2480, "targetPort": 2480, "protocol": "TCP"},
+    ]
+
+
 ENGINES = {"podSelector": {"matchLabels": {"motor-kvpool.io/kv-client": "true"}}}
 SCRAPERS = {"podSelector": {"matchLabels": {"motor-kvpool.io/metrics-scraper": "true"}}}
 
