@@ -16,6 +16,21 @@ from typing import Any, Mapping
 from components.settings import ServiceSettings
 
 PREFIX = "checksum/"
+# checksum/<name> -> what it digests, and the pods that carry it (docs/restarts.md; tests/test_restarts.py finds
+# exactly these names on the example stacks' pods).
+INPUTS = {
+    "engine-config": "an engine's own side of user_config.json: its engine section (vLLM's arguments), the store keys "
+                     "its node manager reads, the node manager's section and TLS; the engines",
+    "motor-env": "what the role's set_*_env function exports (env.json's section after motor_common_env); every Motor "
+                 "pod",
+    "motor-scripts": "the Motor files the role runs (motor_config.ROLE_SCRIPTS); every Motor pod, when "
+                     "motor_deployer_dir is set",
+    "kv-client": "the store client files the engines mount (mooncake.json, mmc-local.conf); the engines of a pool",
+    "secret-env": "a sha256 of secret_env's values; every Motor pod that loads the Secret",
+    "kv-conductor-config": "the conductor's configuration Motor's mooncake_config.py writes from the section; the KV "
+                           "conductor",
+    "store-config": "the files a store server reads from its ConfigMap at start; the store",
+}
 # kv_cache_store_config keys Motor's node manager reads at start (motor/config/node_manager.py,
 # _parse_kv_cache_store_config); the engines' client files are a checksum of their own, and the rest (eviction,
 # lease) belongs to the store's server alone.

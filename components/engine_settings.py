@@ -24,8 +24,12 @@ from policies import rules
 class ConnectorExtraConfig(Open):
     """kv_connector_extra_config: MultiConnector's `connectors`, the store backend; the rest passes through."""
 
-    connectors: list[KvTransferConfig] | None = None
-    backend: Literal["mooncake", "memcache", "yuanrong"] | None = None
+    connectors: list[KvTransferConfig] | None = Field(
+        None, description="MultiConnector's connectors: the P/D transfer connector first, the store connector second."
+    )
+    backend: Literal["mooncake", "memcache", "yuanrong"] | None = Field(
+        None, description="AscendStoreConnector's pool; must be kv_cache_store_config.backend."
+    )
 
     @model_validator(mode="after")
     def _ucm_connectors_shape(self) -> ConnectorExtraConfig:
@@ -49,8 +53,10 @@ class ConnectorExtraConfig(Open):
 class KvTransferConfig(Closed):
     """vLLM's KVTransferConfig, as a single connector or a MultiConnector holding one per entry."""
 
-    kv_connector: NonEmpty
-    kv_role: Literal["kv_producer", "kv_consumer", "kv_both"] | None = None
+    kv_connector: NonEmpty = Field(description="vLLM's connector class, e.g. MooncakeConnectorV1 or MultiConnector.")
+    kv_role: Literal["kv_producer", "kv_consumer", "kv_both"] | None = Field(
+        None, description="Filled in when absent: kv_producer on prefill, kv_consumer on decode, kv_both for UCMConnector."
+    )
     engine_id: StrictStr | StrictInt | None = None
     kv_buffer_device: str | None = None
     kv_buffer_size: StrictInt | StrictFloat | None = None
@@ -95,11 +101,11 @@ class EngineConfig(Open):
     """vLLM engine arguments. The ones motor-kvpool reads are typed; all others pass through untouched."""
 
     model: NonEmpty = Field(description="Model path inside the pod (usually under weight_mount_path).")
-    served_model_name: str | None = None
-    data_parallel_size: StrictInt | None = Field(None, ge=1)
-    tensor_parallel_size: StrictInt | None = Field(None, ge=1)
-    pipeline_parallel_size: StrictInt | None = Field(None, ge=1)
-    kv_transfer_config: KvTransferConfig | None = None
+    served_model_name: str | None = Field(None, description="The name clients ask for; the KV conductor indexes by it.")
+    data_parallel_size: StrictInt | None = Field(None, ge=1, description="DP x TP x PP ranks must fit the instance's NPUs.")
+    tensor_parallel_size: StrictInt | None = Field(None, ge=1, description="DP x TP x PP ranks must fit the instance's NPUs.")
+    pipeline_parallel_size: StrictInt | None = Field(None, ge=1, description="DP x TP x PP ranks must fit the instance's NPUs.")
+    kv_transfer_config: KvTransferConfig | None = Field(None, description="vLLM's KV transfer configuration.")
 
 
 class EngineSection(Closed):

@@ -19,6 +19,11 @@ _PREFIX = f"{PROJECT}:"
 STRING_KEYS = ("motor_deployer_dir", "vllm_ascend_version", "cluster_domain")
 # Read as a Pulumi secret by the program (components/secret_env.py), never into the settings model.
 SECRET_ENV_KEY = "secret_env"
+SECRET_ENV_DESCRIPTION = (
+    "Secret environment for Motor's pods, one Kubernetes Secret they load with envFrom: `pulumi config set --secret "
+    f"--path {SECRET_ENV_KEY}.HF_TOKEN VALUE`. A plain-text {SECRET_ENV_KEY}, or a secret under any other key, is "
+    "refused."
+)
 KNOWN_KEYS = (*PULUMI_CONFIG_KEYS, *ALIASES)
 # Kubernetes' rule for an environment variable name (envFrom skips a Secret key that breaks it, silently).
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")

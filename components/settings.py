@@ -91,25 +91,43 @@ class KvConductorConfig(Closed):
 # --- env.json --------------------------------------------------------------------------------------------
 
 
-class EnvConfig(Closed):
-    """env.json sections (deploy.py bakes them into the scripts; motor-kvpool sets them as container env)."""
-
-    motor_common_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
-    motor_controller_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
-    motor_coordinator_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
-    motor_engine_prefill_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
-    motor_engine_decode_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
-    motor_kv_cache_store_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
-    motor_kv_conductor_env: dict[EnvName, EnvValue] = Field(default_factory=dict)
-
-
-# --- the service -----------------------------------------------------------------------------------------
-
-
 # Set on every engine unless env.json sets them, so the rules hold by construction: one hash seed everywhere
 # (different seeds make every pool lookup miss), and ASCEND timeouts below the 11000 ms default lease
 # (unset, vllm-ascend's transfer timeout is 33064 ms). 10000/10000 is what vllm-ascend's examples use.
 ENGINE_ENV_DEFAULTS = {"PYTHONHASHSEED": "0", "ASCEND_CONNECT_TIMEOUT": "10000", "ASCEND_TRANSFER_TIMEOUT": "10000"}
+_ENGINE_ENV = (
+    "; unless set here or in motor_common_env, " + ", ".join(f"{name}={value}" for name, value in ENGINE_ENV_DEFAULTS.items())
+    + f": one hash seed on every engine, and ASCEND timeouts below the default {rules.MOONCAKE_LEASE_TTL_DEFAULT_MS} ms "
+    f"Mooncake lease (unset, vllm-ascend's transfer timeout is {rules.effective_transfer_timeout_ms({})} ms, which "
+    "outlives it)."
+)
+
+
+class EnvConfig(Closed):
+    """env.json's sections: each is set as container env (visible to `kubectl describe` and the policy pack) and as
+    deploy.py's set_*_env function in Motor's scripts, so it applies where deploy.py applies it."""
+
+    motor_common_env: dict[EnvName, EnvValue] = Field(
+        default_factory=dict, description="Every Motor pod: controller, coordinator, engines, KV conductor; not the "
+        "store, which runs no Motor process."
+    )
+    motor_controller_env: dict[EnvName, EnvValue] = Field(default_factory=dict, description="The controller.")
+    motor_coordinator_env: dict[EnvName, EnvValue] = Field(default_factory=dict, description="The coordinator.")
+    motor_engine_prefill_env: dict[EnvName, EnvValue] = Field(
+        default_factory=dict, description=f"The prefill engines{_ENGINE_ENV}"
+    )
+    motor_engine_decode_env: dict[EnvName, EnvValue] = Field(
+        default_factory=dict, description=f"The decode engines{_ENGINE_ENV}"
+    )
+    motor_kv_cache_store_env: dict[EnvName, EnvValue] = Field(
+        default_factory=dict, description="The store's container (kv_cache_store_config)."
+    )
+    motor_kv_conductor_env: dict[EnvName, EnvValue] = Field(
+        default_factory=dict, description="The KV conductor (kv_conductor.sh's set_kv_conductor_env)."
+    )
+
+
+# --- the service -----------------------------------------------------------------------------------------
 
 LABEL_VALUE_MAX = 63
 # A Service's FQDN (<service>.<namespace>.svc.<domain>, two labels of up to 63) must stay within DNS's 253.
@@ -143,16 +161,46 @@ class ServiceSettings(Closed):
     cluster_domain: str = Field(
         DEFAULT_CLUSTER_DOMAIN,
         description="The cluster's DNS domain (the kubelet's clusterDomain): every Service name motor-kvpool writes "
-        "ends in .svc.<cluster_domain>, another stack's store included, whatever that stack's output says.",
+        "ends in .svc.<cluster_domain>, another stack's store included, whatever that stack's output says. (Motor "
+        "itself assumes cluster.local only when its node manager restores a snapshot that lacks its namespace, "
+        "motor/node_manager/core/engine_manager.py:157.)",
     )
-    motor_deploy_config: DeployConfig
-    motor_controller_config: dict[str, Any] = Field(default_factory=dict, description="Motor's, untouched.")
-    motor_coordinator_config: dict[str, Any] = Field(default_factory=dict, description="Motor's, untouched.")
-    motor_nodemanger_config: dict[str, Any] | None = Field(None, description="Motor's, untouched (sic).")
-    motor_engine_prefill_config: EngineSection
-    motor_engine_decode_config: EngineSection
-    kv_cache_store_config: StoreConfig | None = None
-    env: EnvConfig = Field(default_factory=EnvConfig)
+    motor_deploy_config: DeployConfig = Field(
+        description="Where and how the service runs: namespace, deploy mode, instances, pods and NPUs, image, "
+        "hardware, storage[], node selectors, NodePorts."
+    )
+    motor_controller_config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Motor's controller section, passed to Motor untouched and checked against Motor's config "
+        f"dataclasses; logging_config.host_log_dir is the node folder its pods log to (default "
+        f"{rules.DEFAULT_HOST_LOG_DIR}; an absolute path, no system folder).",
+    )
+    motor_coordinator_config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Motor's coordinator section, passed to Motor untouched and checked against Motor's config "
+        f"dataclasses; logging_config.host_log_dir is the node folder its pods log to (default "
+        f"{rules.DEFAULT_HOST_LOG_DIR}; an absolute path, no system folder).",
+    )
+    motor_nodemanger_config: dict[str, Any] | None = Field(
+        None,
+        description="Motor's node manager section (sic, Motor's spelling), passed to Motor untouched and checked "
+        "against Motor's config dataclasses; logging_config.host_log_dir is the node folder the engine pods log to "
+        f"(default {rules.DEFAULT_HOST_LOG_DIR}; an absolute path, no system folder).",
+    )
+    motor_engine_prefill_config: EngineSection = Field(
+        description="The prefill engines: engine_type and engine_config, vLLM's arguments (checked against vLLM's "
+        "serve options) with kv_transfer_config as a single connector or a MultiConnector."
+    )
+    motor_engine_decode_config: EngineSection = Field(
+        description="The decode engines, with the keys of motor_engine_prefill_config."
+    )
+    kv_cache_store_config: StoreConfig | None = Field(
+        None,
+        description="The KV pool: backend mooncake, memcache (the default) or yuanrong, or target_stack to use "
+        "another stack's store. Absent, a MemCache store is created when prefill uses a MultiConnector (deploy.py's "
+        "rule).",
+    )
+    env: EnvConfig = Field(default_factory=EnvConfig, description="env.json's sections.")
     kv_conductor_config: KvConductorConfig | None = Field(
         None, description="Deploy Motor's KV conductor for KV-cache affinity scheduling (README, KV-cache affinity)."
     )

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from components.pulumi_settings import SECRET_ENV_KEY
+from components.pulumi_settings import SECRET_ENV_DESCRIPTION, SECRET_ENV_KEY
 from components.settings import PROJECT, ServiceSettings
 from components.settings_loader import ALIASES
 
@@ -42,8 +42,7 @@ def stack_file_schema() -> dict[str, Any]:
         if "." not in old:  # a top-level key: the same schema under the older name
             keys[f"{PROJECT}:{old}"] = {**settings["properties"][new], "description": f"Older name of {new}."}
     keys[f"{PROJECT}:{SECRET_ENV_KEY}"] = {
-        "description": "Secret environment for Motor's pods: `pulumi config set --secret --path "
-                       f"{SECRET_ENV_KEY}.NAME VALUE` (plain text is refused).",
+        "description": SECRET_ENV_DESCRIPTION,
         "anyOf": [_SECURE, {"type": "object", "additionalProperties": _SECURE}],
     }
     return {

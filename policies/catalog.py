@@ -193,13 +193,14 @@ POLICIES = [
     _stack_policy(
         "kvpool-configure-lease-above-ascend-timeouts",
         "Checks that Mooncake's default_kv_lease_ttl exceeds ASCEND_CONNECT_TIMEOUT and ASCEND_TRANSFER_TIMEOUT of "
-        "every engine, an unset timeout counting as vllm-ascend's effective default (seed 000, FAQ 3).",
+        f"every engine, an unset timeout counting as vllm-ascend's effective default ({rules.effective_transfer_timeout_ms({})} ms "
+        "for the transfer timeout) (seed 000, FAQ 3).",
         MANDATORY, _lease, "Lower the engines' ASCEND timeouts below the lease, or raise default_kv_lease_ttl.",
     ),
     _stack_policy(
         "kvpool-configure-consistent-store-backend",
         "Checks that every AscendStoreConnector backend equals kv_cache_store_config.backend, and the backend of the "
-        "store a StackReference points at (seed 000, FAQ 5).",
+        "store a StackReference points at (target_stack) (seed 000, FAQ 5).",
         MANDATORY, _backend, "Set the same backend in both places.",
     ),
     _stack_policy(
@@ -274,23 +275,25 @@ POLICIES = [
     ),
     _stack_policy(
         "kvpool-configure-consistent-hash-seed",
-        "Checks that PYTHONHASHSEED is set and equal on every engine that uses the pool (vllm-ascend kv_pool: "
+        "Checks that PYTHONHASHSEED is set, not random, and equal on every engine that uses the pool (vllm-ascend kv_pool: "
         "different seeds hash blocks differently and every lookup misses).",
         MANDATORY, lambda view, _: rules.check_hash_seed(view.engine_envs, view.kv_transfer_configs()),
         "Set one fixed PYTHONHASHSEED (e.g. \"0\") for every engine.",
     ),
     _stack_policy(
         "kvpool-configure-distinct-ports",
-        "Checks that the ports of each Motor role's pod are distinct port numbers, and that a Yuanrong store's "
-        "host-network worker port is none of the node's own daemons' ports, below 1024 or a NodePort of the service.",
+        "Checks that the ports of each Motor role's pod (api_config: infer, management, observability) are distinct "
+        "port numbers, and that a Yuanrong store's host-network worker port is none of the node's own daemons' ports "
+        "(22, 10250, ...: Kubernetes \"Ports and Protocols\"), below 1024 or a NodePort of the service.",
         MANDATORY,
         lambda view, _: rules.check_ports(view.user_config),
         "Give each port of a role its own number (api_config), and the worker a free unprivileged port.",
     ),
     _stack_policy(
         "kvpool-configure-numeric-env",
-        "Checks that the engines' variables a process parses as a number (ASCEND timeouts, HCCL retry settings, "
-        "Motor's ports and rate limits) hold whole numbers and PYTHONHASHSEED one Python accepts.",
+        f"Checks that the engines' variables a process parses as a number ({', '.join(rules.NUMERIC_ENV)}) hold "
+        "whole numbers and PYTHONHASHSEED one Python accepts (Motor node_manager.py:628, coordinator.py:118, "
+        "fastapi_middleware.py:100,108; vllm-ascend kv_transfer/utils/utils.py).",
         MANDATORY,
         lambda view, _: rules.check_numeric_env(
             {rules.engine_env_section(side): env for side, env in view.engine_envs.items()}
@@ -316,7 +319,8 @@ POLICIES = [
     ),
     _stack_policy(
         "kvpool-configure-instance-sizes",
-        "Checks that an instance spans 1..16 pods and that its DP x TP x PP ranks fit the NPUs of its pods.",
+        "Checks that an instance spans 1..16 pods and that its DP x TP x PP ranks fit the NPUs of its pods (vLLM runs "
+        "one rank per NPU).",
         MANDATORY,
         lambda view, _: rules.check_instance_sizes(view.user_config),
         "Lower data/tensor/pipeline_parallel_size, or raise the instance's pods or NPUs per pod.",
@@ -341,7 +345,8 @@ POLICIES = [
     _stack_policy(
         "kvpool-configure-kv-event-ports",
         "Checks that the prefill KV-event ports (endpoint and replay_endpoint, one per DP rank) collide with no other "
-        "port of the prefill pod (KV transfer, vLLM's DP RPC and API ports, a standalone store).",
+        "port of the prefill pod (KV transfer, vLLM's DP RPC and API ports, a standalone store): vLLM's KV-event "
+        "publisher binds them in the pod.",
         MANDATORY, lambda view, _: rules.check_kv_event_ports(view.user_config),
         "Move kv-events-config's endpoint or replay_endpoint to ports no other process of the pod binds.",
     ),
@@ -367,8 +372,8 @@ POLICIES = [
     ),
     ResourceValidationPolicy(
         name="kvpool-disallow-plaintext-secrets",
-        description="Checks that no ConfigMap entry or container env value with a secret-looking name holds plain "
-        "text (secrets only as Pulumi secrets).",
+        description="Checks that no ConfigMap entry (user_config.json's sections and the MemCache conf included) or "
+        "container env value with a secret-looking name holds plain text (secrets only as Pulumi secrets).",
         validate=_plaintext_secrets, enforcement_level=MANDATORY, severity=Severity.CRITICAL,
         remediation_steps="Store the value with `pulumi config set --secret` and deliver it through a Secret.",
     ),
@@ -384,7 +389,7 @@ POLICIES = [
         name="kvpool-disallow-system-namespaces",
         description="Checks that no object lives in a namespace Kubernetes owns (kube-system, kube-public, "
         "kube-node-lease, default), except the read-only ConfigMap Role Motor's controller holds where MindX DL writes "
-        "its device reports, and its binding.",
+        "its device reports, and its binding (components/rbac.py).",
         validate=_system_namespaces, enforcement_level=MANDATORY, severity=Severity.HIGH,
         remediation_steps="Set motor_deploy_config.job_id to a namespace of the service's own.",
     ),

@@ -44,7 +44,7 @@ from .sections import (
     kv_transfer_configs, kv_transfer_path, store_connector_backends, transfer_connector, uses_pool,
 )
 from .security import (
-    LOG_SECTION_BY_ROLE, NOT_SECRET_LAST_WORDS, PRIVILEGED_CAPABILITIES, READ_VERBS, SECRET_WORDS, SENSITIVE_HOST_PATHS,
+    DEFAULT_HOST_LOG_DIR, LOG_SECTION_BY_ROLE, NOT_SECRET_LAST_WORDS, PRIVILEGED_CAPABILITIES, READ_VERBS, SECRET_WORDS, SENSITIVE_HOST_PATHS,
     SYSTEM_HOST_ROOTS, SYSTEM_NAMESPACES, check_deploy_host_paths, check_host_path, check_plaintext_conf_secrets,
     check_plaintext_config_secrets, conf_entries,
     check_plaintext_secrets, check_privileged_container, check_privileged_pod, check_system_namespace, host_log_dir,
@@ -64,7 +64,7 @@ from .ucm import check_ucm_placement, check_ucm_storage, ucm_store_configs
 from .units import K8S_QUANTITY, MOONCAKE_SIZE, k8s_quantity_bytes, mooncake_size_bytes, parse_version
 
 __all__ = [
-    "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE",
+    "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE", "DEFAULT_HOST_LOG_DIR",
     "DISPATCH_CONNECTORS", "HCCL_RDMA_RETRY_CNT_DEFAULT", "HCCL_RDMA_TIMEOUT_DEFAULT", "HYBRID_CONNECTOR",
     "K8S_QUANTITY", "KV_CACHE_AFFINITY", "KV_EVENTS_CONFIG", "LAYERWISE_PATCH_FIXED_IN", "LOG_SECTION_BY_ROLE",
     "MAX_PODS_PER_INSTANCE", "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE",
