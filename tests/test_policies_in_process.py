@@ -13,7 +13,6 @@ import dataclasses
 import functools
 import importlib
 import os
-import re
 import sys
 from typing import Any, Callable
 from unittest import mock
@@ -391,9 +390,3 @@ def test_the_controllers_configmap_role_in_kube_system_passes_but_not_a_wider_on
     widened = edit(run, ROLE, role.name, lambda inputs: inputs["rules"][0]["verbs"].append("update"))
     reported = validate("kvpool-disallow-system-namespaces", widened, config)
     assert sorted(r.resource for r in reported) == [(ROLE, role.name), (ROLE_BINDING, role.name)]
-
-
-def test_readme_policy_table_matches_the_pack():
-    readme = (PROJECT_DIR / "README.md").read_text()
-    table = re.findall(r"^\| `(kvpool-[a-z-]+)` \| (mandatory|advisory) \|", readme, flags=re.MULTILINE)
-    assert sorted(table) == sorted((p.name, p.enforcement_level.value) for p in POLICIES.values())
