@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from components.checksums import INPUTS, PREFIX
 from components.pulumi_settings import SECRET_ENV_KEY
@@ -29,16 +28,16 @@ def page(name: str) -> str:
 
 
 def test_the_committed_pages_are_what_the_command_writes() -> None:
-    for name, render in command.PAGES.items():
-        assert page(name) == render(), f"docs/{name}: run venv/bin/python -m tools.reference"
+    for name, write in command.PAGES.items():
+        assert page(name) == write(), f"docs/{name}: run venv/bin/python -m tools.reference"
     check = subprocess.run([sys.executable, "-m", "tools.reference", "--check"], cwd=PROJECT_DIR,
                            capture_output=True, text=True, timeout=120)
     assert (check.returncode, check.stderr) == (0, "")
 
 
 def test_check_names_a_stale_page_and_exits_1(tmp_path: Path, monkeypatch, capsys) -> None:
-    for name, render in command.PAGES.items():
-        (tmp_path / name).write_text(render(), encoding="utf-8")
+    for name, write in command.PAGES.items():
+        (tmp_path / name).write_text(write(), encoding="utf-8")
     (tmp_path / "policies.md").write_text(page("policies.md").replace("mandatory (high)", "advisory (high)", 1))
     monkeypatch.setattr(command, "DOCS", tmp_path)
     assert command.main(["--check"]) == 1
