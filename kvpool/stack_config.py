@@ -18,8 +18,9 @@ from typing import Any
 import yaml
 
 from components.errors import KvpoolError
-from components.input_files import InputFileError, SafeYamlLoader, check_stack_name, compose_yaml, read_text
+from components.input_files import InputFileError, check_stack_name, compose_yaml, read_text
 from components.units import integral_floats_to_ints
+from kvpool.stack_yaml import GoYamlLoader, json_problems
 
 SECRET_PLACEHOLDER = "[secret]"
 """What a `secure:` value becomes: ciphertext cannot be decrypted offline."""
@@ -52,16 +53,6 @@ class _Declaration:
     fallback: Any = None
     """`default`, else `value` (the CLI prefers the default when both are given; null counts as absent)."""
     has_fallback: bool = False
-
-
-class _ConfigLoader(SafeYamlLoader):
-    """Safe YAML that leaves timestamps as written: the CLI hands them to the program as text."""
-
-
-_ConfigLoader.yaml_implicit_resolvers = {
-    first_char: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first_char, resolvers in SafeYamlLoader.yaml_implicit_resolvers.items()
-}
 
 
 def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
@@ -100,7 +91,7 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
 def _read_yaml_mapping(path: Path) -> tuple[dict[str, Any], yaml.MappingNode | None]:
     """The document and its node tree: the tree keeps each scalar's text as written."""
     try:
-        document, node = compose_yaml(read_text(path), str(path), _ConfigLoader)
+        document, node = compose_yaml(read_text(path), str(path), GoYamlLoader)
     except InputFileError as error:
         raise StackConfigError(str(error)) from None
     if document is None:
@@ -171,6 +162,7 @@ def _read_stack_values(stack_file: Path) -> tuple[dict[str, Any], set[str]]:
         raise StackConfigError(f"{stack_file}: 'config' must be a mapping of '<namespace>:<key>' to values")
     values: dict[str, Any] = {}
     secret_keys: set[str] = set()
+    problems: list[str] = []
     for key, value_node in _config_value_nodes(root):
         if ":" not in key:
             raise StackConfigError(
@@ -179,10 +171,13 @@ def _read_stack_values(stack_file: Path) -> tuple[dict[str, Any], set[str]]:
         if isinstance(value_node, yaml.ScalarNode):
             values[key] = "" if value_node.tag == "tag:yaml.org,2002:null" else value_node.value
             continue
-        value, has_secret = _replace_secure_values(_ConfigLoader("").construct_document(value_node))
+        value, has_secret = _replace_secure_values(GoYamlLoader("").construct_document(value_node))
+        problems += [f"{stack_file}: {problem}" for problem in json_problems(value, key)]
         values[key] = value
         if has_secret:
             secret_keys.add(key)
+    if problems:
+        raise StackConfigError("\n".join(problems))
     return values, secret_keys
 
 
