@@ -221,3 +221,34 @@ def test_stack_keys_need_a_namespace(tmp_path: Path) -> None:
 
     with pytest.raises(StackConfigError, match=r"config key 'namespace' must be of the form '<namespace>:<key>'"):
         load_stack_config(project_dir, "dev")
+
+
+def test_structured_values_resolve_plain_scalars_as_yaml_v3(tmp_path: Path) -> None:
+    """The CLI reads stack files with yaml.v3 (YAML 1.2 with its own integer rules), not YAML 1.1: tests/e2e's
+    test_stack_file_yaml.py checks the whole corpus against the real CLI; these are the values users write most."""
+    stack = """\
+        config:
+          demo:engine: {on: on, flag: yes, octal: 0o17, old_octal: 0755, hex: 0x10, under: 1_0, exp: 1e3,
+                        time: 1:30, equals: =, date: 2026-12-02, half: .5, plus: +1, nothing: ~}
+    """
+    config = load_stack_config(write_project(tmp_path, "name: demo\nruntime: python\n", {"dev": stack}), "dev")
+    assert config.values["demo:engine"] == (
+        '{"date":"2026-12-02","equals":"=","exp":1000,"flag":"yes","half":0.5,"hex":16,"nothing":null,"octal":15,'
+        '"old_octal":493,"on":"on","plus":1,"time":"1:30","under":10}'
+    )
+
+
+def test_a_value_json_cannot_carry_is_refused_naming_the_key_and_the_quoting(tmp_path: Path) -> None:
+    stack = """\
+        config:
+          demo:engine: {limits: [1, .inf], ratio: .nan}
+    """
+    project = write_project(tmp_path, "name: demo\nruntime: python\n", {"dev": stack})
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(project, "dev")
+    assert str(raised.value).splitlines() == [
+        f"{project / 'Pulumi.dev.yaml'}: demo:engine.limits[1]: inf is not a number JSON can carry; write it quoted "
+        '(".inf") if it is text',
+        f"{project / 'Pulumi.dev.yaml'}: demo:engine.ratio: nan is not a number JSON can carry; write it quoted "
+        '(".nan") if it is text',
+    ]
