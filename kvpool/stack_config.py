@@ -20,7 +20,7 @@ import yaml
 from components.errors import KvpoolError
 from components.input_files import InputFileError, check_stack_name, compose_yaml, read_text
 from components.units import integral_floats_to_ints
-from kvpool.stack_yaml import GoYamlLoader, json_problems
+from kvpool.stack_yaml import GoYamlLoader, go_json_float, json_problems
 
 SECRET_PLACEHOLDER = "[secret]"
 """What a `secure:` value becomes: ciphertext cannot be decrypted offline."""
@@ -153,7 +153,8 @@ def _stack_file(project_file: Path, project: dict[str, Any], stack: str) -> Path
 
 
 def _read_stack_values(stack_file: Path) -> tuple[dict[str, Any], set[str]]:
-    """Scalars as the text written in the file (how the CLI reads them); structured values parsed."""
+    """Every value as yaml.v3 reads it (kvpool/stack_yaml.py): a number is a number, also at the top level (the CLI
+    hands `0x10` to the program as "16")."""
     document, root = _read_yaml_mapping(stack_file)
     if document.get("environment"):
         raise StackConfigError(f"{stack_file}: 'environment' (Pulumi ESC) cannot be resolved offline")
@@ -168,8 +169,8 @@ def _read_stack_values(stack_file: Path) -> tuple[dict[str, Any], set[str]]:
             raise StackConfigError(
                 f"{stack_file}: config key {key!r} must be of the form '<namespace>:<key>' (e.g. 'project:{key}')"
             )
-        if isinstance(value_node, yaml.ScalarNode):
-            values[key] = "" if value_node.tag == "tag:yaml.org,2002:null" else value_node.value
+        if value_node.tag == "tag:yaml.org,2002:null":  # yaml.v3 leaves a null key's Value empty
+            values[key] = ""
             continue
         value, has_secret = _replace_secure_values(GoYamlLoader("").construct_document(value_node))
         problems += [f"{stack_file}: {problem}" for problem in json_problems(value, key)]
@@ -270,13 +271,14 @@ def _item_has_type(item: Any, items_type: str | None) -> bool:
 
 
 def _config_text(value: Any) -> str:
-    """The string the program receives: scalars as text, objects and arrays as compact JSON."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))  # Go's JSON encoding, which the CLI uses, writes 2.0 as 2
+    """The string the program receives (the CLI's config.object MarshalString): text as it is, numbers and booleans
+    as Go's encoding/json writes them, objects and arrays as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return go_json_float(value)
     if isinstance(value, (dict, list)):
         # Sorted keys: the CLI marshals with Go's encoding/json, which sorts map keys, so a program sees them so.
         return json.dumps(integral_floats_to_ints(value), separators=(",", ":"), sort_keys=True)
-    return str(value)
+    return json.dumps(value)
 

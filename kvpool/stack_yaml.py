@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 from typing import Any
 
 import yaml
@@ -94,6 +95,14 @@ def _go_parse_int(text: str) -> int | None:
         return sign * int(digits, base) if digits and digits.isascii() and digits.isalnum() else None
     except ValueError:
         return None
+
+
+def go_json_float(value: float) -> str:
+    """A float64 as Go's encoding/json writes it: positional from 1e-6 up to 1e21 (an integral one without a
+    point), else the shortest exponent form with `e-7` rather than `e-07`."""
+    if 1e-6 <= abs(value) < 1e21 or value == 0:
+        return format(Decimal(repr(value)), "f").removesuffix(".0")
+    return re.sub(r"e-0(\d)$", r"e-\1", repr(value))
 
 
 def json_problems(value: Any, where: str) -> list[str]:

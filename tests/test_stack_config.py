@@ -65,7 +65,7 @@ def test_merges_stack_values_over_declared_defaults_as_the_cli_hands_them_over(t
             "demo:namespace": "ucm",
             "demo:replicas": "3",
             "demo:shorthand": "fallback-text",
-            "demo:undeclared": "1.50",
+            "demo:undeclared": "1.5",  # a number, written by Go's JSON encoder (config.object MarshalString)
             "kubernetes:context": "kind-local",
             "kubernetes:namespace": "ucm",
         },
@@ -73,7 +73,9 @@ def test_merges_stack_values_over_declared_defaults_as_the_cli_hands_them_over(t
     )
 
 
-def test_scalars_keep_the_text_written_in_the_stack_file(tmp_path: Path) -> None:
+def test_top_level_scalars_reach_the_program_as_the_cli_hands_them_over(tmp_path: Path) -> None:
+    """The CLI reads a top-level value as any YAML value too (sdk/go/common/resource/config/object.go): a date and
+    `yes` stay text, `0o17` is the number 15, an empty value is empty text."""
     stack = """\
         config:
           demo:namespace: ucm
@@ -87,7 +89,7 @@ def test_scalars_keep_the_text_written_in_the_stack_file(tmp_path: Path) -> None
 
     assert (values["demo:when"], values["demo:octal"], values["demo:yes_word"], values["demo:empty"]) == (
         "2024-01-01",
-        "0o17",
+        "15",
         "yes",
         "",
     )
