@@ -19,8 +19,7 @@ import yaml
 
 from components.errors import KvpoolError
 from components.input_files import InputFileError, check_stack_name, compose_yaml, read_text
-from components.units import integral_floats_to_ints
-from kvpool.stack_yaml import GoYamlLoader, go_json_float, json_problems
+from kvpool.stack_yaml import GoYamlLoader, as_go_json, go_json_float, json_problems
 
 SECRET_PLACEHOLDER = "[secret]"
 """What a `secure:` value becomes: ciphertext cannot be decrypted offline."""
@@ -279,6 +278,6 @@ def _config_text(value: Any) -> str:
         return go_json_float(value)
     if isinstance(value, (dict, list)):
         # Sorted keys: the CLI marshals with Go's encoding/json, which sorts map keys, so a program sees them so.
-        return json.dumps(integral_floats_to_ints(value), separators=(",", ":"), sort_keys=True)
+        return json.dumps(as_go_json(value), separators=(",", ":"), sort_keys=True)
     return json.dumps(value)
 

@@ -11,6 +11,7 @@ but cannot hand over as JSON (`.inf`, `.nan`) is refused here, naming the key an
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from decimal import Decimal
@@ -31,6 +32,9 @@ _NUMBER_START = frozenset("+-0123456789")
 _YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 _GO_DECIMAL_FLOAT = re.compile(r"^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
 _BASES = {"x": 16, "o": 8, "b": 2}
+# yaml.v3's timestamp layouts (parseTimestamp): 2006-1-2, 2006-1-2 15:4:5.999999999 and with T/t and a zone.
+_TIMESTAMP = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:[Tt]\d{1,2}:\d{1,2}:\d{1,2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))|"
+                        r"(?: \d{1,2}:\d{1,2}:\d{1,2}(?:\.\d+)?))?$")
 _INT64 = (-(2**63), 2**63 - 1)
 _UINT64_MAX = 2**64 - 1
 
@@ -72,6 +76,8 @@ def go_kind(text: str) -> tuple[str, Any]:
         return ("float", value) if math.isfinite(value) else ("str", text)
     if text[0] not in _NUMBER_START:
         return "str", text
+    if _is_timestamp(text):
+        return "timestamp", text
     plain = text.replace("_", "")
     number = _go_parse_int(plain)
     if number is not None and (_INT64[0] <= number <= _INT64[1] or (plain[0] not in "+-" and number <= _UINT64_MAX)):
@@ -81,6 +87,17 @@ def go_kind(text: str) -> tuple[str, Any]:
         if math.isfinite(value):  # Go's ParseFloat fails out of range: the text stays text
             return "float", value
     return "str", text
+
+
+def _is_timestamp(text: str) -> bool:
+    match = _TIMESTAMP.match(text)
+    if not match:
+        return False
+    try:
+        datetime.date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:  # Go's time.Parse refuses the day, and the value stays text
+        return False
+    return True
 
 
 def _go_parse_int(text: str) -> int | None:
@@ -105,11 +122,26 @@ def go_json_float(value: float) -> str:
     return re.sub(r"e-0(\d)$", r"e-\1", repr(value))
 
 
+def as_go_json(value: Any) -> Any:
+    """A value whose floats Go's encoding/json writes without a point (integral, below 1e21) as the integers those
+    digits read as: 2.0 is 2, -9.223372036854776e18 is -9223372036854776000 (not Python's exact int of the float)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(Decimal(repr(value)))
+    if isinstance(value, dict):
+        return {key: as_go_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_go_json(item) for item in value]
+    return value
+
+
 def json_problems(value: Any, where: str) -> list[str]:
-    """Values the CLI reads but cannot hand the program as JSON (it sends structured config as JSON)."""
+    """Values the CLI cannot hand the program as JSON (.inf, .nan: it fails) or hands over rounded (beyond int64)."""
     if isinstance(value, float) and not math.isfinite(value):
         return [f"{where}: {value!r} is not a number JSON can carry; write it quoted (\"{_written(value)}\") if it "
                 "is text"]
+    if isinstance(value, int) and not isinstance(value, bool) and value > _INT64[1]:
+        return [f"{where}: {value} is beyond a 64-bit integer, which the Pulumi CLI rounds; write it quoted "
+                f"(\"{value}\") if it is text"]
     if isinstance(value, dict):
         return [problem for key, item in value.items() for problem in json_problems(item, f"{where}.{key}")]
     if isinstance(value, list):

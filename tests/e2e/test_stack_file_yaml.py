@@ -28,16 +28,16 @@ VALUES = [
     "~", "null", "Null", "NULL", "''",
     "2026-12-02", "2026-12-02T10:00:00Z", "2026-12-02 10:00:00",
     ".5", "+.5", "-.5", "1.", "1e3", "1E3", "1.5e3", "1.0e+3", "6.02e-23", "1e21", "1e20", "100000000000000000000",
-    "1:30", "12:30:45", "=", "<", "-", "+", ".", "..",
+    "1:30", "12:30:45", "=", "<", "+", ".", "..",
     "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
     "18446744073709551615", "18446744073709551616", "123456789012345678901234567890", "1e400", ".5e400",
     "host:8080", "http://host:80/x", "a:b:c", "key=value", "a #not a comment", "'quoted: colon'", '"0x10"',
     "!!str 10", "!!str yes", "!!int 0x10", "!!float 1", "!!float 1e3", "!!bool true", "!!null ''",
     "[1, 0x10, yes]", "{a: 1_0, b: on}",
-    ".inf", "-.Inf", ".NaN",
+    "!custom x", "!!binary aGk=", "!!timestamp 2026-12-02", "!!set {a: null}",
 ]
 # Values the CLI refuses to read at all (the whole file fails): read one per file.
-CLI_REFUSED = ["!!bool yes", "!!int 1.5", "!custom x", "!!binary aGk=", "!!timestamp 2026-12-02", "!!set {a: null}"]
+CLI_REFUSED = [".inf", "-.Inf", ".NaN", "!!bool yes", "!!int 1.5", "!!float abc", "!!null x"]
 
 
 def stack_file(values: list[str]) -> tuple[str, dict[str, tuple[str, str]]]:
@@ -61,9 +61,10 @@ def project(offline_workspace: PulumiWorkspace) -> Path:
 
 def cli_values(workspace: PulumiWorkspace, project: Path, stack: str, text: str) -> tuple[dict[str, Any] | None, str]:
     """`pulumi config --json` of a stack with this file: {key: value handed to the program}, or None and the error."""
-    (project / f"Pulumi.{stack}.yaml").write_text(text)
+    (project / f"Pulumi.{stack}.yaml").unlink(missing_ok=True)  # `stack init` reads an existing stack file
     init = workspace.run("stack", "init", stack, cwd=project)
     assert init.returncode == 0 or "already exists" in init.output, init.output
+    (project / f"Pulumi.{stack}.yaml").write_text(text)
     result = workspace.run("config", "--json", "-s", stack, cwd=project)
     if result.returncode != 0:
         return None, result.output
@@ -101,7 +102,7 @@ def test_the_offline_reader_reads_every_value_as_the_cli(offline_workspace: Pulu
     for key, (value, place) in keys.items():
         offline, refusal = offline_value(project, key, value, place)
         if offline is None:
-            if key not in refusal or "quote" not in refusal:
+            if key not in refusal or not ("quote" in refusal or "without it" in refusal):
                 disagreements.append(f"{key} {value!r}: refused without naming the key and the quoting: {refusal}")
             refused.append(key)
         elif key not in cli:

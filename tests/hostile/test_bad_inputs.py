@@ -95,7 +95,9 @@ def test_stack_file_over_one_mebibyte(project: Path) -> None:
 
 def test_stack_file_binary_tag(project: Path) -> None:
     content = with_config_line("motor-kvpool:motor_controller_config: {blob: !!binary aGVsbG8=}")
-    refused(stack_settings(project, "binary", content), f"Pulumi.binary.yaml:{LINE}: tag 'tag:yaml.org,2002:binary'")
+    refused(stack_settings(project, "binary", content), f"Pulumi.binary.yaml:{LINE}: config.motor-kvpool:"
+            "motor_controller_config.blob: tag 'tag:yaml.org,2002:binary' is not supported; write the value without "
+            'it (in quotes, "aGVsbG8=", if it is text)')
 
 
 def test_stack_file_integer_too_long_to_convert(project: Path) -> None:
