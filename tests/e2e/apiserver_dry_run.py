@@ -32,8 +32,8 @@ from policies.rules.service_set import service_set_objects
 from tests.e2e.realengine import Cluster
 from tests.e2e.views import api_path
 
-# pulumi-kubernetes v4 (provider/pkg/provider/provider.go, fieldManagerName): "pulumi-kubernetes-" and a random
-# suffix per resource, unless the pulumi.com/patchFieldManager annotation names one.
+# pulumi-kubernetes v4.25.0 (provider/pkg/provider/provider.go, fieldManagerName): "pulumi-kubernetes-" and a
+# random suffix per resource, unless the pulumi.com/patchFieldManager annotation names one.
 FIELD_MANAGER = "pulumi-kubernetes-i21dryrn"
 APPLY = "application/apply-patch+yaml"
 
@@ -130,9 +130,9 @@ def ensure_namespaces(cluster: Cluster, units: list[Unit]) -> None:
 
 def apply(cluster: Cluster, unit: Unit, dry_run: bool = True) -> None:
     """Server-side apply of the unit; records the server's stage and the fields it names."""
-    # force: a conflict with another field manager is the cluster's state, not the manifest's (only cluster-scoped
-    # objects of a stack already up could meet one).
-    query = f"fieldManager={FIELD_MANAGER}&force=true" + ("&dryRun=All" if dry_run else "")
+    # The provider's preview of a create (pkg/await/await.go, Creation with ServerSideApply): force (patchForce is
+    # true in a preview without a live object), fieldValidation=Warn, dryRun=All.
+    query = f"fieldManager={FIELD_MANAGER}&force=true&fieldValidation=Warn" + ("&dryRun=All" if dry_run else "")
     try:
         cluster.request("PATCH", f"{object_path(unit.body)}?{query}", unit.body, content_type=APPLY)
     except urllib.error.HTTPError as error:

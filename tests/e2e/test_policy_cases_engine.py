@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from tests.test_policies_in_process import CASES, Case, example
 
 pytestmark = pytest.mark.e2e
 
+COLOR_MARKUP = re.compile(r"<\{%[^%]*%\}>")
 Reported = tuple[str, str, str, str]  # (policy, enforcement level, "type::name" or "stack", message)
 
 
@@ -89,7 +91,8 @@ def replay_files(folder: Path, run: ProgramRun, config: StackConfig) -> None:
         "outputs": run.outputs,
     }))
     values = {key: json.loads(text) if text[:1] in "{[" else text for key, text in config.values.items()}
-    (folder / f"Pulumi.{config.stack}.yaml").write_text(yaml.safe_dump({"config": values}))
+    # JSON is YAML whose every string is quoted: nothing for the CLI's YAML to read as another type.
+    (folder / f"Pulumi.{config.stack}.yaml").write_text(json.dumps({"config": values}, indent=1))
 
 
 def engine_reports(workspace: PulumiWorkspace, folder: Path, stack: str) -> tuple[list[Reported], str]:
@@ -104,7 +107,9 @@ def engine_reports(workspace: PulumiWorkspace, folder: Path, stack: str) -> tupl
         if event:
             urn = event.get("resourceUrn") or ""
             resource = "::".join(split_urn(urn)) if urn else "stack"
-            reports.append((event["policyName"], event["enforcementLevel"], resource, " ".join(event["message"].split())))
+            resource = "stack" if resource.startswith(STACK_TYPE + "::") else resource
+            message = COLOR_MARKUP.sub("", event["message"])  # the event log keeps the engine's raw color tags
+            reports.append((event["policyName"], event["enforcementLevel"], resource, " ".join(message.split())))
     return sorted(reports), result.output
 
 
