@@ -173,6 +173,9 @@ def server_verdict(code: int, status: dict[str, Any], body: dict[str, Any]) -> t
         return "allocation", cause_fields, message
     if code == 422 and cause_fields:
         return "validation", cause_fields, message
+    if code == 404 and "/" in str((body.get("metadata") or {}).get("name")):
+        # The router splits a name holding '/' into a subresource: the name cannot be applied (nor validated).
+        return "validation", [("metadata", "name")], message
     fields = [smd_path(match, body) for match in _SMD_PATH.findall(message)]
     fields += [tuple(match.split(".")) for match in _GO_FIELD.findall(message)]
     return "structure", fields, message
