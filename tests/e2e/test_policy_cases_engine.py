@@ -85,12 +85,18 @@ def _message(description: str, detail: str) -> str:
 def replay_files(folder: Path, run: ProgramRun, config: StackConfig) -> None:
     """The replay program beside run.json, and the stack file holding the config as the program got it."""
     resources = [r for r in run.resources if r.type != STACK_TYPE]
-    resources.sort(key=lambda r: r.urn.split("::")[2].count("$"))  # parents before their children
+    by_urn = {r.urn: r for r in run.resources}
+
+    def depth(resource: Any) -> int:
+        parent = by_urn.get(resource.parent_urn or "")
+        return 0 if parent is None or parent.type == STACK_TYPE else 1 + depth(parent)
+
+    resources.sort(key=depth)  # parents before their children
     (folder / "run.json").write_text(json.dumps({
         "resources": [{**dataclasses.asdict(r), "secret_paths": [list(p) for p in r.secret_paths]} for r in resources],
         "outputs": run.outputs,
     }))
-    values = {key: json.loads(text) if text[:1] in "{[" else text for key, text in config.values.items()}
+    values = {key: json.loads(text) if text[:1] in ("{", "[") else text for key, text in config.values.items()}
     # JSON is YAML whose every string is quoted: nothing for the CLI's YAML to read as another type.
     (folder / f"Pulumi.{config.stack}.yaml").write_text(json.dumps({"config": values}, indent=1))
 

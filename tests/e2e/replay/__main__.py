@@ -23,15 +23,22 @@ def with_secrets(value, paths):
     return value
 
 
+def type_and_name(urn):
+    """(type, name) of a URN: a parent is found by these (a recorded URN may spell its own parent chain otherwise)."""
+    qualified_type, name = urn.split("::", 3)[2:4]
+    return qualified_type.split("$")[-1], name
+
+
 registered = {}
 for resource in RUN["resources"]:
-    options = pulumi.ResourceOptions(parent=registered.get(resource["parent_urn"]), protect=resource["protect"],
+    parent = registered.get(type_and_name(resource["parent_urn"])) if resource["parent_urn"] else None
+    options = pulumi.ResourceOptions(parent=parent, protect=resource["protect"],
                                      retain_on_delete=resource["retain_on_delete"])
     inputs = with_secrets(resource["inputs"], resource["secret_paths"])
-    if resource["custom"]:
-        registered[resource["urn"]] = pulumi.CustomResource(resource["type"], resource["name"], inputs, options)
-    else:
-        registered[resource["urn"]] = pulumi.ComponentResource(resource["type"], resource["name"], inputs, options)
+    kind = pulumi.CustomResource if resource["custom"] else pulumi.ComponentResource
+    key = (resource["type"], resource["name"])
+    assert key not in registered, f"two resources {key}: the replay finds parents by type and name"
+    registered[key] = kind(resource["type"], resource["name"], inputs, options)
 
 for name, value in RUN["outputs"].items():
     pulumi.export(name, value)
