@@ -363,13 +363,14 @@ class PulumiWorkspace:
         )
         return env
 
-    def run(self, *args: str, timeout: float = 900, cwd: Path | None = None) -> PulumiResult:
+    def run(self, *args: str, timeout: float = 900, cwd: Path | None = None,
+            extra_env: dict[str, str] | None = None) -> PulumiResult:
         start = time.monotonic()
         process = subprocess.run(
             [str(self.bins["pulumi"]), *args, "--non-interactive"] if args[0] not in ("plugin",) else
             [str(self.bins["pulumi"]), *args],
             cwd=cwd or self.project,
-            env=self.env(),
+            env={**self.env(), **(extra_env or {})},
             capture_output=True,
             text=True,
             timeout=timeout,

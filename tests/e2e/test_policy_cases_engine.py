@@ -105,8 +105,10 @@ def engine_reports(workspace: PulumiWorkspace, folder: Path, stack: str) -> tupl
     """The policy events of `pulumi preview --policy-pack` on the replay, from the engine's event log."""
     workspace.run("stack", "init", stack, cwd=folder).check()
     events = folder / f"{stack}.events.jsonl"
+    # --event-log is among the CLI's debugging flags (PULUMI_DEBUG_COMMANDS); `preview --json` leaves policy out.
     result = workspace.run("preview", "-s", stack, "--policy-pack", str(workspace.project / "policies"),
-                           "--event-log", str(events), cwd=folder)
+                           "--event-log", str(events), cwd=folder, extra_env={"PULUMI_DEBUG_COMMANDS": "true"})
+    assert events.is_file(), result.output[-3000:]
     reports = []
     for line in events.read_text().splitlines():
         event = json.loads(line).get("policyEvent")
