@@ -37,6 +37,9 @@ _JSON_TAGS = frozenset(
 )
 
 
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+
 class InputFileError(KvpoolError):
     """A file (or config value) cannot be read as what it should be; the message names it and where."""
 
@@ -256,20 +259,27 @@ def _check_events(text: str, label: str, parser_class: type = _EventParser) -> N
 def _check_nodes(root: yaml.Node, label: str) -> None:
     """Duplicate keys (the CLI refuses them: one would silently win) and tags beyond JSON's types."""
     seen: set[int] = set()
-    pending = [root]
+    pending: list[tuple[yaml.Node, str]] = [(root, "")]
     while pending:
-        node = pending.pop()
+        node, path = pending.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
         if node.tag not in _JSON_TAGS:
-            raise InputFileError(
-                f"{label}:{node.start_mark.line + 1}: tag {node.tag!r} is not supported; write plain values"
-            )
+            where = f"{label}:{node.start_mark.line + 1}: {path or 'the document'}"
+            if node.tag == _TIMESTAMP_TAG and isinstance(node, yaml.ScalarNode) and node.style is None:
+                raise InputFileError(
+                    f"{where}: {node.value} is a date or time, which the Pulumi CLI hands over in Go's words "
+                    f"(2026-12-02 as '2026-12-02 00:00:00 +0000 UTC'); write it in quotes ({json.dumps(node.value)})"
+                )
+            quoted = f" (in quotes, {json.dumps(node.value)}, if it is text)" if isinstance(node, yaml.ScalarNode) else ""
+            raise InputFileError(f"{where}: tag {node.tag!r} is not supported; write the value without it{quoted}")
         if isinstance(node, yaml.MappingNode):
             first_lines: dict[str, int] = {}
             for key_node, value_node in node.value:
-                pending.extend((key_node, value_node))
+                child = f"{path}.{key_node.value}" if path and isinstance(key_node, yaml.ScalarNode) else (
+                    key_node.value if isinstance(key_node, yaml.ScalarNode) else path)
+                pending.extend(((key_node, path), (value_node, child)))
                 if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
                     continue
                 line = key_node.start_mark.line + 1
@@ -280,4 +290,4 @@ def _check_nodes(root: yaml.Node, label: str) -> None:
                     )
                 first_lines[key_node.value] = line
         elif isinstance(node, yaml.SequenceNode):
-            pending.extend(node.value)
+            pending.extend((item, f"{path}[{index}]") for index, item in enumerate(node.value))

@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 
 from components.errors import KvpoolError
-from components.input_files import InputFileError, SafeYamlLoader, check_stack_name, compose_yaml, read_text
-from components.units import integral_floats_to_ints
+from components.input_files import InputFileError, check_stack_name, compose_yaml, read_text
+from kvpool.stack_yaml import GoYamlLoader, as_go_json, go_json_float, json_problems
 
 SECRET_PLACEHOLDER = "[secret]"
 """What a `secure:` value becomes: ciphertext cannot be decrypted offline."""
@@ -52,16 +52,6 @@ class _Declaration:
     fallback: Any = None
     """`default`, else `value` (the CLI prefers the default when both are given; null counts as absent)."""
     has_fallback: bool = False
-
-
-class _ConfigLoader(SafeYamlLoader):
-    """Safe YAML that leaves timestamps as written: the CLI hands them to the program as text."""
-
-
-_ConfigLoader.yaml_implicit_resolvers = {
-    first_char: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first_char, resolvers in SafeYamlLoader.yaml_implicit_resolvers.items()
-}
 
 
 def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
@@ -98,7 +88,7 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
 def _read_yaml_mapping(path: Path) -> tuple[dict[str, Any], yaml.MappingNode | None]:
     """The document and its node tree: the tree keeps each scalar's text as written."""
     try:
-        document, node = compose_yaml(read_text(path), str(path), _ConfigLoader)
+        document, node = compose_yaml(read_text(path), str(path), GoYamlLoader)
     except InputFileError as error:
         raise StackConfigError(str(error)) from None
     if document is None:
@@ -199,7 +189,8 @@ def _stack_file(project_file: Path, project: dict[str, Any], stack: str) -> Path
 
 
 def _read_stack_values(stack_file: Path) -> tuple[dict[str, Any], set[str]]:
-    """Scalars as the text written in the file (how the CLI reads them); structured values parsed."""
+    """Every value as yaml.v3 reads it (kvpool/stack_yaml.py): a number is a number, also at the top level (the CLI
+    hands `0x10` to the program as "16")."""
     document, root = _read_yaml_mapping(stack_file)
     if document.get("environment"):
         raise StackConfigError(f"{stack_file}: 'environment' (Pulumi ESC) cannot be resolved offline")
@@ -208,18 +199,22 @@ def _read_stack_values(stack_file: Path) -> tuple[dict[str, Any], set[str]]:
         raise StackConfigError(f"{stack_file}: 'config' must be a mapping of '<namespace>:<key>' to values")
     values: dict[str, Any] = {}
     secret_keys: set[str] = set()
+    problems: list[str] = []
     for key, value_node in _config_value_nodes(root):
         if ":" not in key:
             raise StackConfigError(
                 f"{stack_file}: config key {key!r} must be of the form '<namespace>:<key>' (e.g. 'project:{key}')"
             )
-        if isinstance(value_node, yaml.ScalarNode):
-            values[key] = "" if value_node.tag == "tag:yaml.org,2002:null" else value_node.value
+        if value_node.tag == "tag:yaml.org,2002:null":  # yaml.v3 leaves a null key's Value empty
+            values[key] = ""
             continue
-        value, has_secret = _replace_secure_values(_ConfigLoader("").construct_document(value_node))
+        value, has_secret = _replace_secure_values(GoYamlLoader("").construct_document(value_node))
+        problems += [f"{stack_file}: {problem}" for problem in json_problems(value, key)]
         values[key] = value
         if has_secret:
             secret_keys.add(key)
+    if problems:
+        raise StackConfigError("\n".join(problems))
     return values, secret_keys
 
 
@@ -312,13 +307,14 @@ def _item_has_type(item: Any, items_type: str | None) -> bool:
 
 
 def _config_text(value: Any) -> str:
-    """The string the program receives: scalars as text, objects and arrays as compact JSON."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))  # Go's JSON encoding, which the CLI uses, writes 2.0 as 2
+    """The string the program receives (the CLI's config.object MarshalString): text as it is, numbers and booleans
+    as Go's encoding/json writes them, objects and arrays as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return go_json_float(value)
     if isinstance(value, (dict, list)):
         # Sorted keys: the CLI marshals with Go's encoding/json, which sorts map keys, so a program sees them so.
-        return json.dumps(integral_floats_to_ints(value), separators=(",", ":"), sort_keys=True)
-    return str(value)
+        return json.dumps(as_go_json(value), separators=(",", ":"), sort_keys=True)
+    return json.dumps(value)
 

@@ -84,8 +84,11 @@ def _eviction_headroom(view: ServiceView, config: dict) -> list[rules.Finding]:
 
 
 def _duplicate_names(args: StackValidationArgs, report: ReportViolation) -> None:
-    kube = [r for r in args.resources
-            if r.resource_type.startswith("kubernetes:") and not r.resource_type.startswith("kubernetes:pulumi")]
+    # By URN, not in the order the engine lists them (its snapshot order, unlike the offline runner's): the same
+    # object of a pair is "the second" under `pulumi preview` and offline.
+    kube = sorted((r for r in args.resources
+                   if r.resource_type.startswith("kubernetes:") and not r.resource_type.startswith("kubernetes:pulumi")),
+                  key=lambda r: r.urn)
     keys = [(r.resource_type, (r.props.get("metadata") or {}).get("namespace", ""),
              (r.props.get("metadata") or {}).get("name", r.name)) for r in kube]
     for index, message in rules.check_duplicate_names(keys):

@@ -65,7 +65,7 @@ def test_merges_stack_values_over_declared_defaults_as_the_cli_hands_them_over(t
             "demo:namespace": "ucm",
             "demo:replicas": "3",
             "demo:shorthand": "fallback-text",
-            "demo:undeclared": "1.50",
+            "demo:undeclared": "1.5",  # a number, written by Go's JSON encoder (config.object MarshalString)
             "kubernetes:context": "kind-local",
             "kubernetes:namespace": "ucm",
         },
@@ -73,12 +73,14 @@ def test_merges_stack_values_over_declared_defaults_as_the_cli_hands_them_over(t
     )
 
 
-def test_scalars_keep_the_text_written_in_the_stack_file(tmp_path: Path) -> None:
+def test_top_level_scalars_reach_the_program_as_the_cli_hands_them_over(tmp_path: Path) -> None:
+    """The CLI reads a top-level value as any YAML value too (sdk/go/common/resource/config/object.go): `yes`
+    stays text, `0o17` is the number 15, an empty value is empty text."""
     stack = """\
         config:
           demo:namespace: ucm
           demo:engine: {}
-          demo:when: 2024-01-01
+          demo:when: "2024-01-01"
           demo:octal: 0o17
           demo:yes_word: yes
           demo:empty:
@@ -87,7 +89,7 @@ def test_scalars_keep_the_text_written_in_the_stack_file(tmp_path: Path) -> None
 
     assert (values["demo:when"], values["demo:octal"], values["demo:yes_word"], values["demo:empty"]) == (
         "2024-01-01",
-        "0o17",
+        "15",
         "yes",
         "",
     )
@@ -221,3 +223,52 @@ def test_stack_keys_need_a_namespace(tmp_path: Path) -> None:
 
     with pytest.raises(StackConfigError, match=r"config key 'namespace' must be of the form '<namespace>:<key>'"):
         load_stack_config(project_dir, "dev")
+
+
+def test_structured_values_resolve_plain_scalars_as_yaml_v3(tmp_path: Path) -> None:
+    """The CLI reads stack files with yaml.v3 (YAML 1.2 with its own integer rules), not YAML 1.1: tests/e2e's
+    test_stack_file_yaml.py checks the whole corpus against the real CLI; these are the values users write most."""
+    stack = """\
+        config:
+          demo:engine: {on: on, flag: yes, octal: 0o17, old_octal: 0755, hex: 0x10, under: 1_0, exp: 1e3,
+                        time: 1:30, equals: =, half: .5, plus: +1, nothing: ~, big: -9223372036854775809}
+    """
+    config = load_stack_config(write_project(tmp_path, "name: demo\nruntime: python\n", {"dev": stack}), "dev")
+    assert config.values["demo:engine"] == (
+        '{"big":-9223372036854776000,"equals":"=","exp":1000,"flag":"yes","half":0.5,"hex":16,"nothing":null,'
+        '"octal":15,"old_octal":493,"on":"on","plus":1,"time":"1:30","under":10}'
+    )
+
+
+def test_a_value_json_cannot_carry_is_refused_naming_the_key_and_the_quoting(tmp_path: Path) -> None:
+    stack = """\
+        config:
+          demo:engine: {limits: [1, .inf], ratio: .nan, id: 18446744073709551615}
+    """
+    project = write_project(tmp_path, "name: demo\nruntime: python\n", {"dev": stack})
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(project, "dev")
+    assert str(raised.value).splitlines() == [
+        f"{project / 'Pulumi.dev.yaml'}: demo:engine.limits[1]: inf is not a number JSON can carry; write it quoted "
+        '(".inf") if it is text',
+        f"{project / 'Pulumi.dev.yaml'}: demo:engine.ratio: nan is not a number JSON can carry; write it quoted "
+        '(".nan") if it is text',
+        f"{project / 'Pulumi.dev.yaml'}: demo:engine.id: 18446744073709551615 is beyond a 64-bit integer, which the "
+        'Pulumi CLI rounds; write it quoted ("18446744073709551615") if it is text',
+    ]
+
+
+def test_a_date_is_refused_naming_the_key_and_the_quoting(tmp_path: Path) -> None:
+    """The CLI hands a plain date over as Go's time text (tests/e2e/test_stack_file_yaml.py shows it on the CLI)."""
+    stack = """\
+        config:
+          demo:engine: {release: 2026-12-02}
+    """
+    project = write_project(tmp_path, "name: demo\nruntime: python\n", {"dev": stack})
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(project, "dev")
+    assert str(raised.value) == (
+        f"{project / 'Pulumi.dev.yaml'}:2: config.demo:engine.release: 2026-12-02 is a date or time, which the Pulumi "
+        "CLI hands over in Go's words (2026-12-02 as '2026-12-02 00:00:00 +0000 UTC'); write it in quotes "
+        '("2026-12-02")'
+    )

@@ -20,6 +20,7 @@ from components.pulumi_settings import settings_from_config
 from kvpool import apiserver_checks as checks
 from kvpool.apiserver_workloads import parse_quantity
 from kvpool.manifests import KubernetesObject, ManifestValidationError, kubernetes_objects, validate_objects
+from tests.hostile.apiserver_manifests import MANIFESTS
 from tests.program_runs import PROJECT, stack_values
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -222,23 +223,6 @@ def test_the_cli_exits_1_naming_the_field(tmp_path: Path) -> None:
 # --- the manifest checks (kvpool/apiserver_checks.py) on hand-written manifests ---------------------------
 
 
-def deployment(**pod: Any) -> dict[str, Any]:
-    labels = {"app": "x"}
-    spec = {"containers": [{"name": "c", "image": "busybox"}], **pod}
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x", "namespace": "ns"},
-            "spec": {"replicas": 1, "selector": {"matchLabels": labels},
-                     "template": {"metadata": {"labels": labels}, "spec": spec}}}
-
-
-def container(**fields: Any) -> dict[str, Any]:
-    return {"name": "c", "image": "busybox", **fields}
-
-
-def service(name: str, *ports: dict[str, Any], kind: str = "ClusterIP") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "ns"},
-            "spec": {"type": kind, "selector": {"app": "x"}, "ports": list(ports)}}
-
-
 def found(body: dict[str, Any]) -> list[tuple[str, str]]:
     """(JSONPath, reason) of every problem of one object."""
     from kvpool.property_values import format_path
@@ -250,36 +234,24 @@ POD = "$.spec.template.spec"
 
 
 def test_a_clean_object_has_no_problem() -> None:
-    assert found(deployment()) == []
-    assert found(service("svc", {"name": "a", "port": 80}, {"name": "b", "port": 81})) == []
+    assert found(*MANIFESTS["clean-deployment"]) == []
+    assert found(*MANIFESTS["clean-service"]) == []
 
 
 def test_int32_fields_beyond_their_range() -> None:
-    body = deployment(containers=[container(ports=[{"containerPort": 80, "hostPort": 2**31}])])
-    body["spec"]["replicas"] = 10**20
-    assert found(body) == [
+    assert found(*MANIFESTS["int32-beyond-range"]) == [
         ("$.spec.replicas", "100000000000000000000 is not an int32 (the API server cannot decode it)"),
         (f"{POD}.containers[0].ports[0].hostPort", "2147483648 is not an int32 (the API server cannot decode it)"),
     ]
-    body = deployment()
-    body["spec"]["replicas"] = 1.5
-    assert found(body) == [("$.spec.replicas", "1.5 is not an int32 (the API server cannot decode it)")]
+    assert found(*MANIFESTS["int32-fraction"]) == [("$.spec.replicas", "1.5 is not an int32 (the API server cannot decode it)")]
 
 
 def test_host_path_with_backsteps() -> None:
-    body = deployment(volumes=[{"name": "v", "hostPath": {"path": "/mnt/../etc"}},
-                               {"name": "w", "hostPath": {"path": "/mnt/..x/ok"}}])
-    assert found(body) == [(f"{POD}.volumes[0].hostPath.path", "'/mnt/../etc': must not contain '..'")]
+    assert found(*MANIFESTS["host-path-backsteps"]) == [(f"{POD}.volumes[0].hostPath.path", "'/mnt/../etc': must not contain '..'")]
 
 
 def test_duplicate_mount_paths_volumes_and_containers() -> None:
-    body = deployment(
-        volumes=[{"name": "a", "emptyDir": {}}, {"name": "a", "emptyDir": {}}],
-        containers=[container(volumeMounts=[{"name": "a", "mountPath": "/dev/shm"}, {"name": "a", "mountPath": "/dev/shm"},
-                                            {"name": "missing", "mountPath": "/m"}]),
-                    container()],
-    )
-    assert found(body) == [
+    assert found(*MANIFESTS["duplicate-mounts-volumes-containers"]) == [
         (f"{POD}.volumes[1].name", "Duplicate value: 'a'"),
         (f"{POD}.containers[0].volumeMounts[1].mountPath", "'/dev/shm': must be unique"),
         (f"{POD}.containers[0].volumeMounts[2].name", "Not found: 'missing'"),
@@ -288,21 +260,13 @@ def test_duplicate_mount_paths_volumes_and_containers() -> None:
 
 
 def test_a_stateful_set_mounts_its_claim_templates() -> None:
-    body = deployment(containers=[container(volumeMounts=[{"name": "data", "mountPath": "/var/lib/etcd"}])])
-    body["kind"] = "StatefulSet"
-    body["spec"]["serviceName"] = "x"
-    body["spec"]["volumeClaimTemplates"] = [{"metadata": {"name": "data"},
-                                             "spec": {"storageClassName": "Bad_Class", "accessModes": ["ReadWriteOnce"]}}]
-    assert found(body) == [("$.spec.volumeClaimTemplates[0].spec.storageClassName",
+    assert found(*MANIFESTS["stateful-set-claim-template"]) == [("$.spec.volumeClaimTemplates[0].spec.storageClassName",
                             "'Bad_Class': a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
                             "characters, '-' or '.', and must start and end with an alphanumeric character")]
 
 
 def test_labels_and_annotations() -> None:
-    body = deployment(nodeSelector={"accelerator": "a" * 64})
-    body["metadata"]["labels"] = {"job-name": "j" * 63 + "-p0", "bad key": "v", "example.com/ok": ""}
-    body["metadata"]["annotations"] = {"Example.com/Note": "fine", "a/b/c": "x", "big": "x" * (256 * 1024)}
-    assert found(body) == [
+    assert found(*MANIFESTS["labels-and-annotations"]) == [
         ("$.metadata.labels['job-name']", f"label value {'j' * 63 + '-p0'!r}: must be no more than 63 characters (is 66)"),
         ("$.metadata.labels['bad key']", "label key 'bad key': name part must consist of alphanumeric characters, "
          "'-', '_' or '.', and must start and end with an alphanumeric character"),
@@ -314,18 +278,11 @@ def test_labels_and_annotations() -> None:
 
 
 def test_selector_must_match_the_template() -> None:
-    body = deployment()
-    body["spec"]["selector"]["matchLabels"] = {"app": "y"}
-    assert found(body) == [("$.spec.template.metadata.labels", "`selector` does not match template `labels`")]
+    assert found(*MANIFESTS["selector-not-matching"]) == [("$.spec.template.metadata.labels", "`selector` does not match template `labels`")]
 
 
 def test_container_ports_env_and_host_ports() -> None:
-    body = deployment(hostNetwork=True, containers=[
-        container(ports=[{"name": "rpc", "containerPort": 50088}, {"name": "metrics", "containerPort": 50088},
-                         {"name": "rpc", "containerPort": 9000, "protocol": "UDP"}, {"name": "Bad_Name", "containerPort": 1}],
-                  env=[{"name": "POD_IP", "value": "a"}, {"name": "POD_IP", "value": "b"}, {"name": "1X", "value": ""}]),
-    ])
-    assert found(body) == [
+    assert found(*MANIFESTS["container-ports-env-host-ports"]) == [
         (f"{POD}.containers[0].env[1].name",
          "duplicate entries for key [name='POD_IP']: server-side apply refuses two env entries of one name"),
         (f"{POD}.containers[0].env[2].name", "'1X': a valid environment variable name must consist of alphabetic "
@@ -340,12 +297,8 @@ def test_container_ports_env_and_host_ports() -> None:
 
 
 def test_requests_and_limits() -> None:
-    body = deployment(containers=[container(resources={
-        "requests": {"cpu": "16", "memory": "1Gi", "huawei.com/Ascend910": 2, "example.com/dev": 1},
-        "limits": {"cpu": "8", "memory": "1024Mi", "huawei.com/Ascend910": 4},
-    })])
     path = f"{POD}.containers[0].resources"
-    assert found(body) == [
+    assert found(*MANIFESTS["requests-and-limits"]) == [
         (f"{path}.requests.cpu", "'16': must be less than or equal to cpu limit of 8"),
         (f"{path}.requests['huawei.com/Ascend910']", "2: must be equal to huawei.com/Ascend910 limit of 4"),
         (f"{path}.limits", "Limit must be set for non overcommitable resources (example.com/dev)"),
@@ -355,19 +308,15 @@ def test_requests_and_limits() -> None:
 
 
 def test_service_ports_and_node_ports() -> None:
-    clash = service("a", {"name": "rpc", "port": 50088}, {"name": "metrics", "port": 50088},
-                    {"port": 80, "targetPort": 70000})
-    assert found(clash) == [
+    assert found(*MANIFESTS["service-port-clash"]) == [
         ("$.spec.ports[1]", "Duplicate value: {Protocol:TCP Port:50088}"),
         ("$.spec.ports[2].name", "Required value"),
         ("$.spec.ports[2].targetPort", "70000: must be between 1 and 65535, inclusive"),
     ]
-    assert found(service("b", {"name": "a", "port": 1, "nodePort": 31000})) == [
+    assert found(*MANIFESTS["node-port-on-cluster-ip"]) == [
         ("$.spec.ports[0].nodePort", "may not be used when `type` is 'ClusterIP'"),
     ]
-    first = service("infer", {"name": "a", "port": 1, "nodePort": 31015}, kind="NodePort")
-    second = service("obs", {"name": "a", "port": 2, "nodePort": 31015}, {"name": "b", "port": 3, "nodePort": 29999},
-                     kind="NodePort")
+    first, second = MANIFESTS["node-port-allocated-twice"]
     problems = checks.check_manifests([("Service ns/infer", first), ("Service ns/obs", second)], K8S)
     assert problems == [
         ("Service ns/obs", ("spec", "ports", 0, "nodePort"),
@@ -375,56 +324,38 @@ def test_service_ports_and_node_ports() -> None:
         ("Service ns/obs", ("spec", "ports", 1, "nodePort"),
          "29999: provided port is not in the valid range. The range of valid ports is 30000-32767"),
     ]
-    assert found(service("Svc1", {"port": 1})) == [
+    assert found(*MANIFESTS["service-name"]) == [
         ("$.metadata.name", "'Svc1': a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
          "with an alphabetic character, and end with an alphanumeric character"),
     ]
 
 
 def test_config_map_and_secret_keys() -> None:
-    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns"},
-                  "data": {"../../escape": "x", "ok.json": "{}", "..hidden": ""}, "binaryData": {"ok.json": ""}}
-    assert found(config_map) == [
+    assert found(*MANIFESTS["config-map-keys"]) == [
         ("$.data['../../escape']", "'../../escape': a valid config key must consist of alphanumeric characters, '-', "
          "'_' or '.'"),
         ("$.data['..hidden']", "'..hidden': must not start with '..'"),
         ("$.binaryData['ok.json']", "duplicate of key present in data"),
     ]
-    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "ns"},
-              "stringData": {"DB PASS": "x"}}
-    assert found(secret) == [("$.stringData['DB PASS']", "'DB PASS': a valid config key must consist of alphanumeric "
+    assert found(*MANIFESTS["secret-keys"]) == [("$.stringData['DB PASS']", "'DB PASS': a valid config key must consist of alphanumeric "
                               "characters, '-', '_' or '.'")]
 
 
 def test_names_per_kind() -> None:
-    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a.b"}}
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "x:y/z"}}
-    assert found(namespace) == [("$.metadata.name", "'a.b': a lowercase RFC 1123 label must consist of lower case "
+    assert found(*MANIFESTS["namespace-name"]) == [("$.metadata.name", "'a.b': a lowercase RFC 1123 label must consist of lower case "
                                  "alphanumeric characters or '-', and must start and end with an alphanumeric character")]
-    assert found(role) == [("$.metadata.name", "'x:y/z': may not contain '/' or '%'")]
+    assert found(*MANIFESTS["cluster-role-name"]) == [("$.metadata.name", "'x:y/z': may not contain '/' or '%'")]
 
 
 def test_an_infer_service_set_role_is_checked_where_it_sits() -> None:
-    role_spec = deployment(containers=[container(volumeMounts=[{"name": "v", "mountPath": "/a"},
-                                                               {"name": "v", "mountPath": "/a"}])],
-                           volumes=[{"name": "v", "emptyDir": {}}])["spec"]
-    service_set = {
-        "apiVersion": "mindcluster.huawei.com/v1", "kind": "InferServiceSet", "metadata": {"name": "s", "namespace": "ns"},
-        "spec": {"template": {"roles": [{
-            "name": "prefill", "workload": {"apiVersion": "apps/v1", "kind": "Deployment"}, "spec": role_spec,
-            "services": [{"name": "p", "spec": {"ports": [{"name": "a", "port": 1}, {"name": "b", "port": 1}]}}],
-        }]}},
-    }
-    assert found(service_set) == [
+    assert found(*MANIFESTS["service-set-role"]) == [
         ("$.spec.template.roles[0].spec.template.spec.containers[0].volumeMounts[1].mountPath", "'/a': must be unique"),
         ("$.spec.template.roles[0].services[0].spec.ports[1]", "Duplicate value: {Protocol:TCP Port:1}"),
     ]
 
 
 def test_the_preview_reports_file_object_and_field() -> None:
-    body = deployment()
-    body["spec"]["replicas"] = 2**31
-    obj = KubernetesObject("urn:x", body, (), ())
+    obj = KubernetesObject("urn:x", MANIFESTS["int32-just-beyond"][0], (), ())
     with pytest.raises(ManifestValidationError) as raised:
         validate_objects([obj], K8S)
     assert raised.value.problems == [

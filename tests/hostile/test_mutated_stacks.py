@@ -24,7 +24,7 @@ from components.errors import KvpoolError, SettingsError
 from components.input_files import InputFileError
 from components.pulumi_settings import settings_from_config
 from components.settings import ServiceSettings
-from kvpool.manifests import ManifestValidationError, kubernetes_objects, validate_objects
+from kvpool.manifests import KubernetesObject, ManifestValidationError, kubernetes_objects, validate_objects
 from kvpool.mock_engine import run_program
 from kvpool.stack_config import load_stack_config
 from kvpool.stack_references import resolve
@@ -85,12 +85,17 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def render_and_check(project: Path) -> None:
-    """Run the program on the stack `load` wrote and validate its manifests as the preview does (ManifestValidationError
-    lists every object the schema or the API server's rules refuse)."""
+def rendered(project: Path) -> list[KubernetesObject]:
+    """The manifests of the program run on the stack `load` wrote."""
     config = load_stack_config(project, "mutated")
     run = run_program(REPOSITORY, config, stack_references=resolve(REPOSITORY, config, None))
-    validate_objects(kubernetes_objects(run.resources), "1.30")
+    return kubernetes_objects(run.resources)
+
+
+def render_and_check(project: Path) -> None:
+    """Validate the rendered manifests as the preview does (ManifestValidationError lists every object the schema or
+    the API server's rules refuse)."""
+    validate_objects(rendered(project), "1.30")
 
 
 def load(project: Path, document: dict) -> ServiceSettings:
