@@ -92,13 +92,16 @@ DIFFERENCES = (
                "core dumps of the control plane stay in the container: common.sh's core_pattern (sysctl) needs a "
                "privilege these pods do not have"),
     Difference(MOUNT + r"\[weight-mount\]\..*", False, ("coordinator",),
-               "the coordinator's tokenizer mount: issue 20 item 2, on another branch"),
+               "deploy.py mounts the weights on every coordinator; ours only where Motor's coordinator loads the "
+               "prefill model's tokenizer (a KV conductor and prefill kv-events-config: rules.coordinator_reads_model)"),
+    Difference(r"containers\[main\]\.volumeMounts\[weight-mount\]\.readOnly", True, ("coordinator",),
+               "the coordinator only reads the tokenizer from the weights"),
     Difference(r"containers\[main\]\.volumeMounts\[[a-z0-9-]+\]\.readOnly|volumes\[[a-z0-9-]+\]\.persistentVolumeClaim\.readOnly",
                True, ENGINES, "weights, driver files, hccn_tool and hccn.conf are only read (README, Trust boundaries); "
                "UCM's storage is written"),
     Difference(r"containers\[main\]\.securityContext\.capabilities\.drop", True, ENGINES,
                "capabilities no Motor process uses (components/engine_pool.py)"),
-    Difference(r"volumes\[weight-mount\]\.hostPath\.type", True, ENGINES,
+    Difference(r"volumes\[weight-mount\]\.hostPath\.type", True, (*ENGINES, "coordinator"),
                "Directory: a missing weight folder fails the pod at once instead of starting vLLM on an empty one"),
     Difference(r"containers\[main\]\.env\[" + STORE_CLIENT + r"\]\.value", True, ENGINES,
                "the KV store's client contract (kv_store output: engine_env), the same for an owner's and a "
