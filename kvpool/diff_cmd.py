@@ -6,7 +6,8 @@ Examples:
 
 Compares `<old>/<stack>/` with `<new>/<stack>/` (manifests and outputs.json): lists the objects to create,
 update and delete, with a unified diff of each update, then a summary line; then the blast radius: the workloads
-whose pods roll and why (the changed checksum/<input> or pod template field), the objects Pulumi replaces
+whose pods roll and why (the changed checksum/<input> or pod template field), the waves each side's engines roll
+in and how many keep serving (from the outputs' `engines` and `rollout`), the objects Pulumi replaces
 instead of updating, the in-flight requests dropped and whether the KV pool keeps its contents, ending with one
 `Blast radius: ...` line for pull request comments. Exit 0 whatever changed, so CI can post the text;
 --exit-code exits 1 when anything changed.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,12 @@ def manifests(root: Path, stack: str) -> dict[str, dict[str, Any]]:
         name.removeprefix(f"{MANIFESTS}/"): yaml.safe_load(text)
         for name, text in _files(root, stack).items() if name.startswith(f"{MANIFESTS}/")
     }
+
+
+def outputs(root: Path, stack: str) -> dict[str, Any]:
+    """The preview's outputs.json (empty when the folder has none)."""
+    text = _files(root, stack).get(OUTPUTS)
+    return json.loads(text) if text else {}
 
 
 def changes(old_root: Path, new_root: Path, stack: str) -> tuple[list[Change], int]:
@@ -113,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
     found, unchanged = changes(args.old, args.new, args.stack)
     provider_config = load_stack_config(args.project_dir, args.stack).values
     radius = blast_radius.blast_radius(
-        manifests(args.old, args.stack), manifests(args.new, args.stack), blast_radius.mutable_kinds(provider_config)
+        manifests(args.old, args.stack), manifests(args.new, args.stack), blast_radius.mutable_kinds(provider_config),
+        outputs(args.old, args.stack), outputs(args.new, args.stack),
     )
     print("\n".join([*report(found, unchanged), *blast_radius_report.report(radius)]))
     return 1 if args.exit_code and found else 0
