@@ -24,9 +24,10 @@ def nodes(labels: dict[str, str]) -> str:
     return json.dumps({"items": [{"metadata": {"name": "node-1", "labels": labels}}]})
 
 
-def writable_copy(deployer: Path, target: Path) -> Path:
-    """A copy of Motor's examples/deployer that deploy.py can write into (Motor's folder may be read-only)."""
-    shutil.copytree(deployer, target)
+def writable_copy(source: Path, target: Path) -> Path:
+    """A copy of a folder of Motor's checkout that deploy.py or Motor's build can write into (the checkout may be
+    read-only)."""
+    shutil.copytree(source, target)
     for path in [target, *target.rglob("*")]:
         path.chmod(path.stat().st_mode | 0o200)
     return target

@@ -17,3 +17,12 @@ def rendered(motor_checkout: Path) -> dict[str, Rendered]:
     from tests.conformance.test_motor_boot import STACKS, rendered_with_motor
 
     return {stack: rendered_with_motor(stack, motor_checkout) for stack in STACKS}
+
+
+@pytest.fixture(scope="session")
+def motor_build(motor_checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Motor's package with the protobuf modules its build generates (tests/conformance/motor_build.py), in a
+    temporary folder to put first on sys.path: what the controller's and coordinator's own processes run from."""
+    from tests.conformance.motor_build import build_motor
+
+    return build_motor(motor_checkout, tmp_path_factory.mktemp("motor-build"))

@@ -11,10 +11,12 @@ with the rendered env, in a private mount and PID namespace laid out like the po
   LocalService.prepare() when the pool is MemCache; vllm's helpers (lspci, hccn_tool, npu-smi) answer as on an
   Ascend node. Every other python3 call (Motor's mooncake_config.py, hccl_tools.py) runs for real.
 - Which ConfigMap files the pod opened is recorded (inotify on the volume's files, tests/conformance/file_opens.py).
-- With `probes=True` the engine's node manager is Motor's own (`motor.node_manager.main` from the checkout: its
-  config loading, port setup, API server and registration loop; only vLLM, which it starts when the controller
-  asks, is absent), and once its API listens the container's own probe commands run, each as the kubelet execs it,
-  with the container's env. The boot has its own network namespace (loopback only), as a pod has.
+- With `probes=True` the role's process is Motor's own, run from `motor_checkout` as `python3 -m` runs it, after the
+  recorder (the controller, the coordinator with all its worker processes, or an engine's node manager with its
+  config loading, port setup, API server and registration loop; only vLLM, which the node manager starts when the
+  controller asks, is absent), and once its API accepts connections the container's own probe commands run, each as
+  the kubelet execs it, with the container's env. The boot has its own network namespace (loopback only), as a pod
+  has.
 """
 
 from __future__ import annotations
@@ -79,6 +81,28 @@ def motor_process(module):
     }
 
 
+def controller_api():
+    from motor.config.controller import ControllerConfig
+    api = ControllerConfig.from_json().api_config
+    return api.controller_api_host, api.controller_api_port
+
+
+def coordinator_api():
+    from motor.config.coordinator import CoordinatorConfig
+    api = CoordinatorConfig.from_json().api_config
+    return api.coordinator_api_host, api.coordinator_api_mgmt_port  # the management server serves the probe routes
+
+
+def node_manager_api():
+    from motor.config.node_manager import NodeManagerConfig
+    api = NodeManagerConfig.from_json().api_config
+    return api.pod_ip, api.node_manager_port
+
+
+# Where each Motor process serves the routes its probes ask for, by Motor's own config loaders.
+API_ADDRESS = {"motor.controller.main": controller_api, "motor.coordinator.main": coordinator_api,
+               "motor.node_manager.main": node_manager_api}
+
 record = {"argv": sys.argv[1:], "env": dict(os.environ), "files": {}, "prepare": None, "motor": None}
 for var in ("MOONCAKE_CONFIG_PATH", "MMC_LOCAL_CONFIG_PATH", "USER_CONFIG_PATH", "RANKTABLE_PATH", "HCCL_PATH",
             "CONDUCTOR_CONFIG_PATH"):
@@ -116,28 +140,26 @@ if sys.argv[1:3] in (["-m", "motor.coordinator.main"], ["-m", "motor.controller.
         record["motor"] = {"error": traceback.format_exc()}
 with open(os.environ["KVPOOL_RECORD"], "a", encoding="utf-8") as out:
     out.write(json.dumps(record) + "\n")
-if sys.argv[1:3] == ["-m", "motor.node_manager.main"] and os.environ.get("KVPOOL_SERVING"):
-    import socket, threading, time
+if sys.argv[1:2] == ["-m"] and sys.argv[2] in API_ADDRESS and os.environ.get("KVPOOL_SERVING"):
+    import socket, time
     sys.path.insert(0, os.environ["MOTOR_CHECKOUT"])
-    import motor.node_manager.main as node_manager
-    from motor.node_manager.core.api_ready_event import wait_until_api_ready
-
-    def mark_serving():
-        """Motor marks its API ready in the app's lifespan, just before uvicorn binds: wait for the socket too."""
-        wait_until_api_ready()
-        api = node_manager.config.api_config
+    host, port = API_ADDRESS[sys.argv[2]]()
+    if os.fork() == 0:  # marks the API as serving once it accepts a connection
         while True:
             try:
-                socket.create_connection((api.pod_ip, api.node_manager_port), timeout=1).close()
+                socket.create_connection((host, port), timeout=1).close()
                 break
             except OSError:
                 time.sleep(0.1)
         with open(os.environ["KVPOOL_SERVING"] + ".tmp", "w", encoding="utf-8") as out:
-            json.dump({"host": api.pod_ip, "port": api.node_manager_port}, out)
+            json.dump({"host": host, "port": port}, out)
         os.replace(os.environ["KVPOOL_SERVING"] + ".tmp", os.environ["KVPOOL_SERVING"])
-
-    threading.Thread(target=mark_serving, daemon=True).start()
-    sys.exit(node_manager.main())
+        os._exit(0)
+    # Motor's process itself, as `python3 -m` runs it, in a fresh interpreter: nothing this recorder loaded (Motor's
+    # singletons among them) reaches it.
+    run = "import os, runpy, sys; sys.path.insert(0, os.environ['MOTOR_CHECKOUT']); " \
+          "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
+    os.execv(sys.executable, [sys.executable, "-c", run, sys.argv[2]])
 '''
 PROBE_KINDS = ("startupProbe", "readinessProbe", "livenessProbe")
 SERVING_TIMEOUT_S = 60
@@ -151,7 +173,7 @@ class Boot:
     opened: set[tuple[str, str]]  # (ConfigMap, key) of each ConfigMap file the pod opened
     # probe kind -> (exit code, output) of the container's own probe command (boot(..., probes=True))
     probes: dict[str, tuple[int, str]]
-    serving: dict[str, Any] | None  # where Motor's node manager API listened
+    serving: dict[str, Any] | None  # where the Motor process's API listened (boot(..., probes=True))
 
     def process(self, module: str) -> dict[str, Any]:
         found = [r for r in self.records if r["argv"][:2] == ["-m", module]]
@@ -216,7 +238,8 @@ def boot(
     `node_dirs`: node folder -> a local folder standing in for it, bound where the pod mounts that hostPath (read-only
     when the mount is), e.g. the weights a coordinator reads its tokenizer from. `hooks`: then run the container's
     exec probes and preStop command in the same pod, as the kubelet would (their exit codes are not the boot's).
-    `probes`: run Motor's node manager for real and then the container's exec probes against it."""
+    `probes`: run the role's Motor process for real (from `motor_checkout`, which then must hold Motor's generated
+    modules: tests/conformance/motor_build.py) and then the container's exec probes against it."""
     container = next(c for c in pod_spec["containers"] if c["name"] == container_name)
     volumes = {v["name"]: v for v in pod_spec.get("volumes") or []}
     stubs, record, serving = workdir / "stubs", workdir / "record.jsonl", workdir / "serving.json"
