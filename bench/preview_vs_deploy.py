@@ -54,6 +54,10 @@ fi
 echo "kubectl stub: unexpected call: $*" >&2
 exit 1
 """
+PLOT = (
+    [("deploy", "deploy.py --dry-run (Motor)", "s"), ("preview", "python -m kvpool preview", "o")],
+    "Offline preview vs deploy.py --dry-run, same service",
+)
 LAUNCHER = """import resource, subprocess, sys, time
 started = time.perf_counter()
 rc = subprocess.run(sys.argv[2:], cwd=sys.argv[1], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
@@ -204,7 +208,8 @@ def others_running(seconds: float = 2.0) -> str:
     return ", ".join(f"{name} {100 * share:.0f} %" for share, name in busy[:6] if share >= 0.05) or "nothing (< 5 % CPU)"
 
 
-def plot(rows: list[dict], target: Path) -> None:
+def plot(rows: list[dict], target: Path, series: list[tuple[str, str, str]], title: str) -> None:
+    """Wall time (median, min-max bars) against instances, one line per (tool, label, marker) of `series`."""
     python = venv("plot-venv", ROOT / "bench" / "requirements.txt")
     data = json.dumps(rows)
     script = f"""
@@ -213,7 +218,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 rows = json.loads({data!r})
 fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-for tool, label, marker in (("deploy", "deploy.py --dry-run (Motor)", "s"), ("preview", "python -m kvpool preview", "o")):
+for tool, label, marker in {series!r}:
     points = sorted((r["instances"], r["wall"], r["wall_min"], r["wall_max"]) for r in rows if r["tool"] == tool)
     xs = [p[0] for p in points]
     ax.errorbar(xs, [p[1] for p in points], yerr=[[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]],
@@ -225,11 +230,19 @@ ax.set_ylabel("wall time, s (median; bars: min-max)")
 ax.set_ylim(bottom=0)
 ax.grid(alpha=0.3)
 ax.legend()
-ax.set_title("Offline preview vs deploy.py --dry-run, same service")
+ax.set_title({title!r})
 fig.tight_layout()
 fig.savefig({str(target)!r})
 """
     run([str(python), "-c", script])
+
+
+def bench_env() -> dict[str, str]:
+    """The environment of every measured run: bytecode written to (and read from) one cache under build/bench, as
+    on a machine where the tools ran before; the stub kubectl first on PATH."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PATH=f"{kubectl_dir()}{os.pathsep}{env['PATH']}", PYTHONPYCACHEPREFIX=str(BUILD / "pycache"))
+    return env
 
 
 def main() -> None:
@@ -240,7 +253,7 @@ def main() -> None:
     parser.add_argument("--replot", action="store_true", help="only redraw the plot from the last run's numbers")
     args = parser.parse_args()
     if args.replot:
-        plot(json.loads((BUILD / "preview-results.json").read_text()), RESULTS / "preview.png")
+        plot(json.loads((BUILD / "preview-results.json").read_text()), RESULTS / "preview.png", *PLOT)
         return
     sizes = [int(size) for size in args.sizes.split(",")]
     if not (args.deployer / "deploy.py").is_file():
@@ -249,8 +262,7 @@ def main() -> None:
     deploy_python = venv("deploy-venv", ROOT / "bench" / "requirements-deploy.txt")
     deployer = deployer_copy(args.deployer)
     project_dir = project()
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PATH=f"{kubectl_dir()}{os.pathsep}{env['PATH']}", PYTHONPYCACHEPREFIX=str(BUILD / "pycache"))
+    env = bench_env()
     out_dir = BUILD / "preview-out"
     commands = {}
     for size in sizes:
@@ -340,7 +352,7 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "preview.md").write_text("\n".join(lines) + "\n")
     (BUILD / "preview-results.json").write_text(json.dumps(rows, indent=2))
-    plot(rows, RESULTS / "preview.png")
+    plot(rows, RESULTS / "preview.png", *PLOT)
     print("\n".join(lines))
 
 

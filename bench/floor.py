@@ -1,0 +1,212 @@
+"""Offline `kvpool preview` against the floor: a bare Pulumi program declaring the same objects, side by side.
+
+    venv/bin/python bench/floor.py [--reps 5] [--sizes 1,4,8,16]
+
+For each size NP+ND, bench/preview_vs_deploy.py's service (stacks/Pulumi.dev.yaml's MemCache service with N prefill
+and N decode instances, imported with `python -m kvpool import` as stack nN) is previewed once by ours; the floor
+program (bench/floor/__main__.py) then declares exactly the objects of that preview's manifests folder, each with its
+typed pulumi_kubernetes class and nothing else (no settings, no components, no checks, no policy pack). A check run
+(not measured) proves it: the floor's run, built into manifests by kvpool/manifests.py, writes the same text as
+ours, file for file. Then, alternately and each in a fresh process, after one warm-up run of each:
+
+  ours:  python -m kvpool preview --stack nN    (schema check, API-server checks and the policy pack included)
+  floor: kvpool.stack_config.load_stack_config + kvpool.mock_engine.run_program of bench/floor, stack nN
+
+Why the floor runs through kvpool/mock_engine.py and not through a test's `pulumi.runtime.set_mocks`: that module is
+how `kvpool preview` runs any program, ours included: the SDK's mock monitor, the stack's config loaded from its
+files as the CLI would, one root stack as the language host makes it, and every registration recorded as the engine
+receives it (the work the Go engine does in its own process for `pulumi preview`). Ours and the floor share it, so
+the difference between them is exactly our work: the settings, the components, building, checking and writing the
+manifests, the policy pack and printing the plan. The floor process imports the mock engine and nothing of our
+program (kvpool/mock_engine.py imports no settings model; tests/test_bench_floor.py holds it to that).
+
+Wall time is the whole process, start to exit; peak memory is the largest process's peak RSS and, from one more
+run of each, the peak of the summed PSS of all the run's processes (ours starts the policy pack's process), both
+measured by preview_vs_deploy.py's helpers. Ratios are ours / floor within the same run, so both see the same load.
+Writes bench/results/floor.md and bench/results/floor.png.
+
+TODO (real engine): `pulumi preview --policy-pack policies` of ours against `pulumi preview` of bench/floor through
+the real CLI (bench/pulumi_up.py's PulumiWorkspace, file backend, no cluster) and `pulumi up` of both on the local
+cluster are not measured yet: the provider and kube-apiserver of tools/real-engine/build.sh were not built when this
+bench was written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import statistics
+import sys
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/floor.py` from anywhere
+
+from bench.preview_vs_deploy import (  # noqa: E402 (after the path above)
+    BUILD,
+    RESULTS,
+    ROOT,
+    bench_env,
+    import_stack,
+    machine,
+    measured,
+    objects_written,
+    others_running,
+    plot,
+    project,
+    service_files,
+    tree_peak,
+)
+
+FLOOR_PROGRAM = ROOT / "bench" / "floor"
+FLOOR_RUNNER = """import sys
+from pathlib import Path
+from kvpool.mock_engine import run_program
+from kvpool.stack_config import load_stack_config
+project_dir = Path(sys.argv[1])
+run_program(project_dir, load_stack_config(project_dir, sys.argv[2]))
+"""
+"""The floor's process: what `kvpool preview` does to run a program, and nothing else."""
+TOOLS = {"ours": "kvpool preview", "floor": "floor program"}
+PLOT = (
+    [("floor", "floor: bare program, same objects", "s"), ("ours", "python -m kvpool preview", "o")],
+    "Offline preview vs the floor program, same objects",
+)
+
+
+def floor_project(manifests: dict[int, Path]) -> Path:
+    """build/bench/floor: bench/floor's program with one stack nN per size, naming that size's manifests folder."""
+    folder = BUILD / "floor"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    project_file = yaml.safe_load((FLOOR_PROGRAM / "Pulumi.yaml").read_text())
+    project_file["runtime"]["options"]["virtualenv"] = str(ROOT / "venv")  # the copy is not beside bench/
+    (folder / "Pulumi.yaml").write_text(yaml.safe_dump(project_file, sort_keys=False))
+    (folder / "__main__.py").symlink_to(FLOOR_PROGRAM / "__main__.py")
+    for size, path in manifests.items():
+        stack = {"config": {f"{project_file['name']}:manifests": str(path)}}
+        (folder / f"Pulumi.n{size}.yaml").write_text(yaml.safe_dump(stack))
+    return folder
+
+
+def check_same_objects(floor_dir: Path, stack: str, manifests: Path) -> None:
+    """The floor declares exactly the objects of `manifests`: its run, as kvpool/manifests.py writes it, is the same
+    text file for file."""
+    from kvpool.manifests import kubernetes_objects, manifest_text
+    from kvpool.mock_engine import run_program
+    from kvpool.stack_config import load_stack_config
+
+    run = run_program(floor_dir, load_stack_config(floor_dir, stack))
+    floor = {obj.file_name: manifest_text(obj.body) for obj in kubernetes_objects(run.resources)}
+    ours = {path.name: path.read_text(encoding="utf-8") for path in manifests.glob("*.yaml")}
+    if floor != ours:
+        differing = sorted(name for name in floor.keys() | ours.keys() if floor.get(name) != ours.get(name))
+        raise SystemExit(f"the floor of {stack} does not declare the objects of {manifests}: {', '.join(differing)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--sizes", default="1,4,8,16", help="instances per role, comma-separated (at most 16)")
+    parser.add_argument("--replot", action="store_true", help="only redraw the plot from the last run's numbers")
+    args = parser.parse_args()
+    if args.replot:
+        plot(json.loads((BUILD / "floor-results.json").read_text()), RESULTS / "floor.png", *PLOT)
+        return
+    sizes = [int(size) for size in args.sizes.split(",")]
+    env = bench_env()
+    project_dir, out_dir = project(), BUILD / "floor-out"
+    ours = {}
+    for size in sizes:
+        import_stack(project_dir, service_files(size), size)
+        ours[size] = [sys.executable, "-m", "kvpool", "preview", "--stack", f"n{size}", "--project-dir",
+                      str(project_dir), "--out", str(out_dir)]
+    manifests = {}
+    for size in sizes:  # ours' warm-up run writes the manifests the floor declares; kept apart from later runs
+        measured(ROOT, ours[size], env)
+        manifests[size] = BUILD / "floor-manifests" / f"n{size}"
+        shutil.rmtree(manifests[size], ignore_errors=True)
+        shutil.copytree(out_dir / f"n{size}" / "manifests", manifests[size])
+    floor_dir = floor_project(manifests)
+    commands = {
+        size: {"ours": ours[size], "floor": [sys.executable, "-c", FLOOR_RUNNER, str(floor_dir), f"n{size}"]}
+        for size in sizes
+    }
+    for size in sizes:
+        check_same_objects(floor_dir, f"n{size}", manifests[size])
+        measured(ROOT, commands[size]["floor"], env)  # the floor's warm-up
+
+    load_before, others_before = os.getloadavg(), others_running()
+    started = datetime.datetime.now()
+    samples: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    for rep in range(args.reps):  # alternately: the floor, then ours, size by size
+        for size in sizes:
+            for tool in ("floor", "ours"):
+                samples.setdefault((size, tool), []).append(measured(ROOT, commands[size][tool], env))
+        print(f"repetition {rep + 1}/{args.reps} done", file=sys.stderr)
+    trees = {(size, tool): tree_peak(ROOT, commands[size][tool], env) for size in sizes for tool in ("floor", "ours")}
+    load_after, others_after = os.getloadavg(), others_running()
+
+    rows = []
+    for size in sizes:
+        for tool in ("floor", "ours"):
+            walls = [wall for wall, _ in samples[size, tool]]
+            rows.append({
+                "instances": 2 * size, "size": size, "tool": tool, "wall": statistics.median(walls),
+                "wall_min": min(walls), "wall_max": max(walls),
+                "peak": max(rss for _, rss in samples[size, tool]), "tree": trees[size, tool],
+                "objects": objects_written("preview", manifests[size]),
+            })
+    by_key = {(row["size"], row["tool"]): row for row in rows}
+    lines = [
+        "# Offline preview vs the floor program",
+        "",
+        f"`venv/bin/python bench/floor.py --reps {args.reps} --sizes {args.sizes}`, {started:%Y-%m-%d %H:%M}. "
+        f"Machine: {machine()}.",
+        "",
+        "The service of bench/results/preview.md at each size (stacks/Pulumi.dev.yaml's MemCache P/D service with N "
+        "prefill and N decode instances). Ours: `python -m kvpool preview` (the program under the mock engine, the "
+        "policy pack in its own process, the strict Kubernetes 1.30 schema and API-server checks, the manifests "
+        "written). The floor: bench/floor/__main__.py, a bare Pulumi program declaring the same objects (ours' "
+        "manifests, checked file for file) with their typed pulumi_kubernetes classes, run by the same mock engine "
+        "(kvpool/mock_engine.py) and nothing else. Each command in a fresh process, "
+        f"{args.reps} runs each, alternating the floor and ours, after one warm-up run of each.",
+        "",
+        "| service | tool | wall median (min–max) | peak MiB, largest process | peak MiB, all processes | objects "
+        "| wall vs floor | memory vs floor |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for size in sizes:
+        for tool in ("floor", "ours"):
+            row, base = by_key[size, tool], by_key[size, "floor"]
+            ratio_wall = f"{row['wall'] / base['wall']:.2f}x" if tool == "ours" else "—"
+            ratio_mem = f"{row['peak'] / base['peak']:.2f}x ({row['tree'] / base['tree']:.2f}x)" if tool == "ours" else "—"
+            lines.append(
+                f"| {size}P+{size}D | {TOOLS[tool]} | {row['wall']:.2f} s ({row['wall_min']:.2f}–{row['wall_max']:.2f}) "
+                f"| {row['peak']:.0f} | {row['tree']:.0f} | {row['objects']} | {ratio_wall} | {ratio_mem} |"
+            )
+    lines += [
+        "",
+        "Memory ratio: largest process (all processes, summed PSS). The real-engine comparison (`pulumi preview "
+        "--policy-pack policies` of ours against `pulumi preview` of the floor) is not measured yet: see the TODO "
+        "in bench/floor.py.",
+        "",
+        f"Other load on the machine: load average {' '.join(f'{x:.1f}' for x in load_before)} before and "
+        f"{' '.join(f'{x:.1f}' for x in load_after)} after; CPU use of other processes over 2 s before the runs: "
+        f"{others_before}; after: {others_after}.",
+        "",
+        "![wall time against instances](floor.png)",
+    ]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "floor.md").write_text("\n".join(lines) + "\n")
+    (BUILD / "floor-results.json").write_text(json.dumps(rows, indent=2))
+    plot(rows, RESULTS / "floor.png", *PLOT)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
