@@ -3,14 +3,16 @@ every policy still gets properties of its own. Run on pulumi_policy's own servic
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from importlib.metadata import version
 from typing import Any
 
 import pytest
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
-from pulumi_policy import EnforcementLevel, StackValidationPolicy
+from pulumi_policy import EnforcementLevel, StackValidationPolicy, proxy
 from pulumi_policy import policy as policy_module
+from pulumi_policy.proxy import UnknownValueError
 
 from policies import convert_once
 from tests.program_runs import PROJECT_DIR
@@ -88,3 +90,47 @@ def test_installing_twice_wraps_the_calls_once() -> None:
     analyze_stack = policy_module._PolicyAnalyzerServicer.AnalyzeStack
     convert_once.install()
     assert policy_module._PolicyAnalyzerServicer.AnalyzeStack is analyze_stack
+
+
+def walked(props: Any) -> Any:
+    """Every value a policy can read, as plain data; an unknown value as ("unknown", its message, its path)."""
+    if isinstance(props, Mapping):
+        keys = list(props)
+        return {"mapping": [(key, read(props, key)) for key in keys], "len": len(props), "get-missing": props.get("x-none")}
+    if isinstance(props, Sequence) and not isinstance(props, str):
+        return {"sequence": [read(props, index) for index in range(len(props))], "last": read(props, -1) if props else None,
+                "slice": [walked(item) if not isinstance(item, str) else item for item in props[0:2]]}
+    return props
+
+
+def read(container: Any, key: Any) -> Any:
+    try:
+        return walked(container[key])
+    except UnknownValueError as error:
+        return ("unknown", error.message, error.props)
+
+
+PROPERTIES = {
+    "metadata": {"name": "engine", "labels": {"role": "decode"}, "annotations": {}},
+    "spec": {"replicas": 2.0, "ports": [{"port": 80.0}, proxy.UNKNOWN_NUMBER_VALUE, [1.0, proxy.UNKNOWN_STRING_VALUE]],
+             "host": proxy.UNKNOWN_STRING_VALUE, "empty": [], "flag": True, "none": None},
+}
+
+
+def test_what_a_policy_reads_is_what_pulumi_policys_own_proxy_shows() -> None:
+    convert_once.install()
+    convert_once._this_call.memo = {}  # inside an analyzer call
+    try:
+        on_read = policy_module.unknown_checking_proxy(PROPERTIES)
+    finally:
+        convert_once._this_call.memo = None
+    assert isinstance(on_read, convert_once._DictOnRead)
+    assert walked(on_read) == walked(proxy.unknown_checking_proxy(PROPERTIES))
+    assert read(on_read["spec"], "host") == ("unknown", "string value at .spec.host can't be known during preview",
+                                              ["spec", "host"])
+    assert read(on_read["spec"]["ports"][2], 1)[2] == ["spec", "ports", "2", "1"]
+
+
+def test_outside_an_analyzer_call_the_proxy_is_pulumi_policys_own() -> None:
+    convert_once.install()
+    assert isinstance(policy_module.unknown_checking_proxy(PROPERTIES), proxy._DictProxy)
