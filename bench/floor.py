@@ -18,11 +18,11 @@ files as the CLI would, one root stack as the language host makes it, and every 
 receives it (the work the Go engine does in its own process for `pulumi preview`). Ours and the floor share it, so
 the difference between them is exactly our work: the settings, the components, building, checking and writing the
 manifests, the policy pack and printing the plan. The floor process imports the mock engine and nothing of our
-program (kvpool/mock_engine.py imports no settings model; tests/test_bench_floor.py holds it to that).
+program (kvpool/mock_engine.py imports no settings model; tests/test_mock_engine.py holds it to that).
 
-Wall time is the whole process, start to exit; peak memory is the largest process's peak RSS and, from one more
-run of each, the peak of the summed PSS of all the run's processes (ours starts the policy pack's process), both
-measured by preview_vs_deploy.py's helpers. Ratios are ours / floor within the same run, so both see the same load.
+Wall time is the whole process, start to exit; CPU time the user + system time of all its processes; peak memory
+the largest process's peak RSS and, from one more run of each, the peak of the summed PSS of all the run's processes
+(ours starts the policy pack's process), all measured by preview_vs_deploy.py's helpers. Ratios are ours / floor within the same run, so both see the same load.
 Writes bench/results/floor.md and bench/results/floor.png.
 
 TODO (real engine): `pulumi preview --policy-pack policies` of ours against `pulumi preview` of bench/floor through
@@ -38,7 +38,6 @@ import datetime
 import json
 import os
 import shutil
-import statistics
 import sys
 from pathlib import Path
 
@@ -59,6 +58,7 @@ from bench.preview_vs_deploy import (  # noqa: E402 (after the path above)
     plot,
     project,
     service_files,
+    summary_row,
     tree_peak,
 )
 
@@ -78,9 +78,8 @@ PLOT = (
 )
 
 
-def floor_project(manifests: dict[int, Path]) -> Path:
-    """build/bench/floor: bench/floor's program with one stack nN per size, naming that size's manifests folder."""
-    folder = BUILD / "floor"
+def floor_project(folder: Path, manifests: dict[int, Path]) -> Path:
+    """`folder` (emptied): bench/floor's program with one stack nN per size, naming that size's manifests folder."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     project_file = yaml.safe_load((FLOOR_PROGRAM / "Pulumi.yaml").read_text())
@@ -131,7 +130,7 @@ def main() -> None:
         manifests[size] = BUILD / "floor-manifests" / f"n{size}"
         shutil.rmtree(manifests[size], ignore_errors=True)
         shutil.copytree(out_dir / f"n{size}" / "manifests", manifests[size])
-    floor_dir = floor_project(manifests)
+    floor_dir = floor_project(BUILD / "floor", manifests)
     commands = {
         size: {"ours": ours[size], "floor": [sys.executable, "-c", FLOOR_RUNNER, str(floor_dir), f"n{size}"]}
         for size in sizes
@@ -142,7 +141,7 @@ def main() -> None:
 
     load_before, others_before = os.getloadavg(), others_running()
     started = datetime.datetime.now()
-    samples: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    samples: dict[tuple[int, str], list[tuple[float, float, float]]] = {}
     for rep in range(args.reps):  # alternately: the floor, then ours, size by size
         for size in sizes:
             for tool in ("floor", "ours"):
@@ -151,16 +150,8 @@ def main() -> None:
     trees = {(size, tool): tree_peak(ROOT, commands[size][tool], env) for size in sizes for tool in ("floor", "ours")}
     load_after, others_after = os.getloadavg(), others_running()
 
-    rows = []
-    for size in sizes:
-        for tool in ("floor", "ours"):
-            walls = [wall for wall, _ in samples[size, tool]]
-            rows.append({
-                "instances": 2 * size, "size": size, "tool": tool, "wall": statistics.median(walls),
-                "wall_min": min(walls), "wall_max": max(walls),
-                "peak": max(rss for _, rss in samples[size, tool]), "tree": trees[size, tool],
-                "objects": objects_written("preview", manifests[size]),
-            })
+    rows = [summary_row(size, tool, samples[size, tool], trees[size, tool], objects_written("preview", manifests[size]))
+            for size in sizes for tool in ("floor", "ours")]
     by_key = {(row["size"], row["tool"]): row for row in rows}
     lines = [
         "# Offline preview vs the floor program",
@@ -176,22 +167,27 @@ def main() -> None:
         "(kvpool/mock_engine.py) and nothing else. Each command in a fresh process, "
         f"{args.reps} runs each, alternating the floor and ours, after one warm-up run of each.",
         "",
-        "| service | tool | wall median (min–max) | peak MiB, largest process | peak MiB, all processes | objects "
-        "| wall vs floor | memory vs floor |",
-        "|---|---|---|---|---|---|---|---|",
+        "| service | tool | wall median (min–max) | CPU median | peak MiB, largest process | peak MiB, all processes "
+        "| objects | wall vs floor | CPU vs floor | memory vs floor |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size in sizes:
         for tool in ("floor", "ours"):
             row, base = by_key[size, tool], by_key[size, "floor"]
-            ratio_wall = f"{row['wall'] / base['wall']:.2f}x" if tool == "ours" else "—"
-            ratio_mem = f"{row['peak'] / base['peak']:.2f}x ({row['tree'] / base['tree']:.2f}x)" if tool == "ours" else "—"
+            ours = tool == "ours"
+            ratio_wall = f"{row['wall'] / base['wall']:.2f}x" if ours else "—"
+            ratio_cpu = f"{row['cpu'] / base['cpu']:.2f}x" if ours else "—"
+            ratio_mem = f"{row['peak'] / base['peak']:.2f}x ({row['tree'] / base['tree']:.2f}x)" if ours else "—"
             lines.append(
                 f"| {size}P+{size}D | {TOOLS[tool]} | {row['wall']:.2f} s ({row['wall_min']:.2f}–{row['wall_max']:.2f}) "
-                f"| {row['peak']:.0f} | {row['tree']:.0f} | {row['objects']} | {ratio_wall} | {ratio_mem} |"
+                f"| {row['cpu']:.2f} s | {row['peak']:.0f} | {row['tree']:.0f} | {row['objects']} | {ratio_wall} "
+                f"| {ratio_cpu} | {ratio_mem} |"
             )
     lines += [
         "",
-        "Memory ratio: largest process (all processes, summed PSS). The real-engine comparison (`pulumi preview "
+        "CPU: user + system time of all the run's processes (ours: the policy pack's too), which on a busy machine "
+        "tracks the work done better than wall time. Memory ratio: largest process (all processes, summed PSS). "
+        "The real-engine comparison (`pulumi preview "
         "--policy-pack policies` of ours against `pulumi preview` of the floor) is not measured yet: see the TODO "
         "in bench/floor.py.",
         "",

@@ -62,7 +62,8 @@ LAUNCHER = """import resource, subprocess, sys, time
 started = time.perf_counter()
 rc = subprocess.run(sys.argv[2:], cwd=sys.argv[1], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
 wall = time.perf_counter() - started
-print(rc, wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(rc, wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 """
 
 
@@ -139,14 +140,14 @@ def import_stack(project_dir: Path, folder: Path, size: int) -> None:
          "--force"], cwd=ROOT, stdout=subprocess.DEVNULL)
 
 
-def measured(cwd: Path, command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall s, peak RSS MiB of the largest process) of one fresh run."""
+def measured(cwd: Path, command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """(wall s, peak RSS MiB of the largest process, CPU s of all its processes, user + system) of one fresh run."""
     out = subprocess.run([sys.executable, "-c", LAUNCHER, str(cwd), *command], env=env, capture_output=True, text=True,
                          check=True).stdout.split()
-    rc, wall, maxrss_kib = int(out[0]), float(out[1]), int(out[2])
+    rc, wall, maxrss_kib, cpu = int(out[0]), float(out[1]), int(out[2]), float(out[3])
     if rc != 0:
         raise SystemExit(f"{' '.join(command)} exited with {rc}")
-    return wall, maxrss_kib / 1024
+    return wall, maxrss_kib / 1024, cpu
 
 
 def tree_peak(cwd: Path, command: list[str], env: dict[str, str]) -> float:
@@ -168,6 +169,16 @@ def tree_peak(cwd: Path, command: list[str], env: dict[str, str]) -> float:
         peak = max(peak, total)
         time.sleep(0.005)
     return peak / 1024
+
+
+def summary_row(size: int, tool: str, samples: list[tuple[float, float, float]], tree: float, objects: int) -> dict:
+    """One size's runs of one tool (measured's samples, tree_peak's peak): the numbers a results table shows."""
+    walls = [sample[0] for sample in samples]
+    return {
+        "instances": 2 * size, "size": size, "tool": tool, "wall": statistics.median(walls), "wall_min": min(walls),
+        "wall_max": max(walls), "peak": max(sample[1] for sample in samples), "tree": tree,
+        "cpu": statistics.median(sample[2] for sample in samples), "objects": objects,
+    }
 
 
 def objects_written(kind: str, out: Path) -> int:
@@ -279,7 +290,7 @@ def main() -> None:
 
     load_before, others_before = os.getloadavg(), others_running()
     started = datetime.datetime.now()
-    samples: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    samples: dict[tuple[int, str], list[tuple[float, float, float]]] = {}
     objects: dict[tuple[int, str], int] = {}
     for size, tools in commands.items():  # warm-up: bytecode caches, page cache
         for tool, (cwd, command) in tools.items():
@@ -296,16 +307,8 @@ def main() -> None:
              for tool, (cwd, command) in tools.items()}
     load_after, others_after = os.getloadavg(), others_running()
 
-    rows = []
-    for size, tools in commands.items():
-        for tool in tools:
-            walls = [wall for wall, _ in samples[size, tool]]
-            rows.append({
-                "instances": 2 * size, "size": size, "tool": tool, "wall": statistics.median(walls),
-                "wall_min": min(walls), "wall_max": max(walls),
-                "peak": max(rss for _, rss in samples[size, tool]), "tree": trees[size, tool],
-                "objects": objects[size, tool],
-            })
+    rows = [summary_row(size, tool, samples[size, tool], trees[size, tool], objects[size, tool])
+            for size, tools in commands.items() for tool in tools]
     by_key = {(row["size"], row["tool"]): row for row in rows}
     lines = [
         "# Offline preview vs deploy.py --dry-run",
