@@ -25,10 +25,18 @@ the largest process's peak RSS and, from one more run of each, the peak of the s
 (ours starts the policy pack's process), all measured by preview_vs_deploy.py's helpers. Ratios are ours / floor within the same run, so both see the same load.
 Writes bench/results/floor.md and bench/results/floor.png.
 
-TODO (real engine): `pulumi preview --policy-pack policies` of ours against `pulumi preview` of bench/floor through
-the real CLI (bench/pulumi_up.py's PulumiWorkspace, file backend, no cluster) and `pulumi up` of both on the local
-cluster are not measured yet: the provider and kube-apiserver of tools/real-engine/build.sh were not built when this
-bench was written.
+With the real engine (the Pulumi CLI and Kubernetes provider of `bash tools/real-engine/build.sh`; skipped, saying
+so, when they are not built): tests/e2e/realengine.py's PulumiWorkspace (a copy of the project, a file backend, no
+cluster) runs, alternately and after one warm-up run of each,
+
+  ours:  pulumi preview --policy-pack policies -s nN    (the project, Motor's scripts not configured)
+  floor: pulumi preview -s nN                           (bench/floor, the same manifests folder)
+
+timed start to exit, and once more each for the summed PSS of all their processes (CLI, language host, program,
+provider, pack).
+
+TODO (real engine): `pulumi up` of ours and of the floor on the local cluster (tests/e2e/realengine.py's Cluster) is not
+measured: the cluster's binaries (kube-apiserver, ...) were not built when this bench was written.
 """
 
 from __future__ import annotations
@@ -38,7 +46,9 @@ import datetime
 import json
 import os
 import shutil
+import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -61,6 +71,7 @@ from bench.preview_vs_deploy import (  # noqa: E402 (after the path above)
     summary_row,
     tree_peak,
 )
+from tests.e2e.realengine import BUILD_COMMAND, PULUMI_BINARIES, PulumiWorkspace, find_binaries  # noqa: E402
 
 FLOOR_PROGRAM = ROOT / "bench" / "floor"
 FLOOR_RUNNER = """import sys
@@ -107,10 +118,68 @@ def check_same_objects(floor_dir: Path, stack: str, manifests: Path) -> None:
         raise SystemExit(f"the floor of {stack} does not declare the objects of {manifests}: {', '.join(differing)}")
 
 
+def real_engine(sizes: list[int], reps: int, manifests: dict[int, Path]) -> list[str]:
+    """floor.md's lines on `pulumi preview` of ours and of the floor, alternated; one line saying why not when the
+    real engine is not built."""
+    bins, missing = find_binaries(PULUMI_BINARIES)
+    if missing:
+        return [f"Not measured: {', '.join(missing)} not built (`{BUILD_COMMAND}`)."]
+    root = Path(tempfile.mkdtemp(prefix="motor-kvpool-floor-"))
+    try:
+        workspace = PulumiWorkspace(bins, root / "pulumi", kubeconfig=None)
+        workspace.root.mkdir()
+        workspace.setup()
+        floor_dir = floor_project(root / "floor", manifests)
+        for size in sizes:
+            import_stack(workspace.project, service_files(size), size)
+            workspace.run("stack", "init", f"n{size}").check()
+            workspace.run("stack", "init", f"n{size}", cwd=floor_dir).check()
+        previews = {
+            "ours": (workspace.project, ["preview", "--policy-pack", "policies"]),
+            "floor": (floor_dir, ["preview"]),
+        }
+        walls: dict[tuple[int, str], list[float]] = {}
+        for rep in range(reps + 1):  # the first of each is the warm-up
+            for size in sizes:
+                for tool, (cwd, command) in previews.items():
+                    seconds = workspace.run(*command, "-s", f"n{size}", cwd=cwd).check().seconds
+                    if rep:
+                        walls.setdefault((size, tool), []).append(seconds)
+            print(f"real engine: repetition {rep}/{reps} done", file=sys.stderr)
+        trees = {
+            (size, tool): tree_peak(cwd, [str(bins["pulumi"]), *command, "-s", f"n{size}", "--non-interactive"],
+                                    workspace.env())
+            for size in sizes for tool, (cwd, command) in previews.items()
+        }
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    rows = [
+        "The Pulumi CLI and Kubernetes provider built by tools/real-engine/build.sh, a file backend, no cluster; ours: "
+        "`pulumi preview --policy-pack policies` of the project, the floor: `pulumi preview` of bench/floor declaring "
+        f"the same manifests; median (min–max) of {reps} runs each, alternating, after one warm-up run of each. "
+        "Peak MiB: summed PSS of all the command's processes (CLI, language host, program, provider, pack), one more "
+        "run. `pulumi up` of both on the local cluster is not measured yet (see bench/floor.py).",
+        "",
+        "| service | ours: pulumi preview --policy-pack policies | floor: pulumi preview | wall vs floor "
+        "| peak MiB, ours | peak MiB, floor | memory vs floor |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for size in sizes:
+        ours, floor = walls[size, "ours"], walls[size, "floor"]
+        rows.append(
+            f"| {size}P+{size}D | {statistics.median(ours):.2f} s ({min(ours):.2f}–{max(ours):.2f}) "
+            f"| {statistics.median(floor):.2f} s ({min(floor):.2f}–{max(floor):.2f}) "
+            f"| {statistics.median(ours) / statistics.median(floor):.2f}x | {trees[size, 'ours']:.0f} "
+            f"| {trees[size, 'floor']:.0f} | {trees[size, 'ours'] / trees[size, 'floor']:.2f}x |"
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--sizes", default="1,4,8,16", help="instances per role, comma-separated (at most 16)")
+    parser.add_argument("--no-real-engine", action="store_true", help="only the offline preview")
     parser.add_argument("--replot", action="store_true", help="only redraw the plot from the last run's numbers")
     args = parser.parse_args()
     if args.replot:
@@ -148,6 +217,7 @@ def main() -> None:
                 samples.setdefault((size, tool), []).append(measured(ROOT, commands[size][tool], env))
         print(f"repetition {rep + 1}/{args.reps} done", file=sys.stderr)
     trees = {(size, tool): tree_peak(ROOT, commands[size][tool], env) for size in sizes for tool in ("floor", "ours")}
+    real_lines = ["Not measured (--no-real-engine)."] if args.no_real_engine else real_engine(sizes, args.reps, manifests)
     load_after, others_after = os.getloadavg(), others_running()
 
     rows = [summary_row(size, tool, samples[size, tool], trees[size, tool], objects_written("preview", manifests[size]))
@@ -186,10 +256,11 @@ def main() -> None:
     lines += [
         "",
         "CPU: user + system time of all the run's processes (ours: the policy pack's too), which on a busy machine "
-        "tracks the work done better than wall time. Memory ratio: largest process (all processes, summed PSS). "
-        "The real-engine comparison (`pulumi preview "
-        "--policy-pack policies` of ours against `pulumi preview` of the floor) is not measured yet: see the TODO "
-        "in bench/floor.py.",
+        "tracks the work done better than wall time. Memory ratio: largest process (all processes, summed PSS).",
+        "",
+        "## Real engine: `pulumi preview`",
+        "",
+        *real_lines,
         "",
         f"Other load on the machine: load average {' '.join(f'{x:.1f}' for x in load_before)} before and "
         f"{' '.join(f'{x:.1f}' for x in load_after)} after; CPU use of other processes over 2 s before the runs: "

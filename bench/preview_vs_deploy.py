@@ -152,23 +152,38 @@ def measured(cwd: Path, command: list[str], env: dict[str, str]) -> tuple[float,
 
 def tree_peak(cwd: Path, command: list[str], env: dict[str, str]) -> float:
     """Peak of the summed proportional set size (MiB: shared pages split between the processes that map them, so a
-    fork or a shared library is not counted twice) of the command's processes, sampled every 5 ms."""
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+    fork or a shared library is not counted twice) of the command's process and all its descendants (the Pulumi CLI
+    starts its plugins in process groups of their own), sampled every 5 ms."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0
     while process.poll() is None:
         total = 0
-        for stat in Path("/proc").glob("[0-9]*/stat"):
+        for pid in _descendants(process.pid):
             try:
-                if int(stat.read_text().rsplit(")", 1)[1].split()[2]) != process.pid:
-                    continue  # not in the run's process group (its leader and what it started)
-                rollup = (stat.parent / "smaps_rollup").read_text()
-            except (OSError, IndexError, ValueError):
-                continue
+                rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+            except OSError:
+                continue  # exited meanwhile
             total += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
         peak = max(peak, total)
         time.sleep(0.005)
     return peak / 1024
+
+
+def _descendants(root: int) -> list[int]:
+    """`root` and every process below it, from each process's parent in /proc/<pid>/stat."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    found, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        found.append(pid)
+        pending += children.get(pid, [])
+    return found
 
 
 def summary_row(size: int, tool: str, samples: list[tuple[float, float, float]], tree: float, objects: int) -> dict:
