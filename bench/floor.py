@@ -41,9 +41,7 @@ measured: the cluster's binaries (kube-apiserver, ...) were not built when this 
 
 from __future__ import annotations
 
-import argparse
 import datetime
-import json
 import os
 import shutil
 import statistics
@@ -57,19 +55,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 
 from bench.preview_vs_deploy import (  # noqa: E402 (after the path above)
     BUILD,
-    RESULTS,
     ROOT,
+    bench_arguments,
     bench_env,
     import_stack,
     machine,
     measured,
     objects_written,
+    other_load,
     others_running,
-    plot,
     project,
+    replot,
     service_files,
     summary_row,
     tree_peak,
+    write_results,
 )
 from tests.e2e.realengine import BUILD_COMMAND, PULUMI_BINARIES, PulumiWorkspace, find_binaries  # noqa: E402
 
@@ -176,14 +176,11 @@ def real_engine(sizes: list[int], reps: int, manifests: dict[int, Path]) -> list
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--sizes", default="1,4,8,16", help="instances per role, comma-separated (at most 16)")
+    parser = bench_arguments(__doc__)
     parser.add_argument("--no-real-engine", action="store_true", help="only the offline preview")
-    parser.add_argument("--replot", action="store_true", help="only redraw the plot from the last run's numbers")
     args = parser.parse_args()
     if args.replot:
-        plot(json.loads((BUILD / "floor-results.json").read_text()), RESULTS / "floor.png", *PLOT)
+        replot("floor", PLOT)
         return
     sizes = [int(size) for size in args.sizes.split(",")]
     env = bench_env()
@@ -261,18 +258,8 @@ def main() -> None:
         "## Real engine: `pulumi preview`",
         "",
         *real_lines,
-        "",
-        f"Other load on the machine: load average {' '.join(f'{x:.1f}' for x in load_before)} before and "
-        f"{' '.join(f'{x:.1f}' for x in load_after)} after; CPU use of other processes over 2 s before the runs: "
-        f"{others_before}; after: {others_after}.",
-        "",
-        "![wall time against instances](floor.png)",
     ]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "floor.md").write_text("\n".join(lines) + "\n")
-    (BUILD / "floor-results.json").write_text(json.dumps(rows, indent=2))
-    plot(rows, RESULTS / "floor.png", *PLOT)
-    print("\n".join(lines))
+    write_results("floor", lines, rows, PLOT, other_load(load_before, others_before, load_after, others_after))
 
 
 if __name__ == "__main__":

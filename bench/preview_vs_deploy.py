@@ -263,6 +263,39 @@ fig.savefig({str(target)!r})
     run([str(python), "-c", script])
 
 
+def other_load(load_before: tuple[float, ...], others_before: str, load_after: tuple[float, ...], others_after: str) -> str:
+    """The results' line on what else ran (os.getloadavg and others_running, before and after the runs)."""
+    return (
+        f"Other load on the machine: load average {' '.join(f'{x:.1f}' for x in load_before)} before and "
+        f"{' '.join(f'{x:.1f}' for x in load_after)} after; CPU use of other processes over 2 s before the runs: "
+        f"{others_before}; after: {others_after}."
+    )
+
+
+def bench_arguments(doc: str) -> argparse.ArgumentParser:
+    """The options every side-by-side bench takes: --reps, --sizes, --replot."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--sizes", default="1,4,8,16", help="instances per role, comma-separated (at most 16)")
+    parser.add_argument("--replot", action="store_true", help="only redraw the plot from the last run's numbers")
+    return parser
+
+
+def replot(name: str, plot_args: tuple) -> None:
+    plot(json.loads((BUILD / f"{name}-results.json").read_text()), RESULTS / f"{name}.png", *plot_args)
+
+
+def write_results(name: str, lines: list[str], rows: list[dict], plot_args: tuple, load: str) -> None:
+    """bench/results/<name>.md (`lines`, then `load` and the plot) and <name>.png, the rows in
+    build/bench/<name>-results.json for --replot; prints the text."""
+    lines = [*lines, "", load, "", f"![wall time against instances]({name}.png)"]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
+    (BUILD / f"{name}-results.json").write_text(json.dumps(rows, indent=2))
+    plot(rows, RESULTS / f"{name}.png", *plot_args)
+    print("\n".join(lines))
+
+
 def bench_env() -> dict[str, str]:
     """The environment of every measured run: bytecode written to (and read from) one cache under build/bench, as
     on a machine where the tools ran before; the stub kubectl first on PATH."""
@@ -272,14 +305,11 @@ def bench_env() -> dict[str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--sizes", default="1,4,8,16", help="instances per role, comma-separated (at most 16)")
+    parser = bench_arguments(__doc__)
     parser.add_argument("--deployer", type=Path, default=Path(os.environ.get("MOTOR_DEPLOYER_DIR", DEFAULT_DEPLOYER)))
-    parser.add_argument("--replot", action="store_true", help="only redraw the plot from the last run's numbers")
     args = parser.parse_args()
     if args.replot:
-        plot(json.loads((BUILD / "preview-results.json").read_text()), RESULTS / "preview.png", *PLOT)
+        replot("preview", PLOT)
         return
     sizes = [int(size) for size in args.sizes.split(",")]
     if not (args.deployer / "deploy.py").is_file():
@@ -360,18 +390,8 @@ def main() -> None:
         "Objects: Kubernetes objects written (deploy.py: YAML documents in output_yamls/; ours: manifests/ files, "
         "which also hold the namespace, RBAC, NetworkPolicies and ConfigMaps deploy.py applies with kubectl "
         "create). Memory ratio: largest process (all processes).",
-        "",
-        f"Other load on the machine: load average {' '.join(f'{x:.1f}' for x in load_before)} before and "
-        f"{' '.join(f'{x:.1f}' for x in load_after)} after; CPU use of other processes over 2 s before the runs: "
-        f"{others_before}; after: {others_after}.",
-        "",
-        "![wall time against instances](preview.png)",
     ]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "preview.md").write_text("\n".join(lines) + "\n")
-    (BUILD / "preview-results.json").write_text(json.dumps(rows, indent=2))
-    plot(rows, RESULTS / "preview.png", *PLOT)
-    print("\n".join(lines))
+    write_results("preview", lines, rows, PLOT, other_load(load_before, others_before, load_after, others_after))
 
 
 if __name__ == "__main__":
