@@ -35,8 +35,11 @@ cluster) runs, alternately and after one warm-up run of each,
 timed start to exit, and once more each for the summed PSS of all their processes (CLI, language host, program,
 provider, pack).
 
-TODO (real engine): `pulumi up` of ours and of the floor on the local cluster (tests/e2e/realengine.py's Cluster) is not
-measured: the cluster's binaries (kube-apiserver, ...) were not built when this bench was written.
+TODO (real engine): `pulumi up` of ours and of the floor on the local cluster (tests/e2e/realengine.py's Cluster, as
+bench/pulumi_up.py starts it) is not measured: kwok, which readies the pods, was not built yet when this bench was
+written. Both declare the same namespaces and names, so they cannot be up at once: alternate `pulumi up` (until every
+Deployment is Ready) and `pulumi destroy` of ours and of the floor, and give ours the floor's NodePorts (the
+manifests' own) rather than bench/pulumi_up.py's own_node_ports.
 """
 
 from __future__ import annotations
