@@ -48,11 +48,16 @@ DEFAULT_DEPLOYER = ROOT.parent / "shared" / "reference" / "motor-8919e55" / "exa
 MOTOR_MAX_INSTANCES = 16
 # deploy.py --dry-run asks for the nodes labelled accelerator=huawei-Ascend910: one A2 node.
 NODES = deploy_py.nodes({"accelerator": "huawei-Ascend910", "accelerator-type": "module-910b-8"})
+PLOT = (
+    [("deploy", "deploy.py --dry-run (Motor)", "s"), ("preview", "python -m kvpool preview", "o")],
+    "Offline preview vs deploy.py --dry-run, same service",
+)
 LAUNCHER = """import resource, subprocess, sys, time
 started = time.perf_counter()
 rc = subprocess.run(sys.argv[2:], cwd=sys.argv[1], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
 wall = time.perf_counter() - started
-print(rc, wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(rc, wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 """
 
 
@@ -115,35 +120,60 @@ def import_stack(project_dir: Path, folder: Path, size: int) -> None:
          "--force"], cwd=ROOT, stdout=subprocess.DEVNULL)
 
 
-def measured(cwd: Path, command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall s, peak RSS MiB of the largest process) of one fresh run."""
+def measured(cwd: Path, command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """(wall s, peak RSS MiB of the largest process, CPU s of all its processes, user + system) of one fresh run."""
     out = subprocess.run([sys.executable, "-c", LAUNCHER, str(cwd), *command], env=env, capture_output=True, text=True,
                          check=True).stdout.split()
-    rc, wall, maxrss_kib = int(out[0]), float(out[1]), int(out[2])
+    rc, wall, maxrss_kib, cpu = int(out[0]), float(out[1]), int(out[2]), float(out[3])
     if rc != 0:
         raise SystemExit(f"{' '.join(command)} exited with {rc}")
-    return wall, maxrss_kib / 1024
+    return wall, maxrss_kib / 1024, cpu
 
 
 def tree_peak(cwd: Path, command: list[str], env: dict[str, str]) -> float:
     """Peak of the summed proportional set size (MiB: shared pages split between the processes that map them, so a
-    fork or a shared library is not counted twice) of the command's processes, sampled every 5 ms."""
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+    fork or a shared library is not counted twice) of the command's process and all its descendants (the Pulumi CLI
+    starts its plugins in process groups of their own), sampled every 5 ms."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0
     while process.poll() is None:
         total = 0
-        for stat in Path("/proc").glob("[0-9]*/stat"):
+        for pid in _descendants(process.pid):
             try:
-                if int(stat.read_text().rsplit(")", 1)[1].split()[2]) != process.pid:
-                    continue  # not in the run's process group (its leader and what it started)
-                rollup = (stat.parent / "smaps_rollup").read_text()
-            except (OSError, IndexError, ValueError):
-                continue
+                rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+            except OSError:
+                continue  # exited meanwhile
             total += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
         peak = max(peak, total)
         time.sleep(0.005)
     return peak / 1024
+
+
+def _descendants(root: int) -> list[int]:
+    """`root` and every process below it, from each process's parent in /proc/<pid>/stat."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    found, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        found.append(pid)
+        pending += children.get(pid, [])
+    return found
+
+
+def summary_row(size: int, tool: str, samples: list[tuple[float, float, float]], tree: float, objects: int) -> dict:
+    """One size's runs of one tool (measured's samples, tree_peak's peak): the numbers a results table shows."""
+    walls = [sample[0] for sample in samples]
+    return {
+        "instances": 2 * size, "size": size, "tool": tool, "wall": statistics.median(walls), "wall_min": min(walls),
+        "wall_max": max(walls), "peak": max(sample[1] for sample in samples), "tree": tree,
+        "cpu": statistics.median(sample[2] for sample in samples), "objects": objects,
+    }
 
 
 def objects_written(kind: str, out: Path) -> int:
@@ -184,7 +214,8 @@ def others_running(seconds: float = 2.0) -> str:
     return ", ".join(f"{name} {100 * share:.0f} %" for share, name in busy[:6] if share >= 0.05) or "nothing (< 5 % CPU)"
 
 
-def plot(rows: list[dict], target: Path) -> None:
+def plot(rows: list[dict], target: Path, series: list[tuple[str, str, str]], title: str) -> None:
+    """Wall time (median, min-max bars) against instances, one line per (tool, label, marker) of `series`."""
     python = venv("plot-venv", ROOT / "bench" / "requirements.txt")
     data = json.dumps(rows)
     script = f"""
@@ -193,7 +224,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 rows = json.loads({data!r})
 fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-for tool, label, marker in (("deploy", "deploy.py --dry-run (Motor)", "s"), ("preview", "python -m kvpool preview", "o")):
+for tool, label, marker in {series!r}:
     points = sorted((r["instances"], r["wall"], r["wall_min"], r["wall_max"]) for r in rows if r["tool"] == tool)
     xs = [p[0] for p in points]
     ax.errorbar(xs, [p[1] for p in points], yerr=[[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]],
@@ -205,22 +236,61 @@ ax.set_ylabel("wall time, s (median; bars: min-max)")
 ax.set_ylim(bottom=0)
 ax.grid(alpha=0.3)
 ax.legend()
-ax.set_title("Offline preview vs deploy.py --dry-run, same service")
+ax.set_title({title!r})
 fig.tight_layout()
 fig.savefig({str(target)!r})
 """
     run([str(python), "-c", script])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def other_load(load_before: tuple[float, ...], others_before: str, load_after: tuple[float, ...], others_after: str) -> str:
+    """The results' line on what else ran (os.getloadavg and others_running, before and after the runs)."""
+    return (
+        f"Other load on the machine: load average {' '.join(f'{x:.1f}' for x in load_before)} before and "
+        f"{' '.join(f'{x:.1f}' for x in load_after)} after; CPU use of other processes over 2 s before the runs: "
+        f"{others_before}; after: {others_after}."
+    )
+
+
+def bench_arguments(doc: str) -> argparse.ArgumentParser:
+    """The options every side-by-side bench takes: --reps, --sizes, --replot."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--sizes", default="1,4,8,16", help="instances per role, comma-separated (at most 16)")
-    parser.add_argument("--deployer", type=Path, default=Path(os.environ.get("MOTOR_DEPLOYER_DIR", DEFAULT_DEPLOYER)))
     parser.add_argument("--replot", action="store_true", help="only redraw the plot from the last run's numbers")
+    return parser
+
+
+def replot(name: str, plot_args: tuple) -> None:
+    plot(json.loads((BUILD / f"{name}-results.json").read_text()), RESULTS / f"{name}.png", *plot_args)
+
+
+def write_results(name: str, lines: list[str], rows: list[dict], plot_args: tuple, load: str) -> None:
+    """bench/results/<name>.md (`lines`, then `load` and the plot) and <name>.png, the rows in
+    build/bench/<name>-results.json for --replot; prints the text."""
+    lines = [*lines, "", load, "", f"![wall time against instances]({name}.png)"]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
+    (BUILD / f"{name}-results.json").write_text(json.dumps(rows, indent=2))
+    plot(rows, RESULTS / f"{name}.png", *plot_args)
+    print("\n".join(lines))
+
+
+def bench_env() -> dict[str, str]:
+    """The environment of every measured run: bytecode written to (and read from) one cache under build/bench, as
+    on a machine where the tools ran before; the stub kubectl first on PATH."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PATH=f"{deploy_py.kubectl_dir(BUILD / 'bin')}{os.pathsep}{env['PATH']}", KVPOOL_NODES=NODES,
+               PYTHONPYCACHEPREFIX=str(BUILD / "pycache"))
+    return env
+
+
+def main() -> None:
+    parser = bench_arguments(__doc__)
+    parser.add_argument("--deployer", type=Path, default=Path(os.environ.get("MOTOR_DEPLOYER_DIR", DEFAULT_DEPLOYER)))
     args = parser.parse_args()
     if args.replot:
-        plot(json.loads((BUILD / "preview-results.json").read_text()), RESULTS / "preview.png")
+        replot("preview", PLOT)
         return
     sizes = [int(size) for size in args.sizes.split(",")]
     if not (args.deployer / "deploy.py").is_file():
@@ -229,9 +299,7 @@ def main() -> None:
     deploy_python = venv("deploy-venv", ROOT / "bench" / "requirements-deploy.txt")
     deployer = deployer_copy(args.deployer)
     project_dir = project()
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PATH=f"{deploy_py.kubectl_dir(BUILD / 'bin')}{os.pathsep}{env['PATH']}", KVPOOL_NODES=NODES,
-               PYTHONPYCACHEPREFIX=str(BUILD / "pycache"))
+    env = bench_env()
     out_dir = BUILD / "preview-out"
     commands = {}
     for size in sizes:
@@ -248,7 +316,7 @@ def main() -> None:
 
     load_before, others_before = os.getloadavg(), others_running()
     started = datetime.datetime.now()
-    samples: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    samples: dict[tuple[int, str], list[tuple[float, float, float]]] = {}
     objects: dict[tuple[int, str], int] = {}
     for size, tools in commands.items():  # warm-up: bytecode caches, page cache
         for tool, (cwd, command) in tools.items():
@@ -265,16 +333,8 @@ def main() -> None:
              for tool, (cwd, command) in tools.items()}
     load_after, others_after = os.getloadavg(), others_running()
 
-    rows = []
-    for size, tools in commands.items():
-        for tool in tools:
-            walls = [wall for wall, _ in samples[size, tool]]
-            rows.append({
-                "instances": 2 * size, "size": size, "tool": tool, "wall": statistics.median(walls),
-                "wall_min": min(walls), "wall_max": max(walls),
-                "peak": max(rss for _, rss in samples[size, tool]), "tree": trees[size, tool],
-                "objects": objects[size, tool],
-            })
+    rows = [summary_row(size, tool, samples[size, tool], trees[size, tool], objects[size, tool])
+            for size, tools in commands.items() for tool in tools]
     by_key = {(row["size"], row["tool"]): row for row in rows}
     lines = [
         "# Offline preview vs deploy.py --dry-run",
@@ -311,18 +371,8 @@ def main() -> None:
         "Objects: Kubernetes objects written (deploy.py: YAML documents in output_yamls/; ours: manifests/ files, "
         "which also hold the namespace, RBAC, NetworkPolicies and ConfigMaps deploy.py applies with kubectl "
         "create). Memory ratio: largest process (all processes).",
-        "",
-        f"Other load on the machine: load average {' '.join(f'{x:.1f}' for x in load_before)} before and "
-        f"{' '.join(f'{x:.1f}' for x in load_after)} after; CPU use of other processes over 2 s before the runs: "
-        f"{others_before}; after: {others_after}.",
-        "",
-        "![wall time against instances](preview.png)",
     ]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "preview.md").write_text("\n".join(lines) + "\n")
-    (BUILD / "preview-results.json").write_text(json.dumps(rows, indent=2))
-    plot(rows, RESULTS / "preview.png")
-    print("\n".join(lines))
+    write_results("preview", lines, rows, PLOT, other_load(load_before, others_before, load_after, others_after))
 
 
 if __name__ == "__main__":

@@ -37,8 +37,6 @@ from components.units import is_dns_label
 from policies import rules
 
 PROJECT = "motor-kvpool"
-# The organization of Pulumi's local (file) backend: what a stack reference names when no Pulumi Cloud org is used.
-LOCAL_ORGANIZATION = "organization"
 USER_CONFIG_VERSION = "v2.0"
 
 

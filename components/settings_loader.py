@@ -20,7 +20,8 @@ from pydantic import BaseModel, ValidationError
 
 from components.errors import SettingsError
 from components.passthrough import check_passthrough_sections
-from components.settings import LOCAL_ORGANIZATION, PROJECT, USER_CONFIG_VERSION, ServiceSettings
+from components.local_backend import LOCAL_ORGANIZATION
+from components.settings import PROJECT, USER_CONFIG_VERSION, ServiceSettings
 from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig, YuanrongStoreConfig
 from policies import rules
 

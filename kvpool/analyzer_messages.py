@@ -12,7 +12,7 @@ from typing import Any
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 
-from components.settings import LOCAL_ORGANIZATION
+from components.local_backend import LOCAL_ORGANIZATION
 from components.units import integral_floats_to_ints
 from kvpool.mock_engine import RecordedResource
 from kvpool.policy_config import PolicyConfig, PolicyInfo

@@ -24,7 +24,8 @@ from components.kv_store.compatibility import compatibility
 from components.kv_store.contract import OUTPUT, sanitized_endpoint
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.kv_store.shared import COMPATIBILITY, CONTRACT, NO_STORE, NOT_ADMITTED, contract_findings
-from components.settings import LOCAL_ORGANIZATION, PROJECT, ServiceSettings
+from components.local_backend import LOCAL_ORGANIZATION
+from components.settings import PROJECT, ServiceSettings
 from components.store_settings import YuanrongStoreConfig
 from components.units import integral_floats_to_ints, mooncake_size_bytes
 

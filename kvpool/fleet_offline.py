@@ -13,7 +13,7 @@ from pathlib import Path
 from components.errors import KvpoolError
 from components.input_files import load_json
 from components.pulumi_settings import settings_from_config
-from components.settings import LOCAL_ORGANIZATION
+from components.local_backend import LOCAL_ORGANIZATION
 from kvpool.fleet import StackFacts
 from kvpool.mock_engine import run_program
 from kvpool.stack_config import StackConfig, load_stack_config, stack_names

@@ -18,7 +18,8 @@ import yaml
 from components.errors import KvpoolError, SettingsError
 from components.input_files import check_stack_name, load_json
 from policies import rules
-from components.settings import LOCAL_ORGANIZATION, PROJECT, USER_CONFIG_VERSION, ServiceSettings
+from components.local_backend import LOCAL_ORGANIZATION
+from components.settings import PROJECT, USER_CONFIG_VERSION, ServiceSettings
 from components.store_settings import MooncakeStoreConfig
 from components.settings_loader import PULUMI_CONFIG_KEYS, load_from_motor_files
 

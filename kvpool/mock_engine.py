@@ -30,7 +30,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from components import sdk_internals
 
 from components.errors import KvpoolError
-from components.settings import LOCAL_ORGANIZATION
+from components.local_backend import LOCAL_ORGANIZATION
 from kvpool.property_values import PropertyPath, decode_properties
 from kvpool.provider_naming import named_metadata
 from kvpool.stack_config import StackConfig

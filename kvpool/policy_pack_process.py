@@ -18,7 +18,7 @@ from typing import Any
 
 from components.errors import KvpoolError
 from components.input_files import load_yaml
-from components.settings import LOCAL_ORGANIZATION
+from components.local_backend import LOCAL_ORGANIZATION
 from kvpool.stack_config import StackConfig
 
 START_TIMEOUT_SECONDS = 30.0

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from components.errors import KvpoolError
 from components.input_files import load_json
-from components.settings import LOCAL_ORGANIZATION
+from components.local_backend import LOCAL_ORGANIZATION
 from kvpool.mock_engine import run_program
 from kvpool.stack_config import StackConfig, load_stack_config
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -261,3 +262,15 @@ def test_the_callers_ctrl_c_handler_survives_a_program_that_installs_its_own() -
         assert signal.getsignal(signal.SIGINT) is callers_handler
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_the_engine_imports_none_of_the_programs_settings_or_components() -> None:
+    """bench/floor.py runs a bare program through this engine as the floor: importing our settings models (pydantic)
+    with it would charge the floor for our work."""
+    script = "import sys, kvpool.mock_engine; print(sorted(m for m in sys.modules if m.split('.')[0] in ('components', 'pydantic')))"
+    imported = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).parent.parent, capture_output=True,
+                              text=True, check=True).stdout
+    assert imported.strip() == str(sorted([
+        "components", "components.errors", "components.input_files", "components.local_backend",
+        "components.sdk_internals", "components.units",
+    ]))

@@ -1,0 +1,269 @@
+"""Offline `kvpool preview` against the floor: a bare Pulumi program declaring the same objects, side by side.
+
+    venv/bin/python bench/floor.py [--reps 5] [--sizes 1,4,8,16]
+
+For each size NP+ND, bench/preview_vs_deploy.py's service (stacks/Pulumi.dev.yaml's MemCache service with N prefill
+and N decode instances, imported with `python -m kvpool import` as stack nN) is previewed once by ours; the floor
+program (bench/floor/__main__.py) then declares exactly the objects of that preview's manifests folder, each with its
+typed pulumi_kubernetes class and nothing else (no settings, no components, no checks, no policy pack). A check run
+(not measured) proves it: the floor's run, built into manifests by kvpool/manifests.py, writes the same text as
+ours, file for file. Then, alternately and each in a fresh process, after one warm-up run of each:
+
+  ours:  python -m kvpool preview --stack nN    (schema check, API-server checks and the policy pack included)
+  floor: kvpool.stack_config.load_stack_config + kvpool.mock_engine.run_program of bench/floor, stack nN
+
+Why the floor runs through kvpool/mock_engine.py and not through a test's `pulumi.runtime.set_mocks`: that module is
+how `kvpool preview` runs any program, ours included: the SDK's mock monitor, the stack's config loaded from its
+files as the CLI would, one root stack as the language host makes it, and every registration recorded as the engine
+receives it (the work the Go engine does in its own process for `pulumi preview`). Ours and the floor share it, so
+the difference between them is exactly our work: the settings, the components, building, checking and writing the
+manifests, the policy pack and printing the plan. The floor process imports the mock engine and nothing of our
+program (kvpool/mock_engine.py imports no settings model; tests/test_mock_engine.py holds it to that).
+
+Wall time is the whole process, start to exit; CPU time the user + system time of all its processes; peak memory
+the largest process's peak RSS and, from one more run of each, the peak of the summed PSS of all the run's processes
+(ours starts the policy pack's process), all measured by preview_vs_deploy.py's helpers. Ratios are ours / floor within the same run, so both see the same load.
+Writes bench/results/floor.md and bench/results/floor.png.
+
+With the real engine (the Pulumi CLI and Kubernetes provider of `bash tools/real-engine/build.sh`; skipped, saying
+so, when they are not built): tests/e2e/realengine.py's PulumiWorkspace (a copy of the project, a file backend, no
+cluster) runs, alternately and after one warm-up run of each,
+
+  ours:  pulumi preview --policy-pack policies -s nN    (the project, Motor's scripts not configured)
+  floor: pulumi preview -s nN                           (bench/floor, the same manifests folder)
+
+timed start to exit, and once more each for the summed PSS of all their processes (CLI, language host, program,
+provider, pack).
+
+TODO (real engine): `pulumi up` of ours and of the floor on the local cluster (tests/e2e/realengine.py's Cluster, as
+bench/pulumi_up.py starts it) is not measured: kwok, which readies the pods, was not built yet when this bench was
+written. Both declare the same namespaces and names, so they cannot be up at once: alternate `pulumi up` (until every
+Deployment is Ready) and `pulumi destroy` of ours and of the floor, and give ours the floor's NodePorts (the
+manifests' own) rather than bench/pulumi_up.py's own_node_ports.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/floor.py` from anywhere
+
+from bench.preview_vs_deploy import (  # noqa: E402 (after the path above)
+    BUILD,
+    ROOT,
+    bench_arguments,
+    bench_env,
+    import_stack,
+    machine,
+    measured,
+    objects_written,
+    other_load,
+    others_running,
+    project,
+    replot,
+    service_files,
+    summary_row,
+    tree_peak,
+    write_results,
+)
+from tests.e2e.realengine import BUILD_COMMAND, PULUMI_BINARIES, PulumiWorkspace, find_binaries  # noqa: E402
+
+FLOOR_PROGRAM = ROOT / "bench" / "floor"
+FLOOR_RUNNER = """import sys
+from pathlib import Path
+from kvpool.mock_engine import run_program
+from kvpool.stack_config import load_stack_config
+project_dir = Path(sys.argv[1])
+run_program(project_dir, load_stack_config(project_dir, sys.argv[2]))
+"""
+"""The floor's process: what `kvpool preview` does to run a program, and nothing else."""
+TOOLS = {"ours": "kvpool preview", "floor": "floor program"}
+PLOT = (
+    [("floor", "floor: bare program, same objects", "s"), ("ours", "python -m kvpool preview", "o")],
+    "Offline preview vs the floor program, same objects",
+)
+
+
+def floor_project(folder: Path, manifests: dict[int, Path]) -> Path:
+    """`folder` (emptied): bench/floor's program with one stack nN per size, naming that size's manifests folder."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    project_file = yaml.safe_load((FLOOR_PROGRAM / "Pulumi.yaml").read_text())
+    project_file["runtime"]["options"]["virtualenv"] = str(ROOT / "venv")  # the copy is not beside bench/
+    (folder / "Pulumi.yaml").write_text(yaml.safe_dump(project_file, sort_keys=False))
+    (folder / "__main__.py").symlink_to(FLOOR_PROGRAM / "__main__.py")
+    for size, path in manifests.items():
+        stack = {"config": {f"{project_file['name']}:manifests": str(path)}}
+        (folder / f"Pulumi.n{size}.yaml").write_text(yaml.safe_dump(stack))
+    return folder
+
+
+def check_same_objects(floor_dir: Path, stack: str, manifests: Path) -> None:
+    """The floor declares exactly the objects of `manifests`: its run, as kvpool/manifests.py writes it, is the same
+    text file for file."""
+    from kvpool.manifests import kubernetes_objects, manifest_text
+    from kvpool.mock_engine import run_program
+    from kvpool.stack_config import load_stack_config
+
+    run = run_program(floor_dir, load_stack_config(floor_dir, stack))
+    floor = {obj.file_name: manifest_text(obj.body) for obj in kubernetes_objects(run.resources)}
+    ours = {path.name: path.read_text(encoding="utf-8") for path in manifests.glob("*.yaml")}
+    if floor != ours:
+        differing = sorted(name for name in floor.keys() | ours.keys() if floor.get(name) != ours.get(name))
+        raise SystemExit(f"the floor of {stack} does not declare the objects of {manifests}: {', '.join(differing)}")
+
+
+def real_engine(sizes: list[int], reps: int, manifests: dict[int, Path]) -> list[str]:
+    """floor.md's lines on `pulumi preview` of ours and of the floor, alternated; one line saying why not when the
+    real engine is not built."""
+    bins, missing = find_binaries(PULUMI_BINARIES)
+    if missing:
+        return [f"Not measured: {', '.join(missing)} not built (`{BUILD_COMMAND}`)."]
+    root = Path(tempfile.mkdtemp(prefix="motor-kvpool-floor-"))
+    try:
+        workspace = PulumiWorkspace(bins, root / "pulumi", kubeconfig=None)
+        workspace.root.mkdir()
+        workspace.setup()
+        floor_dir = floor_project(root / "floor", manifests)
+        for size in sizes:
+            import_stack(workspace.project, service_files(size), size)
+            workspace.run("stack", "init", f"n{size}").check()
+            workspace.run("stack", "init", f"n{size}", cwd=floor_dir).check()
+        previews = {
+            "ours": (workspace.project, ["preview", "--policy-pack", "policies"]),
+            "floor": (floor_dir, ["preview"]),
+        }
+        walls: dict[tuple[int, str], list[float]] = {}
+        for rep in range(reps + 1):  # the first of each is the warm-up
+            for size in sizes:
+                for tool, (cwd, command) in previews.items():
+                    seconds = workspace.run(*command, "-s", f"n{size}", cwd=cwd).check().seconds
+                    if rep:
+                        walls.setdefault((size, tool), []).append(seconds)
+            print(f"real engine: repetition {rep}/{reps} done", file=sys.stderr)
+        trees = {
+            (size, tool): tree_peak(cwd, [str(bins["pulumi"]), *command, "-s", f"n{size}", "--non-interactive"],
+                                    workspace.env())
+            for size in sizes for tool, (cwd, command) in previews.items()
+        }
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    rows = [
+        "The Pulumi CLI and Kubernetes provider built by tools/real-engine/build.sh, a file backend, no cluster; ours: "
+        "`pulumi preview --policy-pack policies` of the project, the floor: `pulumi preview` of bench/floor declaring "
+        f"the same manifests; median (min–max) of {reps} runs each, alternating, after one warm-up run of each. "
+        "Peak MiB: summed PSS of all the command's processes (CLI, language host, program, provider, pack), one more "
+        "run. `pulumi up` of both on the local cluster is not measured yet (see bench/floor.py).",
+        "",
+        "| service | ours: pulumi preview --policy-pack policies | floor: pulumi preview | wall vs floor "
+        "| peak MiB, ours | peak MiB, floor | memory vs floor |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for size in sizes:
+        ours, floor = walls[size, "ours"], walls[size, "floor"]
+        rows.append(
+            f"| {size}P+{size}D | {statistics.median(ours):.2f} s ({min(ours):.2f}–{max(ours):.2f}) "
+            f"| {statistics.median(floor):.2f} s ({min(floor):.2f}–{max(floor):.2f}) "
+            f"| {statistics.median(ours) / statistics.median(floor):.2f}x | {trees[size, 'ours']:.0f} "
+            f"| {trees[size, 'floor']:.0f} | {trees[size, 'ours'] / trees[size, 'floor']:.2f}x |"
+        )
+    return rows
+
+
+def main() -> None:
+    parser = bench_arguments(__doc__)
+    parser.add_argument("--no-real-engine", action="store_true", help="only the offline preview")
+    args = parser.parse_args()
+    if args.replot:
+        replot("floor", PLOT)
+        return
+    sizes = [int(size) for size in args.sizes.split(",")]
+    env = bench_env()
+    project_dir, out_dir = project(), BUILD / "floor-out"
+    ours = {}
+    for size in sizes:
+        import_stack(project_dir, service_files(size), size)
+        ours[size] = [sys.executable, "-m", "kvpool", "preview", "--stack", f"n{size}", "--project-dir",
+                      str(project_dir), "--out", str(out_dir)]
+    manifests = {}
+    for size in sizes:  # ours' warm-up run writes the manifests the floor declares; kept apart from later runs
+        measured(ROOT, ours[size], env)
+        manifests[size] = BUILD / "floor-manifests" / f"n{size}"
+        shutil.rmtree(manifests[size], ignore_errors=True)
+        shutil.copytree(out_dir / f"n{size}" / "manifests", manifests[size])
+    floor_dir = floor_project(BUILD / "floor", manifests)
+    commands = {
+        size: {"ours": ours[size], "floor": [sys.executable, "-c", FLOOR_RUNNER, str(floor_dir), f"n{size}"]}
+        for size in sizes
+    }
+    for size in sizes:
+        check_same_objects(floor_dir, f"n{size}", manifests[size])
+        measured(ROOT, commands[size]["floor"], env)  # the floor's warm-up
+
+    load_before, others_before = os.getloadavg(), others_running()
+    started = datetime.datetime.now()
+    samples: dict[tuple[int, str], list[tuple[float, float, float]]] = {}
+    for rep in range(args.reps):  # alternately: the floor, then ours, size by size
+        for size in sizes:
+            for tool in ("floor", "ours"):
+                samples.setdefault((size, tool), []).append(measured(ROOT, commands[size][tool], env))
+        print(f"repetition {rep + 1}/{args.reps} done", file=sys.stderr)
+    trees = {(size, tool): tree_peak(ROOT, commands[size][tool], env) for size in sizes for tool in ("floor", "ours")}
+    real_lines = ["Not measured (--no-real-engine)."] if args.no_real_engine else real_engine(sizes, args.reps, manifests)
+    load_after, others_after = os.getloadavg(), others_running()
+
+    rows = [summary_row(size, tool, samples[size, tool], trees[size, tool], objects_written("preview", manifests[size]))
+            for size in sizes for tool in ("floor", "ours")]
+    by_key = {(row["size"], row["tool"]): row for row in rows}
+    lines = [
+        "# Offline preview vs the floor program",
+        "",
+        f"`venv/bin/python bench/floor.py --reps {args.reps} --sizes {args.sizes}`, {started:%Y-%m-%d %H:%M}. "
+        f"Machine: {machine()}.",
+        "",
+        "The service of bench/results/preview.md at each size (stacks/Pulumi.dev.yaml's MemCache P/D service with N "
+        "prefill and N decode instances). Ours: `python -m kvpool preview` (the program under the mock engine, the "
+        "policy pack in its own process, the strict Kubernetes 1.30 schema and API-server checks, the manifests "
+        "written). The floor: bench/floor/__main__.py, a bare Pulumi program declaring the same objects (ours' "
+        "manifests, checked file for file) with their typed pulumi_kubernetes classes, run by the same mock engine "
+        "(kvpool/mock_engine.py) and nothing else. Each command in a fresh process, "
+        f"{args.reps} runs each, alternating the floor and ours, after one warm-up run of each.",
+        "",
+        "| service | tool | wall median (min–max) | CPU median | peak MiB, largest process | peak MiB, all processes "
+        "| objects | wall vs floor | CPU vs floor | memory vs floor |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for size in sizes:
+        for tool in ("floor", "ours"):
+            row, base = by_key[size, tool], by_key[size, "floor"]
+            ours = tool == "ours"
+            ratio_wall = f"{row['wall'] / base['wall']:.2f}x" if ours else "—"
+            ratio_cpu = f"{row['cpu'] / base['cpu']:.2f}x" if ours else "—"
+            ratio_mem = f"{row['peak'] / base['peak']:.2f}x ({row['tree'] / base['tree']:.2f}x)" if ours else "—"
+            lines.append(
+                f"| {size}P+{size}D | {TOOLS[tool]} | {row['wall']:.2f} s ({row['wall_min']:.2f}–{row['wall_max']:.2f}) "
+                f"| {row['cpu']:.2f} s | {row['peak']:.0f} | {row['tree']:.0f} | {row['objects']} | {ratio_wall} "
+                f"| {ratio_cpu} | {ratio_mem} |"
+            )
+    lines += [
+        "",
+        "CPU: user + system time of all the run's processes (ours: the policy pack's too), which on a busy machine "
+        "tracks the work done better than wall time. Memory ratio: largest process (all processes, summed PSS).",
+        "",
+        "## Real engine: `pulumi preview`",
+        "",
+        *real_lines,
+    ]
+    write_results("floor", lines, rows, PLOT, other_load(load_before, others_before, load_after, others_after))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""bench/floor/: the floor program of bench/floor.py declares exactly the objects a preview wrote, file for file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.floor import check_same_objects, floor_project
+from kvpool.preview import preview
+from tests.program_runs import PROJECT_DIR
+
+
+@pytest.fixture(scope="module")
+def dev_manifests(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("out")
+    preview(PROJECT_DIR, "dev", out)
+    return out / "dev" / "manifests"
+
+
+def test_the_floor_declares_exactly_the_dev_previews_objects(dev_manifests: Path, tmp_path: Path) -> None:
+    floor = floor_project(tmp_path / "floor", {1: dev_manifests})
+    check_same_objects(floor, "n1", dev_manifests)  # raises SystemExit naming the files that differ
+
+
+def test_an_object_the_floor_declares_differently_is_named(dev_manifests: Path, tmp_path: Path) -> None:
+    floor = floor_project(tmp_path / "floor", {1: dev_manifests})
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    for path in dev_manifests.glob("*.yaml"):
+        (changed / path.name).write_text(path.read_text())
+    (changed / "namespace-_cluster-dev.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: other\n")
+    with pytest.raises(SystemExit, match=r"does not declare the objects of .*changed: namespace-_cluster-dev\.yaml$"):
+        check_same_objects(floor, "n1", changed)
