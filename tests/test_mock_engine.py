@@ -272,5 +272,5 @@ def test_the_engine_imports_none_of_the_programs_settings_or_components() -> Non
                               text=True, check=True).stdout
     assert imported.strip() == str(sorted([
         "components", "components.errors", "components.input_files", "components.local_backend",
-        "components.sdk_internals", "components.units",
+        "components.sdk_internals",
     ]))
