@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from components.settings import LOCAL_ORGANIZATION
+from components.local_backend import LOCAL_ORGANIZATION
 from kvpool.manifests import DEFAULT_KUBERNETES_VERSION
 from kvpool.mock_engine import STACK_REFERENCE_TYPE, RecordedResource
 from kvpool.policy_config import load_policy_config_file
