@@ -40,6 +40,9 @@ SDK_KUBERNETES_VERSION = next(
 MOTOR_DEPLOYER = MOTOR_CHECKOUT / "examples" / "deployer"
 """deploy.py's folder in Motor's checkout (tests/outside.py: MOTOR_CHECKOUT)."""
 
+# The provider's forced server-side apply: takes back fields another field manager owns (an out-of-band edit, or a
+# killed run's own apply), which the README's drift and recovery commands need.
+FORCE = {"PULUMI_K8S_ENABLE_PATCH_FORCE": "true"}
 PULUMI_BINARIES = ("pulumi", "pulumi-language-python", "pulumi-language-python-exec", "pulumi-resource-kubernetes")
 CLUSTER_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 
@@ -245,7 +248,8 @@ class Cluster:
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-        data = json.dumps(body).encode() if body is not None else None
+        # UTF-8 as written: the API server reads an apply body as YAML, whose parser refuses JSON's surrogate-pair escapes
+        data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
         req = urllib.request.Request(
             f"https://127.0.0.1:{self.apiserver_port}{path}",
             data=data,

@@ -96,8 +96,10 @@ def tree_mismatch(offline_stdout: str, preview: dict[str, Any], ignore_type: str
     return "" if got == want else f"only offline: {sorted(want - got)}\nonly pulumi: {sorted(got - want)}"
 
 
-def preview_json(workspace: PulumiWorkspace, stack: str, *extra: str) -> tuple[dict[str, Any], Any]:
-    result = workspace.run("preview", "--json", "-s", stack, *extra)
+def preview_json(
+    workspace: PulumiWorkspace, stack: str, *extra: str, extra_env: dict[str, str] | None = None
+) -> tuple[dict[str, Any], Any]:
+    result = workspace.run("preview", "--json", "-s", stack, *extra, extra_env=extra_env)
     try:
         data = json.loads(result.stdout)
     except json.JSONDecodeError:

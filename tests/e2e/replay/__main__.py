@@ -38,6 +38,10 @@ for resource in RUN["resources"]:
     kind = pulumi.CustomResource if resource["custom"] else pulumi.ComponentResource
     key = (resource["type"], resource["name"])
     assert key not in registered, f"two resources {key}: the replay finds parents by type and name"
+    if resource["type"] == "pulumi:pulumi:StackReference":
+        # The program's reference (its own stack's last outputs, or an owner's): the engine reads it, not its inputs.
+        registered[key] = pulumi.StackReference(resource["name"], opts=options)
+        continue
     registered[key] = kind(resource["type"], resource["name"], inputs, options)
 
 for name, value in RUN["outputs"].items():
