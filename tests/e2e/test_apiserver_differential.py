@@ -157,8 +157,11 @@ def test_every_example_stack_object_is_accepted_as_offline(cluster: Cluster, off
 def test_every_hand_written_manifest_gets_the_offline_verdict(cluster: Cluster) -> None:
     comparisons = differential(cluster, hostile_previews())
     assert_agreement(comparisons, frozenset(KNOWN_DISAGREEMENTS))
-    assert sorted(c.label for c in comparisons if not c.server) == [  # the rest break a rule each
-        "clean-deployment: Deployment ns/x", "clean-service: Service ns/svc", "node-port-allocated-twice: Service ns/infer",
+    # The rest break a rule each; int32-fraction's refusal comes while the server converts the object, which
+    # server_verdict does not read as a refusal (one of the KNOWN_DISAGREEMENTS).
+    assert sorted(c.label for c in comparisons if not c.server) == [
+        "clean-deployment: Deployment ns/x", "clean-service: Service ns/svc", "int32-fraction: Deployment ns/x",
+        "node-port-allocated-twice: Service ns/infer",
     ]
 
 

@@ -36,7 +36,8 @@ def test_from_deploy_py_to_pulumi_up(workspace: PulumiWorkspace, cluster: Cluste
                       "--set", "motor_deploy_config.deploy_mode=multi_deployment")
     assert imported.returncode == 0, imported.stderr
     assert f"wrote stacks/Pulumi.{STACK}.yaml" in imported.stdout
-    assert imported.stdout.splitlines()[-1] == f"next: venv/bin/python -m kvpool preview --stack {STACK}"
+    hint = imported.stdout.splitlines()[-1]  # the Python that ran, here the repository's venv's
+    assert hint.startswith("next: ") and hint.endswith(f"/venv/bin/python -m kvpool preview --stack {STACK}"), hint
 
     previewed = kvpool(project, "preview", "--stack", STACK, "--out", tmp_path / "first")
     assert previewed.returncode == 0, previewed.stderr
