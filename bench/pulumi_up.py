@@ -19,6 +19,7 @@ after one unmeasured run of each preview. `pulumi up` needs Motor's scripts (MOT
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import shutil
@@ -27,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from bench.preview_vs_deploy import (
@@ -86,21 +88,21 @@ def measure(size: int, reps: int, workspace: PulumiWorkspace, cluster: Cluster, 
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=3, help="runs of each preview (up runs once per size)")
-    parser.add_argument("--sizes", default="1,4,16", help="instances per role, comma-separated (at most 16)")
-    args = parser.parse_args()
+def real_engine() -> dict[str, Path]:
+    """The real engine's binaries, and Motor's checkout that `pulumi up` reads its scripts from; exits naming what is
+    missing."""
     bins, missing = find_binaries(PULUMI_BINARIES + CLUSTER_BINARIES)
     if missing:
         raise SystemExit(f"{', '.join(missing)} not built: run `{BUILD_COMMAND}`")
     if not MOTOR_DEPLOYER.is_dir():
         raise SystemExit(f"no Motor checkout at {MOTOR_CHECKOUT} (set MOTOR_CHECKOUT): pulumi up needs Motor's scripts")
-    pulumi_version = subprocess.run([str(bins["pulumi"]), "version"], capture_output=True, text=True, check=True).stdout.strip()
-    built = ", ".join(dict.fromkeys(path.parent.parent.name for path in bins.values()))
+    return bins
 
-    load_before, others_before = os.getloadavg(), others_running()
-    started = datetime.datetime.now()
+
+@contextlib.contextmanager
+def bench_cluster(bins: dict[str, Path]) -> Iterator[tuple[PulumiWorkspace, Cluster, Path]]:
+    """A loopback cluster and a CLI workspace on it for one bench run, in a temporary folder; stopped and removed
+    afterwards, SIGTERM included."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops the cluster
     root = Path(tempfile.mkdtemp(prefix="motor-kvpool-bench-"))
     cluster = Cluster(bins, root / "cluster")
@@ -109,10 +111,25 @@ def main() -> None:
         workspace = PulumiWorkspace(bins, root / "pulumi", kubeconfig=cluster.kubeconfig)
         workspace.root.mkdir()
         workspace.setup()
-        rows = [measure(int(size), args.reps, workspace, cluster, root / "kvpool-out") for size in args.sizes.split(",")]
+        yield workspace, cluster, root
     finally:
         cluster.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=3, help="runs of each preview (up runs once per size)")
+    parser.add_argument("--sizes", default="1,4,16", help="instances per role, comma-separated (at most 16)")
+    args = parser.parse_args()
+    bins = real_engine()
+    pulumi_version = subprocess.run([str(bins["pulumi"]), "version"], capture_output=True, text=True, check=True).stdout.strip()
+    built = ", ".join(dict.fromkeys(path.parent.parent.name for path in bins.values()))
+
+    load_before, others_before = os.getloadavg(), others_running()
+    started = datetime.datetime.now()
+    with bench_cluster(bins) as (workspace, cluster, root):
+        rows = [measure(int(size), args.reps, workspace, cluster, root / "kvpool-out") for size in args.sizes.split(",")]
     load_after, others_after = os.getloadavg(), others_running()
 
     columns = list(rows[0])

@@ -20,26 +20,19 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from bench.preview_vs_deploy import RESULTS, machine, others_running
+from bench.pulumi_up import bench_cluster, real_engine
 from components.rollout import DEFAULT_MAX_UNAVAILABLE, max_unavailable
 from tests.e2e.cluster_stacks import deployments_not_ready, up_stack
 from tests.e2e.kwok_stages import ENGINE_READY_DELAY_S, ENGINE_SIDES
 from tests.e2e.realengine import (
     BUILD_COMMAND,
-    CLUSTER_BINARIES,
-    MOTOR_CHECKOUT,
-    MOTOR_DEPLOYER,
-    PULUMI_BINARIES,
     Cluster,
     PulumiWorkspace,
-    find_binaries,
 )
 from tests.e2e.rollout_watch import NEW_IMAGE, ReadySampler, timeline, write_stack
 from tests.e2e.views import offline_in_copy_to
@@ -77,27 +70,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instances", type=int, default=4, help="instances of each role (default 4)")
     args = parser.parse_args()
-    bins, missing = find_binaries(PULUMI_BINARIES + CLUSTER_BINARIES)
-    if missing:
-        raise SystemExit(f"{', '.join(missing)} not built: run `{BUILD_COMMAND}`")
-    if not MOTOR_DEPLOYER.is_dir():
-        raise SystemExit(f"no Motor checkout at {MOTOR_CHECKOUT} (set MOTOR_CHECKOUT): pulumi up needs Motor's scripts")
+    bins = real_engine()
     version = subprocess.run([str(bins["pulumi"]), "version"], capture_output=True, text=True, check=True).stdout.strip()
     load_before, others_before = os.getloadavg(), others_running()
     started = datetime.datetime.now()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops the cluster
-    root = Path(tempfile.mkdtemp(prefix="motor-kvpool-bench-"))
-    cluster = Cluster(bins, root / "cluster")
-    try:
-        cluster.start()
-        workspace = PulumiWorkspace(bins, root / "pulumi", kubeconfig=cluster.kubeconfig)
-        workspace.root.mkdir()
-        workspace.setup()
+    with bench_cluster(bins) as (workspace, cluster, root):
         results = {stack: measure(stack, setting, args.instances, workspace, cluster, root / "kvpool-out")
                    for stack, setting in STACKS.items()}
-    finally:
-        cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
     load_after, others_after = os.getloadavg(), others_running()
 
     n = args.instances

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import os
-import sys
 from typing import Any, Callable
 from unittest import mock
 
@@ -34,7 +32,6 @@ from kvpool.stack_config import StackConfig, load_stack_config
 from tests.policy_fixtures import (
     CONFIGMAP,
     DEPLOYMENT,
-    PACK,
     SERVICE_SET,
     STACK_REFERENCE,
     connectors,
@@ -45,6 +42,7 @@ from tests.policy_fixtures import (
     pod_spec,
     with_config,
 )
+from tools.reference.policies import catalog
 from tests.program_runs import PROJECT_DIR, render, stack_values
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
@@ -53,17 +51,7 @@ ROLE = "kubernetes:rbac.authorization.k8s.io/v1:Role"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 
 
-def _catalog() -> Any:
-    """The pack's catalog as the CLI loads it: the pack's folder first on the path (its modules import each other
-    by their own names, `import rules`)."""
-    sys.path.insert(0, str(PACK))
-    try:
-        return importlib.import_module("catalog")
-    finally:
-        sys.path.remove(str(PACK))
-
-
-POLICIES = {policy.name: policy for policy in _catalog().POLICIES}
+POLICIES = {policy.name: policy for policy in catalog().POLICIES}
 
 
 @dataclasses.dataclass(frozen=True)
