@@ -11,8 +11,7 @@ Compares `<old>/<stack>/` with `<new>/<stack>/` (manifests and outputs.json): li
 update and delete, with a unified diff of each update (unindented, so that a ```diff block colours it), then a
 summary line. A stack one side does not have (a folder that exists but holds no `<stack>/`, or a base commit
 without its stack file) is new or deleted: every object is to create or to delete. Then the blast radius: the workloads
-whose pods roll and why (the changed checksum/<input> or pod template field), the waves each side's engines roll
-in and how many keep serving (from the outputs' `engines` and `rollout`), the objects Pulumi replaces
+whose pods roll and why (the changed checksum/<input> or pod template field), the objects Pulumi replaces
 instead of updating, the in-flight requests dropped and whether the KV pool keeps its contents, ending with one
 `Blast radius: ...` line for pull request comments. When the stack's `kv_store` output changes, the stacks that
 read it are previewed against its old and new outputs and their diffs follow (kvpool/consumer_previews.py).
@@ -29,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -98,12 +96,6 @@ def manifests(root: Path, stack: str) -> dict[str, dict[str, Any]]:
         name.removeprefix(f"{MANIFESTS}/"): yaml.safe_load(text)
         for name, text in (_files(root, stack) or {}).items() if name.startswith(f"{MANIFESTS}/")
     }
-
-
-def outputs(root: Path, stack: str) -> dict[str, Any]:
-    """The preview's outputs.json (empty when the folder has none, or no preview of the stack)."""
-    text = (_files(root, stack) or {}).get(OUTPUTS)
-    return json.loads(text) if text else {}
 
 
 def absent_side(old_root: Path, new_root: Path, stack: str) -> str | None:
@@ -214,8 +206,7 @@ def _report(args: argparse.Namespace, old: Path, new: Path, labels: tuple[str, s
     # The provider's in-place switches matter only to an object both sides hold.
     provider_config = {} if absent else load_stack_config(args.project_dir, args.stack).values
     radius = blast_radius.blast_radius(
-        manifests(old, args.stack), manifests(new, args.stack), blast_radius.mutable_kinds(provider_config),
-        outputs(old, args.stack), outputs(new, args.stack),
+        manifests(old, args.stack), manifests(new, args.stack), blast_radius.mutable_kinds(provider_config)
     )
     consumers = consumer_previews.consumer_lines(old, new, args.stack, args.project_dir)
     print("\n".join([*([absent] if absent else []), *report(found, unchanged), *blast_radius_report.report(radius),

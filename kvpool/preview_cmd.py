@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from components.local_backend import LOCAL_ORGANIZATION
 from kvpool.manifests import DEFAULT_KUBERNETES_VERSION
 from kvpool.mock_engine import STACK_REFERENCE_TYPE, RecordedResource
 from kvpool.policy_config import load_policy_config_file
@@ -63,12 +62,8 @@ def summary(result: PreviewResult) -> list[str]:
         f"(strict), {len(validation.not_schema_checked)} not schema-checked"
     )
     lines += [f"    {line}" for line in validation.not_schema_checked]
-    own = f"{LOCAL_ORGANIZATION}/{run.project}/{run.stack}"
     for reference in sorted(resource.resource_id for resource in run.resources if resource.type == STACK_REFERENCE_TYPE):
-        source = ("this stack's last outputs: which engine instances run and roll in waves; none unless "
-                  "--stack-outputs gives them" if reference == own else "its outputs read from its own preview or "
-                  "--stack-outputs")
-        lines.append(f"Stack reference: {reference} ({source})")
+        lines.append(f"Stack reference: {reference} (its outputs read from its own preview or --stack-outputs)")
     secret_count = len({path[0] for path in run.secret_output_paths})
     lines.append(f"Outputs: {len(run.outputs)} ({secret_count} secret, written as \"[secret]\")")
     if run.log_messages:

@@ -22,7 +22,6 @@ from typing import Any
 
 import yaml
 
-from tests.e2e import kwok_stages
 from tests.outside import MOTOR_CHECKOUT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -186,8 +185,7 @@ class Cluster:
             "--bind-address=127.0.0.1",
             f"--secure-port={free_port()}",
         )
-        # kwok's fast stages, engines of the rollout namespaces readied late (tests/e2e/kwok_stages.py).
-        stages = kwok_stages.stages(self.bins["kwok"].parent.parent / "stages" / "fast.yaml", self.root / "stages.yaml")
+        stages = self.bins["kwok"].parent.parent / "stages" / "fast.yaml"
         self._spawn(
             "kwok",
             f"--kubeconfig={self.kubeconfig}",
