@@ -207,12 +207,13 @@ def test_an_absurd_volume():
 def test_a_huge_parallel_size_is_refused_in_bounded_memory(project: Path):
     """The one-field mutation that grew pytest to 23 GiB: the KV-event port rule built a set of every port of a
     DP x TP x PP range. Now the settings refuse it within 500 MB of address space."""
+    # Within 64 bits: the CLI reads a longer integer as a float (kvpool/stack_yaml.py does the same).
     def change(config):
-        config["motor-kvpool:motor_engine_prefill_config"]["engine_config"]["tensor_parallel_size"] = 2**70
+        config["motor-kvpool:motor_engine_prefill_config"]["engine_config"]["tensor_parallel_size"] = 2**62
     stack_file(project, "huge", "kv-affinity", change)
     result = kvpool("settings", "--stack", "huge", "--project-dir", project, memory_limit=500_000_000)
     assert (result.returncode, "MemoryError" in result.stderr) == (1, False), result.stderr
-    assert f"is 2 x {2**70} x 1 = {2 * 2**70} ranks, but an instance has 1 pod(s) x 4 NPUs" in result.stderr
+    assert f"is 2 x {2**62} x 1 = {2**63} ranks, but an instance has 1 pod(s) x 4 NPUs" in result.stderr
 
 
 # --- numbers in env --------------------------------------------------------------------------------------------
