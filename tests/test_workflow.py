@@ -11,7 +11,7 @@ import os
 import re
 import subprocess
 import sys
-from importlib.metadata import packages_distributions
+from importlib.metadata import distribution, packages_distributions
 from pathlib import Path
 
 import pytest
@@ -155,6 +155,16 @@ def requirement_names(file: Path) -> set[str]:
     return names
 
 
+def distributions_of(module: str) -> list[str]:
+    """The distributions that provide `module`: for a namespace package shared by several (google.*), the ones that
+    hold its folder."""
+    candidates = packages_distributions()[module.split(".")[0]]
+    if len(candidates) == 1:
+        return candidates
+    folder = module.replace(".", "/") + "/"
+    return [name for name in candidates if any(str(file).startswith(folder) for file in distribution(name).files or [])]
+
+
 def test_the_real_preview_installs_every_distribution_the_policy_pack_imports() -> None:
     """`pulumi preview --policy-pack policies` runs the pack in venv (policies/PulumiPolicy.yaml)."""
     script = step_script("pulumi-preview", "virtualenv `venv` (Pulumi.yaml names it; the policy pack runs in it too)")
@@ -163,13 +173,13 @@ def test_the_real_preview_installs_every_distribution_the_policy_pack_imports() 
     for source in (PROJECT_DIR / "policies").rglob("*.py"):
         for node in ast.walk(ast.parse(source.read_text())):
             if isinstance(node, ast.Import):
-                imported |= {alias.name.split(".")[0] for alias in node.names}
+                imported |= {alias.name for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                imported.add(node.module.split(".")[0])
+                imported.add(node.module)
     # the pack's own modules: it runs from its folder (`import catalog`) and as the package `policies`
     own = {"policies", "__future__"} | {path.stem for path in (PROJECT_DIR / "policies").iterdir()}
-    third_party = sorted(imported - set(sys.stdlib_module_names) - own)
-    distributions = packages_distributions()
-    needed = {dist.lower().replace("_", "-") for module in third_party for dist in distributions[module]}
+    third_party = sorted(module for module in imported
+                         if module.split(".")[0] not in set(sys.stdlib_module_names) | own)
+    needed = {dist.lower().replace("_", "-") for module in third_party for dist in distributions_of(module)}
     assert "pulumi-policy" in needed
     assert needed <= installed, sorted(needed - installed)
