@@ -110,9 +110,10 @@ def ha_plan(rendered: Rendered, work: Path) -> dict:
     lb.add_pod("engine-0", [])
 
     def change(key: str, content: str) -> str:
+        # The HA variant renders tcp itself (a standalone store cannot run the ascend transport).
         if key == STORE_FILE:
-            return with_sizes(as_tcp(content), global_segment_size=SIDECAR_SEGMENT)
-        return tcp_client_files(key, content)
+            return with_sizes(content, global_segment_size=SIDECAR_SEGMENT)
+        return content
 
     maps = configmaps(rendered, change)
     engine = engine_process(rendered, lb, "engine-0", "mooncake", "mooncake_engine.py", maps)
