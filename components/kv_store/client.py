@@ -44,7 +44,7 @@ def store_ports(endpoint: KVStoreEndpoint) -> list[int]:
     ports = {endpoint.port, endpoint.metrics_port}
     if endpoint.backend == "mooncake":
         address = json.loads(endpoint.client_files[mooncake.CLIENT_FILE])["master_server_address"]
-        ports.update(int(member.rpartition(":")[2]) for member in address.removeprefix("etcd://").split(";"))
+        ports.update(int(member.rpartition(":")[2]) for member in mooncake.master_endpoints(address))
     elif endpoint.backend == "memcache":
         conf = memcache.parse_conf(endpoint.client_files[memcache.LOCAL_FILE], memcache.LOCAL_FILE)
         ports.update(int(conf[key].rpartition(":")[2])

@@ -182,9 +182,9 @@ def _master_address_ok(address: Any, host: str, port: int, workloads: Workloads)
     names them: only their number and port come from the owner."""
     if address == f"{host}:{port}":
         return True
-    if not isinstance(address, str) or not address.startswith("etcd://"):
+    if not isinstance(address, str) or not address.startswith(mooncake.ETCD_SCHEME):
         return False
-    endpoints = address.removeprefix("etcd://").split(";")
+    endpoints = mooncake.master_endpoints(address)
     number = endpoints[0].rpartition(":")[2]
     try:
         etcd = EtcdConfig(replicas=len(endpoints), port=int(number) if number.isdigit() else -1)

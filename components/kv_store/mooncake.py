@@ -29,6 +29,7 @@ from components.store_settings import MooncakeStoreConfig
 from components.units import mooncake_size_bytes
 
 CLIENT_FILE = "mooncake.json"
+ETCD_SCHEME = "etcd://"  # a master_server_address that names etcd members: HA clients find the leader there
 STANDALONE_CONTAINER = "mooncake-store"
 CLIENT_CONFIG_KEYS = (
     "metadata_server", "protocol", "device_name", "master_server_address", "global_segment_size",
@@ -66,8 +67,13 @@ def master_args(store: MooncakeStoreConfig, etcd_endpoints: list[str]) -> list[s
 def master_server_address(store: MooncakeStoreConfig, host: str, etcd_endpoints: list[str]) -> str:
     """HA clients find the leader through etcd; otherwise they dial the master Service."""
     if etcd_endpoints:
-        return "etcd://" + ";".join(etcd_endpoints)
+        return ETCD_SCHEME + ";".join(etcd_endpoints)
     return f"{host}:{store.port}"
+
+
+def master_endpoints(address: str) -> list[str]:
+    """The host:port entries a master_server_address names: the etcd members (HA), or the master itself."""
+    return address.removeprefix(ETCD_SCHEME).split(";")
 
 
 def client_config(store: MooncakeStoreConfig, master_address: str) -> dict[str, Any]:
