@@ -26,11 +26,11 @@ def project_dir(argv: list[str]) -> Path:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     project = project_dir(argv).resolve()
-    if not (project / "kvpool" / "cli.py").is_file():
-        print(f"error: {project} is not a motor-kvpool project (no kvpool/cli.py there); run kvpool in the project "
+    if not (project / "kvpool" / "commands" / "cli.py").is_file():
+        print(f"error: {project} is not a motor-kvpool project (no kvpool/commands/cli.py there); run kvpool in the project "
               f"folder or pass {PROJECT_DIR_OPTION} DIR", file=sys.stderr)
         return 1
     sys.path.insert(0, str(project))  # the project's own kvpool, found first
-    from kvpool.cli import main as kvpool_main
+    from kvpool.commands.cli import main as kvpool_main
 
     return kvpool_main(argv)

@@ -6,19 +6,19 @@ For each size NP+ND, bench/preview_vs_deploy.py's service (stacks/Pulumi.dev.yam
 and N decode instances, imported with `python -m kvpool import` as stack nN) is previewed once by ours; the floor
 program (bench/floor/__main__.py) then declares exactly the objects of that preview's manifests folder, each with its
 typed pulumi_kubernetes class and nothing else (no settings, no components, no checks, no policy pack). A check run
-(not measured) proves it: the floor's run, built into manifests by kvpool/manifests.py, writes the same text as
+(not measured) proves it: the floor's run, built into manifests by kvpool/views/manifests.py, writes the same text as
 ours, file for file. Then, alternately and each in a fresh process, after one warm-up run of each:
 
   ours:  python -m kvpool preview --stack nN    (schema check, API-server checks and the policy pack included)
-  floor: kvpool.stack_config.load_stack_config + kvpool.mock_engine.run_program of bench/floor, stack nN
+  floor: kvpool.engine.stack_config.load_stack_config + kvpool.engine.mock_engine.run_program of bench/floor, stack nN
 
-Why the floor runs through kvpool/mock_engine.py and not through a test's `pulumi.runtime.set_mocks`: that module is
+Why the floor runs through kvpool/engine/mock_engine.py and not through a test's `pulumi.runtime.set_mocks`: that module is
 how `kvpool preview` runs any program, ours included: the SDK's mock monitor, the stack's config loaded from its
 files as the CLI would, one root stack as the language host makes it, and every registration recorded as the engine
 receives it (the work the Go engine does in its own process for `pulumi preview`). Ours and the floor share it, so
 the difference between them is exactly our work: the settings, the components, building, checking and writing the
 manifests, the policy pack and printing the plan. The floor process imports the mock engine and nothing of our
-program (kvpool/mock_engine.py imports no settings model; tests/test_mock_engine.py holds it to that).
+program (kvpool/engine/mock_engine.py imports no settings model; tests/test_mock_engine.py holds it to that).
 
 Wall time is the whole process, start to exit; CPU time the user + system time of all its processes; peak memory
 the largest process's peak RSS and, from one more run of each, the peak of the summed PSS of all the run's processes
@@ -74,13 +74,18 @@ from bench.preview_vs_deploy import (  # noqa: E402 (after the path above)
     tree_peak,
     write_results,
 )
-from tests.e2e.realengine import BUILD_COMMAND, PULUMI_BINARIES, PulumiWorkspace, find_binaries  # noqa: E402
+from tests.e2e.realengine import (  # noqa: E402
+    BUILD_COMMAND,
+    PULUMI_BINARIES,
+    PulumiWorkspace,
+    find_binaries,
+)
 
 FLOOR_PROGRAM = ROOT / "bench" / "floor"
 FLOOR_RUNNER = """import sys
 from pathlib import Path
-from kvpool.mock_engine import run_program
-from kvpool.stack_config import load_stack_config
+from kvpool.engine.mock_engine import run_program
+from kvpool.engine.stack_config import load_stack_config
 project_dir = Path(sys.argv[1])
 run_program(project_dir, load_stack_config(project_dir, sys.argv[2]))
 """
@@ -107,11 +112,11 @@ def floor_project(folder: Path, manifests: dict[int, Path]) -> Path:
 
 
 def check_same_objects(floor_dir: Path, stack: str, manifests: Path) -> None:
-    """The floor declares exactly the objects of `manifests`: its run, as kvpool/manifests.py writes it, is the same
+    """The floor declares exactly the objects of `manifests`: its run, as kvpool/views/manifests.py writes it, is the same
     text file for file."""
-    from kvpool.manifests import kubernetes_objects, manifest_text
-    from kvpool.mock_engine import run_program
-    from kvpool.stack_config import load_stack_config
+    from kvpool.engine.mock_engine import run_program
+    from kvpool.engine.stack_config import load_stack_config
+    from kvpool.views.manifests import kubernetes_objects, manifest_text
 
     run = run_program(floor_dir, load_stack_config(floor_dir, stack))
     floor = {obj.file_name: manifest_text(obj.body) for obj in kubernetes_objects(run.resources)}
@@ -234,7 +239,7 @@ def main() -> None:
         "policy pack in its own process, the strict Kubernetes 1.30 schema and API-server checks, the manifests "
         "written). The floor: bench/floor/__main__.py, a bare Pulumi program declaring the same objects (ours' "
         "manifests, checked file for file) with their typed pulumi_kubernetes classes, run by the same mock engine "
-        "(kvpool/mock_engine.py) and nothing else. Each command in a fresh process, "
+        "(kvpool/engine/mock_engine.py) and nothing else. Each command in a fresh process, "
         f"{args.reps} runs each, alternating the floor and ours, after one warm-up run of each.",
         "",
         "| service | tool | wall median (min–max) | CPU median | peak MiB, largest process | peak MiB, all processes "

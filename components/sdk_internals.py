@@ -3,7 +3,7 @@ requirements.txt (SDK_VERSION; tests/test_sdk_internals.py fails on any other, s
 
 - The program lists its stack's config keys: the SDK offers `Config.get` per key but no listing, and the offline
   preview and the CLI's language host put config in different places (runtime state or environment).
-- The offline engine (kvpool/mock_engine.py) runs a program to completion in its own root stack, as the
+- The offline engine (kvpool/engine/mock_engine.py) runs a program to completion in its own root stack, as the
   language host does, serializes its exports as the engine stores them, and resets the SDK's module-level state
   between runs, which `set_mocks` does not.
 """

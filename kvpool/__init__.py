@@ -27,22 +27,20 @@ From Python::
     from kvpool.preview import preview
     result = preview(Path("."), "dev", Path("out"))   # -> PreviewResult(run, validation, manifest_files, ...)
     result.run.resource("kubernetes:core/v1:Namespace", "demo").inputs
-    from kvpool.policy_runner import run_policy_pack
-    from kvpool.stack_config import load_stack_config
+    from kvpool.policy_host.runner import run_policy_pack
+    from kvpool.engine.stack_config import load_stack_config
     report = run_policy_pack(Path("policies"), result.run, load_stack_config(Path("."), "dev"))
     report.violations, report.mandatory, report.policies   # -> Violation(policy_name, enforcement_level, ...)
 
-Modules: cli (argument parsing, exit codes); one per subcommand: preview_cmd, diff_cmd, import_cmd, settings_cmd,
-fleet_cmd;
-preview (the preview as a library), stack_config (Pulumi.yaml + stack file -> config strings), stack_references
-(resolve other stacks' outputs offline), mock_engine (run a program, record resources and outputs),
-provider_naming (the provider's auto-naming, emulated), property_values (properties as the engine encodes them),
-manifests (build, schema-validate, write), live_objects (the cluster's objects for diff --live), apiserver_checks (the API server's own validation on the manifests)
-with apiserver_names (names, labels, annotations, keys) and apiserver_workloads (workloads and their pods),
-policy_runner (run a policy pack over a run, as the CLI does, over its gRPC protocol) with policy_pack_process (the
-pack's process) and analyzer_messages (the protocol's messages), policy_config (the CLI's policy config
-reconciliation), blast_radius (which workloads a change rolls) with blast_radius_report (its text), base_preview (a git
-commit's preview, in a temporary worktree), importer (deploy.py files -> a stack file), fleet (owners, consumers and
-their problems) with fleet_offline (its source: the stack files and previews), fleet_report (table, JSON) and
-fleet_graph (the picture), consumer_previews (an owner's change previewed on its consumers, for diff).
+Groups, each named by the real part it stands in for (its __init__ names the test that compares them):
+- preview (this folder): the preview as a library, the one path every command takes;
+- engine/: the Pulumi CLI and engine (stack files, the mock monitor, stack references, the engine's encodings);
+- policy_host/: the CLI as a policy-pack host (the pack's process over the analyzer gRPC protocol);
+- apiserver/: kube-apiserver's own checks (decoding, validation, NodePorts, server-side apply);
+- views/: what a preview's objects are and what a change does (manifests, blast radius, base and consumer previews,
+  the importer, live objects);
+- fleet/: owners, consumers and their problems across stacks;
+- commands/: the command line, one module per subcommand.
+A group may import engine/ and those listed before it; views/ and fleet/ read previews; only commands/ parses
+arguments.
 """

@@ -1,5 +1,5 @@
 """`python -m kvpool ...`; see kvpool/__init__.py for examples."""
 
-from kvpool.cli import main
+from kvpool.commands.cli import main
 
 raise SystemExit(main())

@@ -1,5 +1,5 @@
 """The offline preview as a library: what `pulumi preview` would show, computed offline, plus the rendered
-manifests (`python -m kvpool preview` is kvpool/preview_cmd.py).
+manifests (`python -m kvpool preview` is kvpool/commands/preview_cmd.py).
 
 Steps: merge the stack's config -> run the program under mocks -> run the policy pack over the run (as
 `pulumi preview --policy-pack` would; a mandatory violation stops here) -> build and strictly validate the
@@ -12,26 +12,25 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-from collections.abc import Iterator
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from components.errors import KvpoolError
 from components.units import integral_floats_to_ints
-from kvpool.manifests import (
+from kvpool.engine.mock_engine import ProgramRun, run_program
+from kvpool.engine.property_values import mask_paths
+from kvpool.engine.stack_config import load_stack_config
+from kvpool.engine.stack_references import resolve as resolve_references
+from kvpool.policy_host.runner import PolicyReport, StartedPolicyPack
+from kvpool.views.manifests import (
     DEFAULT_KUBERNETES_VERSION,
     ValidationReport,
     kubernetes_objects,
     validate_objects,
     write_manifests,
 )
-from kvpool.mock_engine import ProgramRun, run_program
-from kvpool.policy_runner import PolicyReport, StartedPolicyPack
-from kvpool.property_values import mask_paths
-from kvpool.stack_config import load_stack_config
-from kvpool.stack_references import resolve as resolve_references
 
 DEFAULT_POLICY_PACK_DIR = "policies"
 """Below the project directory; the preview runs the pack there when it has a PulumiPolicy.yaml."""

@@ -8,8 +8,8 @@ import dataclasses
 import json
 from typing import Any, Callable
 
-from kvpool.mock_engine import ProgramRun, run_program
-from kvpool.stack_config import StackConfig, load_stack_config
+from kvpool.engine.mock_engine import ProgramRun, run_program
+from kvpool.engine.stack_config import StackConfig, load_stack_config
 from tests.program_runs import PROJECT_DIR
 
 PACK = PROJECT_DIR / "policies"

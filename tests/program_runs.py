@@ -10,9 +10,9 @@ from typing import Any, Callable
 
 import yaml
 
-from kvpool.manifests import kubernetes_objects
-from kvpool.mock_engine import ProgramRun, run_program
-from kvpool.stack_config import StackConfig, load_stack_config
+from kvpool.engine.mock_engine import ProgramRun, run_program
+from kvpool.engine.stack_config import StackConfig, load_stack_config
+from kvpool.views.manifests import kubernetes_objects
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 PROJECT = "motor-kvpool"

@@ -7,10 +7,16 @@ import sys
 
 import pytest
 
-from kvpool import blast_radius, blast_radius_report
-from kvpool.diff_cmd import MissingPreviewError, absent_side, changes, manifests, report
+from kvpool.engine.stack_config import load_stack_config
 from kvpool.preview import preview
-from kvpool.stack_config import load_stack_config
+from kvpool.views import blast_radius, blast_radius_report
+from kvpool.views.diff import (
+    MissingPreviewError,
+    absent_side,
+    changes,
+    manifests,
+    report,
+)
 from tests.git_history import edit, git, project_repository
 from tests.program_runs import PROJECT_DIR
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from components.errors import KvpoolError
-from kvpool.importer import import_pair
 from kvpool.preview import preview
+from kvpool.views.importer import import_pair
 from tests.outside import MOTOR_EXAMPLES
 from tests.program_runs import PROJECT_DIR
 

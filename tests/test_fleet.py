@@ -15,13 +15,13 @@ from xml.etree import ElementTree
 
 import pytest
 
-from kvpool import fleet_report
-from kvpool.cli import main
-from kvpool.fleet import build_fleet
-from kvpool.fleet_graph import PictureError, render
-from kvpool.fleet_offline import MissingPreviewError, offline_facts
-from kvpool.mock_engine import run_program
-from kvpool.stack_config import load_stack_config
+from kvpool.commands.cli import main
+from kvpool.engine.mock_engine import run_program
+from kvpool.engine.stack_config import load_stack_config
+from kvpool.fleet import report as fleet_report
+from kvpool.fleet.graph import PictureError, render
+from kvpool.fleet.model import build_fleet
+from kvpool.fleet.offline import MissingPreviewError, offline_facts
 from tests.program_runs import PROJECT, PROJECT_DIR, project_with_stacks, stack_values
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -12,11 +12,17 @@ import yaml
 
 from components.errors import SettingsError
 from components.settings_loader import load_from_motor_files, load_from_pulumi_config
-from kvpool.importer import ConversionError, convert, import_pair, stack_file_text
+from kvpool.views.importer import ConversionError, convert, import_pair, stack_file_text
 from policies import rules
 from tests.program_runs import PROJECT_DIR
+from tests.service_configs import (
+    IMAGE,
+    as_motor_files,
+    memcache_pool,
+    mooncake_pool,
+    plain_pd,
+)
 from tests.test_examples import project_copy
-from tests.service_configs import IMAGE, as_motor_files, memcache_pool, mooncake_pool, plain_pd
 
 
 def write_pair(folder: Path, service: dict) -> tuple[Path, Path]:
@@ -280,7 +286,7 @@ def test_older_scheduler_deploy_mode_is_dropped_with_a_note():
 )
 def test_set_of_a_switch_is_written_to_the_stack(tmp_path, key, value, expected):
     """--set create_namespace=false said "set to False" and wrote nothing (issue 22 item 1)."""
-    from kvpool.cli import main
+    from kvpool.commands.cli import main
 
     user_path, env_path = write_pair(tmp_path, plain_pd())
     stacks = tmp_path / "stacks"

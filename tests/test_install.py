@@ -68,7 +68,7 @@ def test_kvpool_previews_a_project_from_another_directory(installed: Path, tmp_p
     assert (elsewhere / "out" / "dev" / "manifests" / "namespace-_cluster-dev.yaml").is_file()
     lost = kvpool_command(installed, "settings", "--stack", "dev", cwd=elsewhere)
     assert (lost.returncode, lost.stderr) == (
-        1, f"error: {elsewhere.resolve()} is not a motor-kvpool project (no kvpool/cli.py there); run kvpool in the "
+        1, f"error: {elsewhere.resolve()} is not a motor-kvpool project (no kvpool/commands/cli.py there); run kvpool in the "
            "project folder or pass --project-dir DIR\n"
     )
 

@@ -20,7 +20,7 @@ from components.ports import Port
 from components.service_args import kv_conductor_args
 from components.settings_loader import load_from_pulumi_config
 from components.workloads import Workloads
-from kvpool.mock_engine import ProgramError
+from kvpool.engine.mock_engine import ProgramError
 from policies import rules
 from tests.program_runs import Rendered, env_of, render, render_component, stack_values
 

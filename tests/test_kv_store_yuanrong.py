@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvpool.mock_engine import ProgramError
+from kvpool.engine.mock_engine import ProgramError
 from tests.program_runs import env_of, render, render_stack, stack_values
 
 ETCD = "mindie-motor-kv-store-etcd-0.mindie-motor-kv-store-etcd-peers.yuanrong.svc.cluster.local:2379"

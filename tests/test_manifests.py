@@ -1,4 +1,4 @@
-"""kvpool.manifests: manifests built from recorded resources, strictly schema-checked, written as YAML."""
+"""kvpool.views.manifests: manifests built from recorded resources, strictly schema-checked, written as YAML."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvpool import manifests
-from kvpool.manifests import (
+from kvpool.engine.mock_engine import ProgramRun, RecordedResource, run_program
+from kvpool.engine.stack_config import load_stack_config
+from kvpool.views import manifests
+from kvpool.views.manifests import (
     KubernetesObject,
     KubernetesVersionError,
     ManifestValidationError,
@@ -20,8 +22,6 @@ from kvpool.manifests import (
     validate_objects,
     write_manifests,
 )
-from kvpool.mock_engine import ProgramRun, RecordedResource, run_program
-from kvpool.stack_config import load_stack_config
 
 PROGRAMS = Path(__file__).parent / "fixtures" / "programs"
 

@@ -13,7 +13,7 @@ from components.errors import SettingsError
 from components.kv_store.contract import sanitized_endpoint
 from components.settings_loader import load_from_pulumi_config
 from components.units import integral_floats_to_ints
-from kvpool.mock_engine import ProgramError
+from kvpool.engine.mock_engine import ProgramError
 from tests.program_runs import env_of, render, stack_values
 from tests.test_shared_store import A, B, mooncake_pair
 

@@ -27,8 +27,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from kvpool.mock_engine import ProgramRun, RecordedResource, run_program
-from kvpool.stack_config import StackConfig, load_stack_config
+from kvpool.engine.mock_engine import ProgramRun, RecordedResource, run_program
+from kvpool.engine.stack_config import StackConfig, load_stack_config
 from tests.policy_fixtures import (
     CONFIGMAP,
     DEPLOYMENT,
@@ -42,8 +42,8 @@ from tests.policy_fixtures import (
     pod_spec,
     with_config,
 )
-from tools.reference.policies import catalog
 from tests.program_runs import PROJECT_DIR, render, stack_values
+from tools.reference.policies import catalog
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 MOTOR_CONFIG = (CONFIGMAP, "motor-config")

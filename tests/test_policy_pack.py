@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kvpool.mock_engine import ProgramRun
-from kvpool.policy_runner import run_policy_pack
+from kvpool.engine.mock_engine import ProgramRun
+from kvpool.engine.stack_config import StackConfig
+from kvpool.policy_host.runner import run_policy_pack
 from kvpool.preview import PolicyViolationError, preview
-from kvpool.stack_config import StackConfig
 from tests.policy_fixtures import PACK, edit_user_config, kv, program
 from tests.program_runs import PROJECT_DIR
 

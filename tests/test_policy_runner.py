@@ -1,5 +1,5 @@
-"""kvpool.policy_runner: fixture policy packs run as the Pulumi CLI runs them, against the kv-demo program;
-kvpool.policy_config's reconciliation; and `python -m kvpool preview` with a policy pack."""
+"""kvpool.policy_host.runner: fixture policy packs run as the Pulumi CLI runs them, against the kv-demo program;
+kvpool.policy_host.pack_config's reconciliation; and `python -m kvpool preview` with a policy pack."""
 
 from __future__ import annotations
 
@@ -12,12 +12,21 @@ from pathlib import Path
 
 import pytest
 
-from kvpool.mock_engine import ProgramRun, run_program
-from kvpool.policy_config import PolicyConfig, PolicyConfigError, PolicyInfo, reconcile_policy_config
-from kvpool.policy_pack_process import PolicyPackError
-from kvpool.policy_runner import PolicyReport, run_policy_pack
-from kvpool.property_values import UNKNOWN_MASK, decode_properties, encode_properties
-from kvpool.stack_config import StackConfig, load_stack_config
+from kvpool.engine.mock_engine import ProgramRun, run_program
+from kvpool.engine.property_values import (
+    UNKNOWN_MASK,
+    decode_properties,
+    encode_properties,
+)
+from kvpool.engine.stack_config import StackConfig, load_stack_config
+from kvpool.policy_host.pack_config import (
+    PolicyConfig,
+    PolicyConfigError,
+    PolicyInfo,
+    reconcile_policy_config,
+)
+from kvpool.policy_host.pack_process import PolicyPackError
+from kvpool.policy_host.runner import PolicyReport, run_policy_pack
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 PROGRAMS = REPOSITORY / "tests" / "fixtures" / "programs"

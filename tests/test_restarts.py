@@ -15,10 +15,10 @@ import pytest
 
 from components.motor_config import MOTOR_FILES
 from components.restarts import RESTARTS
-from kvpool.manifests import kubernetes_objects
-from kvpool.mock_engine import run_program
-from kvpool.stack_config import StackConfig
-from tests.program_runs import PROJECT_DIR, PROJECT, Rendered, render, stack_values
+from kvpool.engine.mock_engine import run_program
+from kvpool.engine.stack_config import StackConfig
+from kvpool.views.manifests import kubernetes_objects
+from tests.program_runs import PROJECT, PROJECT_DIR, Rendered, render, stack_values
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 ENGINES = {"vllm-p0", "vllm-p1", "vllm-d0", "vllm-d1"}

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from kvpool.mock_engine import ProgramError, StackReferenceError
+from kvpool.engine.mock_engine import ProgramError, StackReferenceError
 from tests.program_runs import env_of, render, stack_values
 
 A = "organization/motor-kvpool/service-a"

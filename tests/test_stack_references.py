@@ -11,8 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvpool.stack_config import load_stack_config
-from kvpool.stack_references import StackReferenceResolutionError, read_outputs_file, resolve
+from kvpool.engine.stack_config import load_stack_config
+from kvpool.engine.stack_references import (
+    StackReferenceResolutionError,
+    read_outputs_file,
+    resolve,
+)
 from tests.program_runs import PROJECT_DIR
 
 A = "organization/motor-kvpool/service-a"

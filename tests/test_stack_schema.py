@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
-from kvpool.stack_schema import MODELINE, SCHEMA_FILE, schema_text
+from kvpool.engine.stack_schema import MODELINE, SCHEMA_FILE, schema_text
 from tests.program_runs import PROJECT_DIR
 
 STACK_FILES = sorted((PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
@@ -31,14 +31,14 @@ def problems(validator, document) -> list[tuple[list, str]]:
 
 
 def test_the_committed_schema_is_what_the_generator_writes() -> None:
-    assert SCHEMA_FILE.read_text() == schema_text(), "run python -m kvpool.stack_schema"
-    check = subprocess.run([sys.executable, "-m", "kvpool.stack_schema", "--check"], cwd=PROJECT_DIR,
+    assert SCHEMA_FILE.read_text() == schema_text(), "run python -m kvpool.engine.stack_schema"
+    check = subprocess.run([sys.executable, "-m", "kvpool.engine.stack_schema", "--check"], cwd=PROJECT_DIR,
                            capture_output=True, text=True, timeout=120)
     assert (check.returncode, check.stderr) == (0, "")
 
 
 def test_the_generator_check_fails_on_a_stale_schema(tmp_path: Path, monkeypatch) -> None:
-    from kvpool import stack_schema
+    from kvpool.engine import stack_schema
 
     stale = tmp_path / SCHEMA_FILE.name
     stale.write_text(schema_text().replace('"integer"', '"string"', 1))

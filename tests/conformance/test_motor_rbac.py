@@ -33,11 +33,11 @@ from components.rbac import (
     controller_calls,
     rbac_objects,
 )
+from kvpool.engine.mock_engine import run_program
+from kvpool.engine.stack_config import load_stack_config
+from kvpool.engine.stack_references import resolve as resolve_references
+from kvpool.views.manifests import kubernetes_objects
 from tests.conformance.apiserver import Authorizer, RecordingApiServer, RequestInfo
-from kvpool.manifests import kubernetes_objects
-from kvpool.mock_engine import run_program
-from kvpool.stack_config import load_stack_config
-from kvpool.stack_references import resolve as resolve_references
 from tests.program_runs import PROJECT_DIR, stack_values
 
 CONTROLLER_SA = "mindie-motor-controller"

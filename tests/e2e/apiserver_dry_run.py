@@ -1,4 +1,4 @@
-"""The real API server's verdict on our manifests, set beside the offline one (kvpool/apiserver_checks.py).
+"""The real API server's verdict on our manifests, set beside the offline one (kvpool/apiserver/checks.py).
 
 Each object goes to kube-apiserver as the Kubernetes provider v4 applies it: a server-side apply (PATCH with
 `application/apply-patch+yaml`) under the provider's field manager, here with `dryRun=All` so nothing is stored.
@@ -25,9 +25,9 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvpool.apiserver_checks import CLUSTER_SCOPED
-from kvpool.apiserver_names import dns1123_label
-from kvpool.property_values import format_path
+from kvpool.apiserver.checks import CLUSTER_SCOPED
+from kvpool.apiserver.names import dns1123_label
+from kvpool.engine.property_values import format_path
 from policies.rules.service_set import service_set_objects
 from tests.e2e.realengine import Cluster
 from tests.e2e.views import api_path
@@ -42,7 +42,7 @@ STAGES = ("structure", "validation", "allocation", "accepted")
 
 
 def offline_stage(reason: str) -> str:
-    """The server stage an offline reason belongs to (the reasons kvpool/apiserver_checks.py writes)."""
+    """The server stage an offline reason belongs to (the reasons kvpool/apiserver/checks.py writes)."""
     if "cannot decode" in reason or "server-side apply refuses" in reason:
         return "structure"
     if "provided port" in reason:

@@ -1,4 +1,4 @@
-"""Issue 21 §2: the offline API-server checks (kvpool/apiserver_checks.py) against the real kube-apiserver.
+"""Issue 21 §2: the offline API-server checks (kvpool/apiserver/checks.py) against the real kube-apiserver.
 
 Every manifest of every example stack, of the hand-written corpus of tests/hostile and of a seeded sample of the
 property test's one-field mutants goes to the session's API server as the provider applies it, with dryRun=All
@@ -19,8 +19,16 @@ from hypothesis import strategies as st
 
 from components.errors import KvpoolError
 from components.input_files import InputFileError
-from kvpool.apiserver_checks import check_manifests
-from tests.e2e.apiserver_dry_run import Comparison, Unit, apply, compare, delete, ensure_namespaces, units_of
+from kvpool.apiserver.checks import check_manifests
+from tests.e2e.apiserver_dry_run import (
+    Comparison,
+    Unit,
+    apply,
+    compare,
+    delete,
+    ensure_namespaces,
+    units_of,
+)
 from tests.e2e.cluster_stacks import ensure_crds, manifests
 from tests.e2e.realengine import REPO, Cluster
 from tests.e2e.views import STACKS
@@ -29,7 +37,7 @@ from tests.hostile.apiserver_manifests import MANIFESTS
 
 pytestmark = pytest.mark.e2e
 
-K8S = "1.30"  # the schema version the offline checks follow (kvpool/apiserver_checks.py)
+K8S = "1.30"  # the schema version the offline checks follow (kvpool/apiserver/checks.py)
 MUTANTS = 40  # mutations drawn; those the settings accept are sent (a fixed, derandomized sample)
 
 Preview = tuple[str, list[tuple[str, dict[str, Any]]]]  # (case, [(object label, body)])

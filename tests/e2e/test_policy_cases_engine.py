@@ -1,5 +1,5 @@
 """Issue 21 §4: every policy case of tests/test_policies_in_process.py under `pulumi preview --policy-pack policies`,
-with the same policy, enforcement level, resource and message as the offline pack runner (kvpool/policy_runner.py).
+with the same policy, enforcement level, resource and message as the offline pack runner (kvpool/policy_host/runner.py).
 
 A case changes what the real program rendered, so the engine previews a replay of the changed run (tests/e2e/replay:
 each resource registered as recorded) with the case's stack config. Cases on the same example stack share one
@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kvpool.mock_engine import STACK_TYPE, ProgramRun
-from kvpool.policy_runner import run_policy_pack
-from kvpool.stack_config import StackConfig
+from kvpool.engine.mock_engine import STACK_TYPE, ProgramRun
+from kvpool.engine.stack_config import StackConfig
+from kvpool.policy_host.runner import run_policy_pack
 from tests.e2e.realengine import REPO, PulumiWorkspace
 from tests.e2e.views import split_urn
 from tests.policy_fixtures import with_config

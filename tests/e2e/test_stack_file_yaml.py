@@ -1,5 +1,5 @@
 """Issue 21 §3: a stack file's values as the Pulumi CLI reads them (Go's yaml.v3) and as the offline preview does
-(kvpool/stack_config.py with kvpool/stack_yaml.py): the same value for the program, or an offline refusal naming
+(kvpool/engine/stack_config.py with kvpool/engine/stack_yaml.py): the same value for the program, or an offline refusal naming
 the key and how to quote the value.
 
 Every value of the corpus is written three ways (a top-level key, a mapping's value, a list item) into one stack
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kvpool.stack_config import StackConfigError, load_stack_config
+from kvpool.engine.stack_config import StackConfigError, load_stack_config
 from tests.e2e.realengine import PulumiWorkspace
 
 pytestmark = pytest.mark.e2e

@@ -1,7 +1,7 @@
 """Issue 13 §2: what a real API server refuses is refused offline, at the settings field that causes it.
 
 Two layers: a corpus of one-mistake stacks (an example stack with one value changed), each refused by the settings
-with the exact field-named line; and the manifest checks of kvpool/apiserver_checks.py (the safety net behind the
+with the exact field-named line; and the manifest checks of kvpool/apiserver/checks.py (the safety net behind the
 settings) on hand-written manifests, one per rule, each with the reason the API server gives.
 """
 
@@ -17,9 +17,14 @@ import pytest
 
 from components.errors import SettingsError
 from components.pulumi_settings import settings_from_config
-from kvpool import apiserver_checks as checks
-from kvpool.apiserver_workloads import parse_quantity
-from kvpool.manifests import KubernetesObject, ManifestValidationError, kubernetes_objects, validate_objects
+from kvpool.apiserver import checks
+from kvpool.apiserver.workloads import parse_quantity
+from kvpool.views.manifests import (
+    KubernetesObject,
+    ManifestValidationError,
+    kubernetes_objects,
+    validate_objects,
+)
 from tests.hostile.apiserver_manifests import MANIFESTS
 from tests.program_runs import PROJECT, stack_values
 
@@ -220,12 +225,12 @@ def test_the_cli_exits_1_naming_the_field(tmp_path: Path) -> None:
     assert not (tmp_path / "out" / "long").exists()
 
 
-# --- the manifest checks (kvpool/apiserver_checks.py) on hand-written manifests ---------------------------
+# --- the manifest checks (kvpool/apiserver/checks.py) on hand-written manifests ---------------------------
 
 
 def found(body: dict[str, Any]) -> list[tuple[str, str]]:
     """(JSONPath, reason) of every problem of one object."""
-    from kvpool.property_values import format_path
+    from kvpool.engine.property_values import format_path
 
     return [(format_path(path), reason) for _, path, reason in checks.check_manifests([("o", body)], K8S)]
 
@@ -366,9 +371,9 @@ def test_the_preview_reports_file_object_and_field() -> None:
 
 @pytest.mark.parametrize("stack", sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (REPOSITORY / "stacks").glob("Pulumi.*.yaml")))
 def test_every_example_stack_passes_the_api_server_checks(stack: str) -> None:
-    from kvpool.mock_engine import run_program
-    from kvpool.stack_config import load_stack_config
-    from kvpool.stack_references import resolve
+    from kvpool.engine.mock_engine import run_program
+    from kvpool.engine.stack_config import load_stack_config
+    from kvpool.engine.stack_references import resolve
 
     config = load_stack_config(REPOSITORY, stack)
     run = run_program(REPOSITORY, config, stack_references=resolve(REPOSITORY, config, None))

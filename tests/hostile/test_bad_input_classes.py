@@ -19,7 +19,7 @@ import yaml
 
 from components.errors import SettingsError
 from components.settings_loader import load_from_pulumi_config
-from kvpool.mock_engine import ProgramError
+from kvpool.engine.mock_engine import ProgramError
 from policies import rules
 from tests.program_runs import PROJECT_DIR, render, stack_values
 
@@ -207,7 +207,7 @@ def test_an_absurd_volume():
 def test_a_huge_parallel_size_is_refused_in_bounded_memory(project: Path):
     """The one-field mutation that grew pytest to 23 GiB: the KV-event port rule built a set of every port of a
     DP x TP x PP range. Now the settings refuse it within 500 MB of address space."""
-    # Within 64 bits: the CLI reads a longer integer as a float (kvpool/stack_yaml.py does the same).
+    # Within 64 bits: the CLI reads a longer integer as a float (kvpool/engine/stack_yaml.py does the same).
     def change(config):
         config["motor-kvpool:motor_engine_prefill_config"]["engine_config"]["tensor_parallel_size"] = 2**62
     stack_file(project, "huge", "kv-affinity", change)

@@ -1,0 +1,65 @@
+"""`python -m kvpool fleet`: which services share which KV pool, and what is wrong between them.
+
+Examples:
+    python -m kvpool fleet                              # the table, the pools, the problems
+    python -m kvpool fleet --json                       # the same as JSON
+    python -m kvpool fleet --svg fleet.svg --png fleet.png
+    python -m kvpool fleet --previews out               # owners' outputs from `kvpool preview --out out`
+    python -m kvpool fleet --check-destroy service-a    # before `pulumi destroy` (make destroy runs it)
+
+Reads every stack file of the project; an owner's `kv_store` output comes from its offline preview. Checks each
+consumer against its owner with the consumer's own contract checks (not admitted, compatibility key, no such
+stack, no kv_store output, any other mismatch), and two owners on one namespace. Exit 1 when there is any problem.
+--check-destroy STACK checks only that no stack file's target_stack names STACK (exit 1 naming each that does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from kvpool.fleet import graph as fleet_graph
+from kvpool.fleet import report as fleet_report
+from kvpool.fleet.model import build_fleet, destroy_problems
+from kvpool.fleet.offline import consumers_of, offline_facts
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "fleet", help="the owners and consumers of KV pools across the project's stacks, checked",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
+    parser.add_argument("--previews", type=Path, metavar="DIR",
+                        help="read owners' outputs from DIR/<stack>/outputs.json (kvpool preview --out DIR)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    parser.add_argument("--svg", type=Path, metavar="FILE", help="draw the fleet into FILE (SVG)")
+    parser.add_argument("--png", type=Path, metavar="FILE", help="draw the fleet into FILE (PNG)")
+    parser.add_argument("--check-destroy", metavar="STACK",
+                        help="only this check: exit 1 when `pulumi destroy` of STACK would leave a consumer without "
+                             "a pool (reads the stack files only)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.check_destroy:
+        return check_destroy(args.project_dir, args.check_destroy)
+    fleet = build_fleet(offline_facts(args.project_dir, args.previews))
+    for path in (args.svg, args.png):
+        if path is not None:
+            fleet_graph.render(fleet, path)
+    if args.json:
+        print(json.dumps(fleet_report.as_json(fleet), indent=2))
+    else:
+        print("\n".join(fleet_report.report(fleet)))
+    return 1 if fleet.problems else 0
+
+
+def check_destroy(project_dir: Path, stack: str) -> int:
+    problems = destroy_problems(*consumers_of(project_dir, stack))
+    if problems:
+        print("\n".join([f"pulumi destroy of {stack}: refused", *fleet_report.problem_lines(problems)]))
+        return 1
+    print(f"pulumi destroy of {stack}: no stack reads its KV store")
+    return 0

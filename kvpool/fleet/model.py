@@ -1,0 +1,225 @@
+"""The fleet: every stack of the project as owners and consumers of KV pools, and what is wrong between them.
+
+One model whatever the source: a source (kvpool/fleet/offline.py: the stack files and their previews) hands over,
+per stack, its reference, its settings and its outputs (StackFacts); build_fleet does the rest. Between a consumer
+and its owner the fleet runs the consumer's own contract checks (components/kv_store/shared.py) on the owner's
+outputs, as the consumer's program runs them on its next `pulumi up`; it adds what no single stack can see: a
+reference to a stack that is not there, two owners on one namespace, and consumers that a destroy would strand.
+
+Pool memory per engine pod is what the owner's `kv_store` output configures in every engine that reads the pool
+(the consumers' engines get the same client files and store container): Mooncake's global_segment_size (in the
+standalone store container beside each engine, or in the engine's embedded store; 0 there in standalone mode),
+MemCache's LocalService `dram.size`; Yuanrong's engines hold none (each node's datasystem worker holds it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from components.kv_store import memcache, mooncake
+from components.kv_store.compatibility import compatibility
+from components.kv_store.contract import OUTPUT, sanitized_endpoint
+from components.kv_store.endpoint import KVStoreEndpoint
+from components.kv_store.shared import (
+    COMPATIBILITY,
+    CONTRACT,
+    NO_STORE,
+    NOT_ADMITTED,
+    contract_findings,
+)
+from components.local_backend import LOCAL_ORGANIZATION
+from components.settings import PROJECT, ServiceSettings
+from components.store_settings import YuanrongStoreConfig
+from components.units import integral_floats_to_ints, mooncake_size_bytes
+
+MISSING_STACK = "missing-stack"
+SHARED_NAMESPACE = "shared-namespace"
+DESTROY = "destroy"
+PROBLEM_KINDS = (NOT_ADMITTED, COMPATIBILITY, NO_STORE, MISSING_STACK, CONTRACT, SHARED_NAMESPACE, DESTROY)
+"""In the order a report lists them: what breaks a running consumer first."""
+
+OWNER, CONSUMER, NO_POOL = "owner", "consumer", "no pool"
+
+
+@dataclass(frozen=True)
+class StackFacts:
+    """What a source knows of one stack."""
+
+    reference: str  # <org>/<project>/<stack>
+    settings: ServiceSettings
+    outputs: Mapping[str, Any] | None  # None when the source has none (a consumer's are not needed)
+
+
+@dataclass(frozen=True)
+class EngineGroup:
+    role: str  # "prefill" or "decode"
+    instances: int
+    pods_per_instance: int
+    pool_bytes_per_pod: int | None  # None when the pool is unknown (its owner is missing or broken)
+
+    @property
+    def pods(self) -> int:
+        return self.instances * self.pods_per_instance
+
+    @property
+    def pool_bytes(self) -> int | None:
+        return None if self.pool_bytes_per_pod is None else self.pods * self.pool_bytes_per_pod
+
+
+@dataclass(frozen=True)
+class FleetStack:
+    reference: str
+    name: str  # the stack's name when it is this project's on the local backend, else its reference
+    role: str  # OWNER, CONSUMER or NO_POOL
+    namespace: str
+    backend: str | None
+    target: str | None  # the owner's reference, for a consumer
+    allowed_consumers: tuple[str, ...]  # an owner's
+    compatibility_key: str
+    engines: tuple[EngineGroup, ...]
+    node_worker_mib: int | None = None  # a Yuanrong owner: shared memory each node's worker offers
+
+    @property
+    def pool_bytes(self) -> int | None:
+        """Pool memory this stack's engine pods contribute (None when unknown)."""
+        sizes = [group.pool_bytes for group in self.engines]
+        return None if None in sizes else sum(size for size in sizes if size is not None)
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str
+    owner: str  # the references of the two stacks it is between
+    consumer: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Fleet:
+    stacks: tuple[FleetStack, ...]  # sorted by reference
+    problems: tuple[Problem, ...]
+
+    def consumers_of(self, owner: str) -> list[FleetStack]:
+        return [stack for stack in self.stacks if stack.target == owner]
+
+    def is_healthy(self, consumer: FleetStack) -> bool:
+        return not any(p.consumer == consumer.reference and p.owner == consumer.target for p in self.problems)
+
+    def pool_bytes(self, owner: FleetStack) -> int | None:
+        """The pool's size: what the owner's engine pods and those of every consumer that passes its checks
+        contribute (a consumer that fails them never comes up, or is shut out by the owner's NetworkPolicy)."""
+        readers = [owner, *(c for c in self.consumers_of(owner.reference) if self.is_healthy(c))]
+        sizes = [reader.pool_bytes for reader in readers]
+        return None if None in sizes else sum(size for size in sizes if size is not None)
+
+
+def stack_name(reference: str) -> str:
+    organization, _, rest = reference.partition("/")
+    project, _, stack = rest.partition("/")
+    return stack if (organization, project) == (LOCAL_ORGANIZATION, PROJECT) else reference
+
+
+def pool_bytes_per_pod(endpoint: KVStoreEndpoint) -> int:
+    """Pool memory one engine pod holds, as the owner's endpoint configures every engine that reads the pool."""
+    if endpoint.backend == "mooncake":
+        if endpoint.sidecars:  # standalone: the store container beside the engine holds the segment
+            env = {entry["name"]: entry.get("value") for entry in endpoint.sidecars[0]["env"]}
+            return mooncake_size_bytes(env["MOONCAKE_GLOBAL_SEGMENT_SIZE"])
+        return mooncake_size_bytes(json.loads(endpoint.client_files[mooncake.CLIENT_FILE])["global_segment_size"])
+    if endpoint.backend == "memcache":
+        conf = memcache.parse_conf(endpoint.client_files[memcache.LOCAL_FILE], f"{OUTPUT}.client_files")
+        return mooncake_size_bytes(conf["ock.mmc.local_service.dram.size"])
+    return 0  # yuanrong: each node's datasystem worker holds the memory, not the engines
+
+
+def _engines(settings: ServiceSettings, per_pod: int | None) -> tuple[EngineGroup, ...]:
+    deploy = settings.motor_deploy_config
+    return (
+        EngineGroup("prefill", deploy.p_instances_num, deploy.single_p_instance_pod_num, per_pod),
+        EngineGroup("decode", deploy.d_instances_num, deploy.single_d_instance_pod_num, per_pod),
+    )
+
+
+def _kv_store(facts: StackFacts) -> Any:
+    return integral_floats_to_ints((facts.outputs or {}).get(OUTPUT))  # outputs from a backend carry floats
+
+
+def build_fleet(all_facts: list[StackFacts]) -> Fleet:
+    by_reference = {facts.reference: facts for facts in all_facts}
+    endpoints: dict[str, KVStoreEndpoint | None] = {}
+    stacks = []
+    problems: list[Problem] = []
+    for reference in sorted(by_reference):
+        facts = by_reference[reference]
+        store = facts.settings.kv_cache_store_config
+        if store is None or store.target_stack is None:
+            output = _kv_store(facts)
+            if isinstance(output, dict):
+                endpoint, _ = sanitized_endpoint(facts.settings, reference, output)
+                endpoints[reference] = endpoint  # None: its consumers' checks name what is wrong with it
+    for reference in sorted(by_reference):
+        facts = by_reference[reference]
+        settings = facts.settings
+        store = settings.kv_cache_store_config
+        target = store.target_stack if store is not None else None
+        own_endpoint = endpoints.get(reference)
+        if target is not None:
+            role, backend, allowed, worker_mib = CONSUMER, store.backend, (), None
+            owner_endpoint = endpoints.get(target)
+            problems += _consumer_problems(facts, target, by_reference.get(target))
+        elif reference in endpoints:
+            output = _kv_store(facts)
+            role, backend, allowed, owner_endpoint = OWNER, output.get("backend"), tuple(output.get("allowed_consumers", ())), own_endpoint
+            worker_mib = store.shared_memory_size_mb if isinstance(store, YuanrongStoreConfig) else None
+        else:
+            role, backend, allowed, owner_endpoint, worker_mib = NO_POOL, None, (), None, None
+        per_pod = pool_bytes_per_pod(owner_endpoint) if owner_endpoint is not None else (0 if role == NO_POOL else None)
+        stacks.append(FleetStack(
+            reference=reference, name=stack_name(reference), role=role, namespace=settings.namespace, backend=backend,
+            target=target, allowed_consumers=allowed, compatibility_key=compatibility(settings)["key"],
+            engines=_engines(settings, per_pod), node_worker_mib=worker_mib,
+        ))
+    problems += _shared_namespaces([stack for stack in stacks if stack.role == OWNER])
+    order = {kind: index for index, kind in enumerate(PROBLEM_KINDS)}
+    problems.sort(key=lambda p: (order[p.kind], p.consumer, p.owner))
+    return Fleet(tuple(stacks), tuple(problems))
+
+
+def _consumer_problems(consumer: StackFacts, target: str, owner: StackFacts | None) -> list[Problem]:
+    if owner is None:
+        return [Problem(MISSING_STACK, target, consumer.reference, (
+            f"kv_cache_store_config.target_stack: {consumer.reference} reads the KV store of {target}, which is not a "
+            f"stack of the fleet; point target_stack at a stack that owns a store, or create {target}."
+        ))]
+    return [
+        Problem(finding.kind, target, consumer.reference, finding.message)
+        for finding in contract_findings(consumer.settings, consumer.reference, target, _kv_store(owner))
+    ]
+
+
+def _shared_namespaces(owners: list[FleetStack]) -> list[Problem]:
+    problems = []
+    for index, first in enumerate(owners):
+        for second in owners[index + 1:]:
+            if first.namespace == second.namespace:
+                problems.append(Problem(SHARED_NAMESPACE, first.reference, second.reference, (
+                    f"motor_deploy_config.job_id: {first.reference} and {second.reference} both own a KV store in "
+                    f"namespace {first.namespace!r}: their store objects have the same names; give one of them "
+                    f"another job_id, or let it read the other's store with target_stack."
+                )))
+    return problems
+
+
+def destroy_problems(owner: str, consumers: list[str]) -> list[Problem]:
+    """What `pulumi destroy` of `owner` would break: every consumer that reads its store."""
+    return [
+        Problem(DESTROY, owner, consumer, (
+            f"`pulumi destroy` of {owner} would leave {consumer} without a KV pool: its "
+            f"kv_cache_store_config.target_stack reads {stack_name(owner)}'s store; point {stack_name(consumer)} at "
+            f"another store or destroy it first."
+        ))
+        for consumer in consumers
+    ]

@@ -1,0 +1,115 @@
+"""The fleet as `python -m kvpool fleet` prints it: a table of the stacks, one line per pool, the problems; and the
+same facts as JSON. The picture is kvpool/fleet/graph.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvpool.fleet.model import (
+    CONSUMER,
+    OWNER,
+    EngineGroup,
+    Fleet,
+    FleetStack,
+    Problem,
+    stack_name,
+)
+
+COLUMNS = ("STACK", "ROLE", "NAMESPACE", "BACKEND", "READS", "ALLOWED CONSUMERS", "KEY", "PREFILL", "DECODE",
+           "POOL MEMORY")
+
+
+def size(count: int | None) -> str:
+    """Bytes as the largest binary unit that divides them: 8GiB, 512MiB; `?` when unknown."""
+    if count is None:
+        return "?"
+    for unit, factor in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count and count % factor == 0:
+            return f"{count // factor}{unit}"
+    return f"{count}B"
+
+
+def _engines(group: EngineGroup) -> str:
+    """`2x1 pod, 1GiB each`: instances x pods per instance, and the pool memory each pod holds."""
+    pods = f"{group.instances}x{group.pods_per_instance} pod{'s' if group.pods_per_instance != 1 else ''}"
+    return f"{pods}, {size(group.pool_bytes_per_pod)} each"
+
+
+def _row(stack: FleetStack) -> tuple[str, ...]:
+    prefill, decode = stack.engines
+    return (
+        stack.name, stack.role, stack.namespace, stack.backend or "-",
+        stack_name(stack.target) if stack.target else "-",
+        ",".join(stack.allowed_consumers) or "-", stack.compatibility_key,
+        _engines(prefill), _engines(decode), size(stack.pool_bytes),
+    )
+
+
+def table(fleet: Fleet) -> list[str]:
+    rows = [COLUMNS, *(_row(stack) for stack in fleet.stacks)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+def pool_lines(fleet: Fleet) -> list[str]:
+    lines = []
+    for owner in (stack for stack in fleet.stacks if stack.role == OWNER):
+        consumers = fleet.consumers_of(owner.reference)
+        readers = [owner, *(c for c in consumers if fleet.is_healthy(c))]
+        pods = sum(group.pods for reader in readers for group in reader.engines)
+        held = f"{size(fleet.pool_bytes(owner))} in {pods} engine pods"
+        if owner.node_worker_mib is not None:
+            held = f"each node's datasystem worker offers {size(owner.node_worker_mib * 2**20)} ({pods} engine pods)"
+        shut_out = [c.name for c in consumers if not fleet.is_healthy(c)]
+        lines.append(
+            f"  {owner.name} ({owner.backend}, namespace {owner.namespace}): {held}; consumers: "
+            f"{', '.join(c.name for c in consumers) or 'none'}"
+            + (f" ({', '.join(shut_out)} not counted: see problems)" if shut_out else "")
+        )
+    return ["Pools:", *lines]
+
+
+def problem_lines(problems: list[Problem] | tuple[Problem, ...]) -> list[str]:
+    if not problems:
+        return ["Problems: none"]
+    lines = [f"Problems: {len(problems)}"]
+    for problem in problems:
+        lines.append(f"  [{problem.kind}] {stack_name(problem.consumer)} -> {stack_name(problem.owner)}: "
+                     f"{problem.message}")
+    return lines
+
+
+def report(fleet: Fleet) -> list[str]:
+    return [*table(fleet), "", *pool_lines(fleet), "", *problem_lines(fleet.problems)]
+
+
+def _stack_json(fleet: Fleet, stack: FleetStack) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "stack": stack.reference, "role": stack.role, "namespace": stack.namespace, "backend": stack.backend,
+        "compatibility_key": stack.compatibility_key,
+        "engines": [
+            {"role": group.role, "instances": group.instances, "pods_per_instance": group.pods_per_instance,
+             "pool_bytes_per_pod": group.pool_bytes_per_pod}
+            for group in stack.engines
+        ],
+        "pool_bytes": stack.pool_bytes,
+    }
+    if stack.role == CONSUMER:
+        document["target_stack"] = stack.target
+    if stack.role == OWNER:
+        document["allowed_consumers"] = list(stack.allowed_consumers)
+        document["consumers"] = [c.reference for c in fleet.consumers_of(stack.reference)]
+        document["pool_size_bytes"] = fleet.pool_bytes(stack)
+        if stack.node_worker_mib is not None:
+            document["node_worker_mib"] = stack.node_worker_mib
+    return document
+
+
+def as_json(fleet: Fleet) -> dict[str, Any]:
+    return {
+        "stacks": [_stack_json(fleet, stack) for stack in fleet.stacks],
+        "problems": [
+            {"kind": p.kind, "owner": p.owner, "consumer": p.consumer, "message": p.message}
+            for p in fleet.problems
+        ],
+    }
