@@ -16,7 +16,8 @@ Origins cited:
   pkg/api/validation (ValidateObjectMeta, ValidateAnnotations), pkg/apis/meta/v1/validation (ValidateLabels).
 - core: k8s.io/kubernetes/pkg/apis/core/validation/validation.go (function named at each check).
 - apps: k8s.io/kubernetes/pkg/apis/apps/validation (ValidateDeploymentSpec, ...: selector matches template).
-- decode: the API server decodes JSON numbers into the Go field types (int32 fields: replicas, ports, ...).
+- decode: the API server converts the applied object into its Go types (apimachinery runtime.DefaultUnstructured-
+  Converter): integers keep their low bits in an int32 field, floats go through int64, fractions are refused.
 - allocator: pkg/registry/core/service/portallocator (a NodePort is allocated once per cluster, range
   30000-32767 by default).
 - ssa: server-side apply (the Kubernetes provider v4's default) refuses an applied list with two entries of the
@@ -28,9 +29,10 @@ Version: Kubernetes 1.30 rules (RelaxedEnvironmentVariableValidation is off ther
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from kvpool.apiserver.names import (
     Path_,
@@ -49,7 +51,6 @@ from kvpool.apiserver.workloads import (
 )
 from policies.rules.service_set import service_set_objects
 
-INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
 NODE_PORT_RANGE = (30000, 32767)  # kube-apiserver --service-node-port-range default
 MAX_CONFIG_SIZE = 1024 * 1024  # core: ValidateConfigMap / ValidateSecret (MaxSecretSize), data + binaryData
@@ -80,40 +81,59 @@ def _definition_for(definitions: dict[str, Any], api_version: str, kind: str) ->
     return None
 
 
-def check_integer_ranges(body: dict[str, Any], kubernetes_version: str) -> list[Problem]:
-    """decode: every field the schema declares int32 or int64 holds a number in that range; the API server cannot
-    decode 1e20 into `replicas` (the JSON schema has the format but does not enforce it)."""
+@dataclass
+class Decoded:
+    """The object as the API server holds it after converting the applied object into its Go types (`body`), the
+    conversion's refusals (`problems`) and the numbers it changed, by path: (written, stored)."""
+
+    body: Any
+    problems: list[Problem] = field(default_factory=list)
+    changed: dict[Path_, tuple[Any, int]] = field(default_factory=dict)
+
+
+def decode_integers(body: dict[str, Any], kubernetes_version: str) -> Decoded:
+    """decode: a whole number goes into an int32 or int64 field as Go converts it: an integer keeps its low bits
+    (2147483648 becomes -2147483648 in an int32); a float64 (written with a point or an exponent, or an integer
+    beyond int64) goes through int64 first, where one beyond int64 becomes int64's lowest value (amd64's conversion),
+    which is 0 in an int32. Validation then sees the stored value. A fraction is refused while converting, and the
+    server's message names no field ("cannot convert float64 to int32")."""
     definitions = _definitions(_schema_dir(kubernetes_version))
     root = _definition_for(definitions, str(body.get("apiVersion", "")), str(body.get("kind", "")))
-    if root is None:
-        return []
-    return list(_walk_integers(body, {"$ref": f"#/$defs/{root}"}, (), definitions, 0))
+    decoded = Decoded(body)
+    if root is not None:
+        decoded.body = _decode(body, {"$ref": f"#/$defs/{root}"}, (), definitions, decoded)
+    return decoded
 
 
-def _walk_integers(value: Any, schema: dict[str, Any], path: Path_, definitions: dict[str, Any], depth: int
-                   ) -> Iterator[Problem]:
-    if depth > 64:
-        return
+def _decode(value: Any, schema: dict[str, Any], path: Path_, definitions: dict[str, Any], decoded: Decoded) -> Any:
     ref = schema.get("$ref")
     if ref:
         schema = definitions.get(ref.rsplit("/", 1)[-1], {})
-    if isinstance(value, bool):
-        return
-    if isinstance(value, (int, float)):
-        bounds = {"int32": INT32, "int64": INT64}.get(schema.get("format", ""))
-        if bounds and not (isinstance(value, int) and bounds[0] <= value <= bounds[1]):
-            yield path, f"{value!r} is not an {schema['format']} (the API server cannot decode it)"
-        return
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         extra = schema.get("additionalProperties")
-        for key, child in value.items():
-            child_schema = properties.get(key) or (extra if isinstance(extra, dict) else None)
-            if child_schema:
-                yield from _walk_integers(child, child_schema, (*path, key), definitions, depth + 1)
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for index, child in enumerate(value):
-            yield from _walk_integers(child, schema["items"], (*path, index), definitions, depth + 1)
+        return {key: _decode(child, properties.get(key) or (extra if isinstance(extra, dict) else {}), (*path, key),
+                             definitions, decoded) for key, child in value.items()}
+    if isinstance(value, list):
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        return [_decode(child, items, (*path, index), definitions, decoded) for index, child in enumerate(value)]
+    go_type = schema.get("format", "")
+    bits = {"int32": 32, "int64": 64}.get(go_type)
+    if bits is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    lowest = -(2 ** (bits - 1))
+    if isinstance(value, int) and INT64[0] <= value <= INT64[1]:
+        stored = (value - lowest) % 2**bits + lowest
+    elif value != int(value):
+        decoded.problems.append((path, f"{value!r} is not a whole number: the API server cannot convert float64 to "
+                                       f"{go_type}"))
+        return value
+    else:  # through int64, as amd64 converts a float: one beyond int64 is int64's lowest, 0 in an int32
+        whole = int(value) if INT64[0] <= int(value) <= INT64[1] else INT64[0]
+        stored = (whole - lowest) % 2**bits + lowest
+    if stored != value or isinstance(value, float):
+        decoded.changed[path] = (value, stored)
+    return stored
 
 
 # --- core: Services ---------------------------------------------------------------------------------------
@@ -145,6 +165,9 @@ def check_service_spec(spec: dict[str, Any], path: Path_) -> list[Problem]:
         if key in keys:
             problems.append((where, f"Duplicate value: {{Protocol:{protocol} Port:{port.get('port')}}}"))
         keys.add(key)
+        number = port.get("port")
+        if isinstance(number, int) and not 1 <= number <= 65535:
+            problems.append(((*where, "port"), f"{number}: must be between 1 and 65535, inclusive"))
         target = port.get("targetPort")
         if isinstance(target, int) and not 1 <= target <= 65535:
             problems.append(((*where, "targetPort"), f"{target}: must be between 1 and 65535, inclusive"))
@@ -162,22 +185,31 @@ def check_service_spec(spec: dict[str, Any], path: Path_) -> list[Problem]:
 
 def check_node_ports(services: list[tuple[str, Path_, dict[str, Any]]]) -> list[tuple[str, Path_, str]]:
     """allocator: each NodePort once in the cluster, inside the default range. `services`: (object label, path of
-    its spec, spec); returns (object label, path, reason) for every Service after the first holding a port."""
+    its spec, spec); returns (object label, path, reason) for every Service after the first holding a port. The
+    allocator stops at a Service's first port it cannot allocate, so each Service has at most one problem."""
     owner: dict[tuple[Any, Any], str] = {}
     problems = []
     for label, path, spec in services:
+        claimed: dict[tuple[Any, Any], str] = {}
         for index, port in enumerate(spec.get("ports") or []):
             node_port = port.get("nodePort")
             if not isinstance(node_port, int) or not node_port:
                 continue
             where = (*path, "ports", index, "nodePort")
-            if not NODE_PORT_RANGE[0] <= node_port <= NODE_PORT_RANGE[1]:
-                problems.append((label, where, f"{node_port}: provided port is not in the valid range. The range of "
-                                 f"valid ports is {NODE_PORT_RANGE[0]}-{NODE_PORT_RANGE[1]}"))
             key = (port.get("protocol") or "TCP", node_port)
-            if key in owner and owner[key] != label:
-                problems.append((label, where, f"{node_port}: provided port is already allocated (to {owner[key]})"))
-            owner.setdefault(key, label)
+            holder = owner.get(key, label)
+            if not NODE_PORT_RANGE[0] <= node_port <= NODE_PORT_RANGE[1]:
+                reason = (f"{node_port}: provided port is not in the valid range. The range of valid ports is "
+                          f"{NODE_PORT_RANGE[0]}-{NODE_PORT_RANGE[1]}")
+            elif holder != label:
+                reason = f"{node_port}: provided port is already allocated (to {holder})"
+            else:
+                claimed[key] = label
+                continue
+            problems.append((label, where, reason))
+            break  # the allocator stops here and releases what this Service had taken
+        else:
+            owner.update(claimed)
     return problems
 
 
@@ -185,24 +217,29 @@ def check_node_ports(services: list[tuple[str, Path_, dict[str, Any]]]) -> list[
 
 
 def check_data(body: dict[str, Any]) -> list[Problem]:
-    """core ValidateConfigMap / ValidateSecret: keys are config keys, in data or binaryData (stringData for a
-    Secret) not both, and the content is at most 1 MiB."""
+    """core ValidateConfigMap / ValidateSecret: keys are config keys, in data or binaryData not both, and the content
+    is at most 1 MiB. A key in both is named under data (the data loop finds it). A Secret's stringData is merged
+    into its data before validation (core/v1 conversion), so its keys are named under data."""
     problems: list[Problem] = []
-    seen: dict[str, str] = {}
-    size = 0
-    for field in ("data", "binaryData", "stringData"):
-        for key, value in (body.get(field) or {}).items():
-            problem = config_map_key(str(key))
-            if problem:
-                problems.append(((field, key), f"{show(key)}: {problem}"))
-            if key in seen and {seen[key], field} == {"data", "binaryData"}:
-                problems.append(((field, key), f"duplicate of key present in {seen[key]}"))
-            seen.setdefault(key, field)
-            size += len(str(value).encode("utf-8")) if field != "binaryData" else len(str(value)) * 3 // 4
+    data = dict(body.get("data") or {})
+    if body.get("kind") == "Secret":
+        data.update({key: str(value) for key, value in (body.get("stringData") or {}).items()})
+    binary = body.get("binaryData") or {}
+    for key in data:
+        problem = config_map_key(str(key))
+        if problem:
+            problems.append((("data", key), f"{show(key)}: {problem}"))
+        if key in binary:
+            problems.append((("data", key), "duplicate of key present in binaryData"))
+    for key in binary:
+        problem = config_map_key(str(key))
+        if problem:
+            problems.append((("binaryData", key), f"{show(key)}: {problem}"))
+    size = sum(len(str(value).encode("utf-8")) for value in data.values())
+    size += sum(len(str(value)) * 3 // 4 for value in binary.values())
     if size > MAX_CONFIG_SIZE:
         problems.append(((), f"Too long: must have at most {MAX_CONFIG_SIZE} bytes (has {size})"))
     return problems
-
 
 
 # --- one object -------------------------------------------------------------------------------------------
@@ -211,12 +248,14 @@ def check_data(body: dict[str, Any]) -> list[Problem]:
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "PersistentVolume", "StorageClass"}
 
 
-def check_object(body: dict[str, Any], kubernetes_version: str) -> list[Problem]:
-    """Every rule above that applies to this object's kind; paths are from the object's root."""
+def check_object(body: dict[str, Any], kubernetes_version: str) -> tuple[list[Problem], dict[str, Any]]:
+    """Every rule above that applies to this object's kind, run on the object as decoded (paths from its root), and
+    the decoded object. A problem at a number the decoding changed says what was written."""
     kind = body.get("kind")
+    decoded = decode_integers(body, kubernetes_version)
+    stored = decoded.body
     problems = check_object_meta(body, namespaced=kind not in CLUSTER_SCOPED)
-    problems += check_integer_ranges(body, kubernetes_version)
-    spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
+    spec = stored.get("spec") if isinstance(stored.get("spec"), dict) else {}
     if kind in WORKLOAD_KINDS:
         problems += check_workload_spec(spec, ("spec",))
     elif kind == "Pod":
@@ -224,12 +263,19 @@ def check_object(body: dict[str, Any], kubernetes_version: str) -> list[Problem]
     elif kind == "Service":
         problems += check_service_spec(spec, ("spec",))
     elif kind in ("ConfigMap", "Secret"):
-        problems += check_data(body)
+        problems += check_data(stored)
     elif kind == "PersistentVolumeClaim":
         problems += check_claim_spec(spec, ("spec",))
     elif kind == "NetworkPolicy":
         problems += check_labels((spec.get("podSelector") or {}).get("matchLabels"), ("spec", "podSelector", "matchLabels"))
-    return problems
+    problems = [(path, _as_written(reason, decoded.changed.get(path))) for path, reason in problems]
+    return decoded.problems + problems, stored
+
+
+def _as_written(reason: str, change: tuple[Any, int] | None) -> str:
+    if change is None or change[0] == change[1]:
+        return reason
+    return f"{change[0]!r} becomes {change[1]} in the API server's Go integer type; {reason}"
 
 
 def check_manifests(objects: list[tuple[str, dict[str, Any]]], kubernetes_version: str) -> list[tuple[str, Path_, str]]:
@@ -238,17 +284,18 @@ def check_manifests(objects: list[tuple[str, dict[str, Any]]], kubernetes_versio
     problems: list[tuple[str, Path_, str]] = []
     services: list[tuple[str, Path_, dict[str, Any]]] = []
     for label, body in objects:
-        problems += [(label, path, reason) for path, reason in check_object(body, kubernetes_version)]
+        found, stored = check_object(body, kubernetes_version)
+        problems += [(label, path, reason) for path, reason in found]
         if body.get("kind") == "Service":
-            services.append((label, ("spec",), body.get("spec") or {}))
+            services.append((label, ("spec",), stored.get("spec") or {}))
         for where, embedded in service_set_objects(body):
-            for path, reason in check_object(embedded, kubernetes_version):
+            found, stored = check_object(embedded, kubernetes_version)
+            for path, reason in found:
                 if path[:1] == ("spec",):
                     path = (*where, *path[1:])
                 elif path[:2] == ("metadata", "name"):
                     path = (*where[:-1], "name")
                 problems.append((label, path, reason))
             if embedded["kind"] == "Service":
-                services.append((label, where, embedded["spec"]))
+                services.append((label, where, stored.get("spec") or {}))
     return problems + check_node_ports(services)
-

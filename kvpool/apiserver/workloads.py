@@ -129,7 +129,10 @@ def _check_container(container: dict[str, Any], path: Path_, volumes: set[str], 
         port_keys.add((number, protocol))
         # core: a host-network pod's hostPort defaults to its containerPort (SetDefaults_PodSpec) and must equal it;
         # AccumulateUniqueHostPorts refuses one host port twice in a pod.
-        host_port = port.get("hostPort") or (number if host_network else None)
+        written_host_port = port.get("hostPort")
+        if isinstance(written_host_port, int) and written_host_port and not 1 <= written_host_port <= 65535:
+            problems.append(((*where, "hostPort"), f"{written_host_port}: must be between 1 and 65535, inclusive"))
+        host_port = written_host_port or (number if host_network else None)
         if host_network and port.get("hostPort") not in (None, number):
             problems.append(((*where, "hostPort"), "must match `containerPort` when `hostNetwork` is true"))
         if host_port:
@@ -197,6 +200,9 @@ def check_workload_spec(spec: dict[str, Any], path: Path_) -> list[Problem]:
     """apps ValidateDeploymentSpec & co.: the selector's labels are valid and select the template's labels; the
     template is a valid pod template; a StatefulSet's claim templates are valid claims."""
     problems: list[Problem] = []
+    replicas = spec.get("replicas")
+    if isinstance(replicas, int) and replicas < 0:  # apps: ValidateNonnegativeField
+        problems.append(((*path, "replicas"), f"{replicas}: must be greater than or equal to 0"))
     selector = (spec.get("selector") or {}).get("matchLabels") or {}
     problems += check_labels(selector, (*path, "selector", "matchLabels"))
     template = spec.get("template") or {}

@@ -43,7 +43,7 @@ STAGES = ("structure", "validation", "allocation", "accepted")
 
 def offline_stage(reason: str) -> str:
     """The server stage an offline reason belongs to (the reasons kvpool/apiserver/checks.py writes)."""
-    if "cannot decode" in reason or "server-side apply refuses" in reason:
+    if "cannot convert" in reason or "server-side apply refuses" in reason:
         return "structure"
     if "provided port" in reason:
         return "allocation"
@@ -77,6 +77,7 @@ class Unit:
 class Comparison:
     label: str
     agrees: bool
+    refused: bool  # by the server
     offline: list[tuple[str, str, str]]  # (stage, JSONPath, reason)
     server: list[tuple[str, str]]  # (stage, JSONPath)
     masked: int
@@ -237,19 +238,33 @@ def compare(label: str, units: list[Unit], offline_problems: list[tuple[str, Pat
     refused = [unit for unit in units if unit.stage != "accepted"]
     agrees = bool(offline) == bool(refused)
     agrees = agrees and all(any(names(path, o_path) for _, o_path, _ in offline) for _, path in server)
-    if refused and not all(unit.fields for unit in refused):
-        agrees = False  # a refusal naming no field: read its message
+    for unit in refused:
+        if not unit.fields and not _same_conversion(unit.message, offline):
+            agrees = False  # a refusal naming no field and no conversion the offline checks name: read its message
     masked = 0
-    for stage, path, _ in offline:
+    for problem in offline:
+        stage, path, _ = problem
         unit = _unit_at(units, path)
         order, server_order = STAGES.index(stage), STAGES.index(unit.stage)
+        named = any(names(s_path, path) for s_stage, s_path in server if s_stage == stage)
         if order > server_order:
             masked += 1
-        elif order < server_order or not any(names(s_path, path) for s_stage, s_path in server if s_stage == stage):
+        elif order < server_order or not (named or _same_conversion(unit.message, [problem])):
             agrees = False
     message = " | ".join(unit.message for unit in refused)
-    return Comparison(label, agrees, [(s, format_path(p), r) for s, p, r in offline],
+    return Comparison(label, agrees, bool(refused), [(s, format_path(p), r) for s, p, r in offline],
                       [(s, format_path(p)) for s, p in server], masked, message)
+
+
+_CONVERSION = re.compile(r"cannot convert \w+ to \w+")
+
+
+def _same_conversion(message: str, offline: list[tuple[str, Path_, str]]) -> bool:
+    """The server refused converting the object into its Go type ("cannot convert float64 to int32", naming no
+    field), and the offline checks refuse the same conversion at the structure stage."""
+    conversion = _CONVERSION.search(message)
+    return bool(conversion) and any(stage == "structure" and conversion.group(0) in reason
+                                    for stage, _, reason in offline)
 
 
 def _unit_at(units: list[Unit], path: Path_) -> Unit:

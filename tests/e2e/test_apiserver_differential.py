@@ -127,48 +127,30 @@ def _refuse_taken_node_ports(cluster: Cluster, units: list[Unit]) -> None:
 
 
 def agreement(comparisons: list[Comparison]) -> str:
-    refused = sum(1 for c in comparisons if c.server)
+    refused = sum(1 for c in comparisons if c.refused)
     masked = sum(c.masked for c in comparisons)
     return (f"{len(comparisons)} objects: {len(comparisons) - refused} accepted by both, {refused} refused by the "
             f"server; {masked} offline problems masked by an earlier stage")
 
 
-# Disagreements the first run on kube-apiserver 1.36.3 found and this mirror does not yet follow (issue 21 part 2 stays
-# open for them), by the comparison's label prefix. Each is pinned so that a new one fails, and a fixed one too.
-KNOWN_DISAGREEMENTS = {
-    # The server decodes an integer beyond int32 with wrap-around and then validates the wrapped value (a hostPort of
-    # -2147483648, replicas of -2147483648), or refuses a fraction while converting: a stage and field other than
-    # the mirror's "cannot decode".
-    "int32-beyond-range: Deployment ns/x", "int32-fraction: Deployment ns/x", "int32-just-beyond: Deployment ns/x",
-    # The server stops at the first NodePort conflict; the mirror also reports the out-of-range second port.
-    "node-port-allocated-twice: Service ns/obs",
-    # The server names every data key twice (its two checks) and a binaryData duplicate under data; Secrets'
-    # stringData under data.
-    "config-map-keys: ConfigMap ns/c", "secret-keys: Secret ns/s",
-}
-
-
-def assert_agreement(comparisons: list[Comparison], known: frozenset[str] = frozenset()) -> None:
-    disagreements = {c.label: c.describe() for c in comparisons if not c.agrees}
+def assert_agreement(comparisons: list[Comparison]) -> None:
+    disagreements = [c.describe() for c in comparisons if not c.agrees]
     print(agreement(comparisons), f"; {len(disagreements)} disagreements")  # the counts issue 21 asks for (-s)
-    unexpected = [text for label, text in disagreements.items() if label not in known]
-    assert not unexpected, f"{len(unexpected)} disagreements of {agreement(comparisons)}:\n" + "\n".join(unexpected)
-    assert sorted(known - set(disagreements)) == [], "a known disagreement is gone: remove it from KNOWN_DISAGREEMENTS"
+    assert not disagreements, f"{len(disagreements)} disagreements of {agreement(comparisons)}:\n" + "\n".join(disagreements)
 
 
 def test_every_example_stack_object_is_accepted_as_offline(cluster: Cluster, offline_out: Path) -> None:
     comparisons = differential(cluster, example_previews(offline_out))
     assert_agreement(comparisons)
-    assert not any(c.server for c in comparisons)  # the examples are accepted, not merely equally refused
+    assert not any(c.refused for c in comparisons)  # the examples are accepted, not merely equally refused
 
 
 def test_every_hand_written_manifest_gets_the_offline_verdict(cluster: Cluster) -> None:
     comparisons = differential(cluster, hostile_previews())
-    assert_agreement(comparisons, frozenset(KNOWN_DISAGREEMENTS))
-    # The rest break a rule each; int32-fraction's refusal comes while the server converts the object, which
-    # server_verdict does not read as a refusal (one of the KNOWN_DISAGREEMENTS).
-    assert sorted(c.label for c in comparisons if not c.server) == [
-        "clean-deployment: Deployment ns/x", "clean-service: Service ns/svc", "int32-fraction: Deployment ns/x",
+    assert_agreement(comparisons)
+    # The rest break a rule each; int32-wraps-to-one is stored as 1 replica (the settings refuse it).
+    assert sorted(c.label for c in comparisons if not c.refused) == [
+        "clean-deployment: Deployment ns/x", "clean-service: Service ns/svc", "int32-wraps-to-one: Deployment ns/x",
         "node-port-allocated-twice: Service ns/infer",
     ]
 

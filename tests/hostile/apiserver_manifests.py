@@ -65,6 +65,8 @@ MANIFESTS: dict[str, list[dict[str, Any]]] = {
                                  lambda body: body["spec"].update(replicas=10**20))],
     "int32-fraction": [_with(deployment(), lambda body: body["spec"].update(replicas=1.5))],
     "int32-just-beyond": [_with(deployment(), lambda body: body["spec"].update(replicas=2**31))],
+    "int32-wraps-to-one": [_with(deployment(), lambda body: body["spec"].update(replicas=2**32 + 1))],
+    "int32-float-beyond": [_with(deployment(), lambda body: body["spec"].update(replicas=3e9))],
     "host-path-backsteps": [deployment(volumes=[{"name": "v", "hostPath": {"path": "/mnt/../etc"}},
                                                 {"name": "w", "hostPath": {"path": "/mnt/..x/ok"}}])],
     "duplicate-mounts-volumes-containers": [deployment(

@@ -244,11 +244,18 @@ def test_a_clean_object_has_no_problem() -> None:
 
 
 def test_int32_fields_beyond_their_range() -> None:
-    assert found(*MANIFESTS["int32-beyond-range"]) == [
-        ("$.spec.replicas", "100000000000000000000 is not an int32 (the API server cannot decode it)"),
-        (f"{POD}.containers[0].ports[0].hostPort", "2147483648 is not an int32 (the API server cannot decode it)"),
+    # Go's conversion: an integer keeps its low 32 bits; a float goes through int64 (one beyond int64 becomes int64's
+    # lowest, 0 in an int32); validation then refuses the stored value. A fraction is refused while converting.
+    assert found(*MANIFESTS["int32-beyond-range"]) == [  # replicas 10**20 is stored as 0, which is valid
+        (f"{POD}.containers[0].ports[0].hostPort", "2147483648 becomes -2147483648 in the API server's Go integer "
+                                                   "type; -2147483648: must be between 1 and 65535, inclusive"),
     ]
-    assert found(*MANIFESTS["int32-fraction"]) == [("$.spec.replicas", "1.5 is not an int32 (the API server cannot decode it)")]
+    assert found(*MANIFESTS["int32-fraction"]) == [
+        ("$.spec.replicas", "1.5 is not a whole number: the API server cannot convert float64 to int32")]
+    assert found(*MANIFESTS["int32-float-beyond"]) == [
+        ("$.spec.replicas", "3000000000.0 becomes -1294967296 in the API server's Go integer type; -1294967296: must be "
+                            "greater than or equal to 0")]
+    assert found(*MANIFESTS["int32-wraps-to-one"]) == []  # stored as 1 replica: the settings refuse it (CORPUS above)
 
 
 def test_host_path_with_backsteps() -> None:
@@ -326,7 +333,10 @@ def test_service_ports_and_node_ports() -> None:
     assert problems == [
         ("Service ns/obs", ("spec", "ports", 0, "nodePort"),
          "31015: provided port is already allocated (to Service ns/infer)"),
-        ("Service ns/obs", ("spec", "ports", 1, "nodePort"),
+    ]  # the allocator stops at a Service's first refused port: the out-of-range 29999 after it goes unnamed
+    out_of_range_first = {**second, "spec": {**second["spec"], "ports": second["spec"]["ports"][::-1]}}
+    assert checks.check_manifests([("Service ns/infer", first), ("Service ns/obs", out_of_range_first)], K8S) == [
+        ("Service ns/obs", ("spec", "ports", 0, "nodePort"),
          "29999: provided port is not in the valid range. The range of valid ports is 30000-32767"),
     ]
     assert found(*MANIFESTS["service-name"]) == [
@@ -339,10 +349,11 @@ def test_config_map_and_secret_keys() -> None:
     assert found(*MANIFESTS["config-map-keys"]) == [
         ("$.data['../../escape']", "'../../escape': a valid config key must consist of alphanumeric characters, '-', "
          "'_' or '.'"),
+        ("$.data['ok.json']", "duplicate of key present in binaryData"),
         ("$.data['..hidden']", "'..hidden': must not start with '..'"),
-        ("$.binaryData['ok.json']", "duplicate of key present in data"),
     ]
-    assert found(*MANIFESTS["secret-keys"]) == [("$.stringData['DB PASS']", "'DB PASS': a valid config key must consist of alphanumeric "
+    # stringData is merged into data before validation: the server names the key under data
+    assert found(*MANIFESTS["secret-keys"]) == [("$.data['DB PASS']", "'DB PASS': a valid config key must consist of alphanumeric "
                               "characters, '-', '_' or '.'")]
 
 
@@ -364,8 +375,8 @@ def test_the_preview_reports_file_object_and_field() -> None:
     with pytest.raises(ManifestValidationError) as raised:
         validate_objects([obj], K8S)
     assert raised.value.problems == [
-        "manifests/deployment-ns-x.yaml: Deployment ns/x: $.spec.replicas: 2147483648 is not an int32 (the API server "
-        "cannot decode it)"
+        "manifests/deployment-ns-x.yaml: Deployment ns/x: $.spec.replicas: 2147483648 becomes -2147483648 in the API "
+        "server's Go integer type; -2147483648: must be greater than or equal to 0"
     ]
 
 
