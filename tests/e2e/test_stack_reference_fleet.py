@@ -1,5 +1,5 @@
 """The fleet from the Pulumi backend (`kvpool fleet --source backend`, through the Automation API and the real CLI)
-equals the fleet from the stack files, for an owner and two consumers up in the cluster; a new store port on the
+equals the fleet from the stack files, for an owner and two consumers up in the cluster, and draws them; a new store port on the
 owner previews both consumers' engine changes in `kvpool diff` exactly as the engine's own preview of each
 consumer shows them once the owner is up with it; the backend source's refusals name what to do.
 
@@ -14,6 +14,7 @@ import json
 import re
 import subprocess
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -31,6 +32,7 @@ OWNER_STACK, CONSUMERS = "fleet-owner", ("fleet-c1", "fleet-c2")
 FLEET = (OWNER_STACK, *CONSUMERS)
 REFERENCE = "organization/motor-kvpool/{}".format
 GIB = 2**30
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def kvpool(workspace: PulumiWorkspace, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -62,9 +64,10 @@ def fleet_up(workspace: PulumiWorkspace, cluster: Cluster, e2e_tmp: Path) -> Pat
 
 
 def test_the_fleet_from_the_backend_equals_the_fleet_from_the_stack_files(
-    fleet_up: Path, workspace: PulumiWorkspace, monkeypatch: pytest.MonkeyPatch
+    fleet_up: Path, workspace: PulumiWorkspace, e2e_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from_backend = kvpool(workspace, "fleet", "--source", "backend", "--json", *only(*FLEET))
+    picture = e2e_tmp / "fleet-backend.svg"
+    from_backend = kvpool(workspace, "fleet", "--source", "backend", "--json", "--svg", str(picture), *only(*FLEET))
     offline = kvpool(workspace, "fleet", "--json", *only(*FLEET))
     assert from_backend.returncode == 0, from_backend.stderr
     assert offline.returncode == 0, offline.stderr
@@ -79,6 +82,9 @@ def test_the_fleet_from_the_backend_equals_the_fleet_from_the_stack_files(
     assert owner["pool_size_bytes"] == 6 * GIB  # 2 engine pods in each of the three stacks, MemCache's 1GiB each
     assert [(s["stack"], s.get("target_stack")) for s in document["stacks"]] == [
         (REFERENCE(c), REFERENCE(OWNER_STACK)) for c in CONSUMERS] + [(REFERENCE(OWNER_STACK), None)]
+    titles = {(group.get("class"), group.find(f"{SVG}title").text)
+              for group in ElementTree.parse(picture).getroot().iter(f"{SVG}g") if group.get("class") in ("node", "edge")}
+    assert titles == {("node", stack) for stack in FLEET} | {("edge", f"{c}->{OWNER_STACK}") for c in CONSUMERS}
 
     # Below the model, what each source hands it: the same settings, and the owner's kv_store as the engine
     # exported it equals the offline preview's. The one difference is the consumers' outputs, which the offline
