@@ -14,11 +14,13 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+from pulumi.automation import StackSummary
 
 from kvpool.commands.cli import main
 from kvpool.engine.mock_engine import run_program
 from kvpool.engine.stack_config import load_stack_config
 from kvpool.fleet import report as fleet_report
+from kvpool.fleet.backend import stack_reference
 from kvpool.fleet.graph import PictureError, render
 from kvpool.fleet.model import build_fleet
 from kvpool.fleet.offline import MissingPreviewError, offline_facts
@@ -269,3 +271,41 @@ def test_make_destroy_runs_pulumi_for_a_stack_nobody_reads(generated_project, tm
     assert result.returncode == 0, result.stderr
     assert "pulumi destroy of team-2: no stack reads its KV store" in result.stdout
     assert pulumi_args == "destroy --stack team-2\n"
+
+
+# --- choosing stacks and sources (the backend source itself runs against the real CLI: tests/e2e/) ------------
+
+
+def test_only_the_stacks_named(generated_project, capsys):
+    # team-5 reads team-1, which reads the hub left out: the fleet of the two names the missing hub.
+    assert main(["fleet", "--project-dir", str(generated_project), "--stack", "team-5", "--stack", "team-1"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[1:3]] == ["team-1", "team-5"]
+    assert out[-3:] == [
+        "Problems: 2",
+        "  [no-store] team-5 -> team-1: " + next(p.message for p in build_fleet(offline_facts(generated_project))
+                                                 .problems if p.kind == "no-store"),
+        f"  [missing-stack] team-1 -> hub: kv_cache_store_config.target_stack: {TEAM[1]} reads the KV store of {HUB}, "
+        f"which is not a stack of the fleet; point target_stack at a stack that owns a store, or create {HUB}.",
+    ]
+
+
+def test_a_stack_named_without_a_stack_file_is_refused(generated_project, capsys):
+    assert main(["fleet", "--project-dir", str(generated_project), "--stack", "team-9"]) == 1
+    assert "Pulumi.team-9.yaml" in capsys.readouterr().err
+
+
+def test_previews_are_the_offline_sources(capsys):
+    assert main(["fleet", "--source", "backend", "--previews", "out"]) == 1
+    assert capsys.readouterr().err == (
+        "error: --previews: the backend source reads each stack's outputs from the backend; drop --previews or "
+        "--source backend\n")
+
+
+@pytest.mark.parametrize(("name", "url", "reference"), [
+    ("service-a", None, "organization/motor-kvpool/service-a"),  # a file backend: no page, one organization
+    ("service-a", "https://app.pulumi.com/acme/motor-kvpool/service-a", "acme/motor-kvpool/service-a"),
+    ("team/service-a", "https://app.pulumi.com/team/motor-kvpool/service-a", "team/motor-kvpool/service-a"),
+])
+def test_a_backend_stack_is_referenced_as_target_stack_names_it(name, url, reference):
+    assert stack_reference(StackSummary(name, current=False, url=url), "motor-kvpool") == reference

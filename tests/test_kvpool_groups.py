@@ -24,4 +24,4 @@ def test_each_stand_in_group_names_existing_tests_of_its_real_part() -> None:
         named[group] = re.findall(r"tests/[\w/]+\.py", docstring)
         assert all((PROJECT_DIR / test).is_file() for test in named[group]), (group, named[group])
     assert {group for group, tests in named.items() if any(test.startswith("tests/e2e/") for test in tests)} == {
-        "engine", "policy_host", "apiserver", "views", "commands"}
+        "engine", "policy_host", "apiserver", "views", "fleet", "commands"}

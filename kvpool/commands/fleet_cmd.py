@@ -5,9 +5,13 @@ Examples:
     python -m kvpool fleet --json                       # the same as JSON
     python -m kvpool fleet --svg fleet.svg --png fleet.png
     python -m kvpool fleet --previews out               # owners' outputs from `kvpool preview --out out`
+    python -m kvpool fleet --source backend             # the stacks as they are up, from the Pulumi backend
+    python -m kvpool fleet --stack service-a --stack service-b   # only these stacks
     python -m kvpool fleet --check-destroy service-a    # before `pulumi destroy` (make destroy runs it)
 
-Reads every stack file of the project; an owner's `kv_store` output comes from its offline preview. Checks each
+Two sources, one model. offline (the default): every stack file of the project; an owner's `kv_store` output
+comes from its offline preview. backend: every stack of the project in the backend the `pulumi` CLI is logged in
+to, its config and its outputs as its last `pulumi up` left them (through the SDK's Automation API). Checks each
 consumer against its owner with the consumer's own contract checks (not admitted, compatibility key, no such
 stack, no kv_store output, any other mismatch), and two owners on one namespace. Exit 1 when there is any problem.
 --check-destroy STACK checks only that no stack file's target_stack names STACK (exit 1 naming each that does).
@@ -19,10 +23,18 @@ import argparse
 import json
 from pathlib import Path
 
+from components.errors import KvpoolError
 from kvpool.fleet import graph as fleet_graph
 from kvpool.fleet import report as fleet_report
+from kvpool.fleet.backend import backend_facts
 from kvpool.fleet.model import build_fleet, destroy_problems
 from kvpool.fleet.offline import consumers_of, offline_facts
+
+SOURCES = ("offline", "backend")
+
+
+class UsageError(KvpoolError):
+    """Options that do not go together."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,8 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
+    parser.add_argument("--source", choices=SOURCES, default="offline",
+                        help="offline: the stack files and their previews (default); backend: the stacks' config "
+                             "and outputs in the Pulumi backend, through the Pulumi CLI")
+    parser.add_argument("--stack", action="append", default=[], metavar="NAME",
+                        help="only this stack (repeat for several; default: every stack of the source)")
     parser.add_argument("--previews", type=Path, metavar="DIR",
-                        help="read owners' outputs from DIR/<stack>/outputs.json (kvpool preview --out DIR)")
+                        help="offline: read owners' outputs from DIR/<stack>/outputs.json (kvpool preview --out DIR)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument("--svg", type=Path, metavar="FILE", help="draw the fleet into FILE (SVG)")
     parser.add_argument("--png", type=Path, metavar="FILE", help="draw the fleet into FILE (PNG)")
@@ -45,7 +62,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.check_destroy:
         return check_destroy(args.project_dir, args.check_destroy)
-    fleet = build_fleet(offline_facts(args.project_dir, args.previews))
+    if args.source == "backend":
+        if args.previews is not None:
+            raise UsageError("--previews: the backend source reads each stack's outputs from the backend; drop "
+                             "--previews or --source backend")
+        facts = backend_facts(args.project_dir, args.stack)
+    else:
+        facts = offline_facts(args.project_dir, args.previews, args.stack)
+    fleet = build_fleet(facts)
     for path in (args.svg, args.png):
         if path is not None:
             fleet_graph.render(fleet, path)

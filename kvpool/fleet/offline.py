@@ -8,6 +8,7 @@ its owner's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from components.errors import KvpoolError
@@ -28,9 +29,10 @@ def reference(config: StackConfig) -> str:
     return f"{LOCAL_ORGANIZATION}/{config.project}/{config.stack}"
 
 
-def offline_facts(project_dir: Path, previews: Path | None = None) -> list[StackFacts]:
+def offline_facts(project_dir: Path, previews: Path | None = None, only: Sequence[str] = ()) -> list[StackFacts]:
+    """Every stack file of the project (or the stacks named in `only`)."""
     facts = []
-    for stack in stack_names(project_dir):
+    for stack in only or stack_names(project_dir):  # load_stack_config names the stack files there when one is not
         config = load_stack_config(project_dir, stack)
         settings = settings_from_config(config.values, set(config.secret_keys), stack)
         owner = not referenced_stacks(config)
