@@ -74,6 +74,9 @@ class EnginePoolArgs:
     storage_volumes: tuple[dict[str, Any], ...] = ()
     storage_mounts: tuple[dict[str, Any], ...] = ()
     secret: SecretEnv | None = None
+    # The running instances in waves (components/rollout.py): each Deployment of a wave depends on every one of the
+    # wave before, so an update stops one wave at a time. Instances in no wave are new and depend on nothing.
+    rollout_waves: tuple[tuple[str, ...], ...] = ()
 
 
 class EnginePool(pulumi.ComponentResource):
@@ -92,13 +95,16 @@ class EnginePool(pulumi.ComponentResource):
             )
             self.deployments = []
         else:
-            self.deployments = [
-                args.workloads.deployment(
-                    instance_name(args.side, index), args.side, *self._workload(index),
-                    opts=pulumi.ResourceOptions(parent=self),
+            waits_for = {name: args.rollout_waves[wave - 1] for wave in range(1, len(args.rollout_waves))
+                         for name in args.rollout_waves[wave]}
+            created: dict[str, k8s.apps.v1.Deployment] = {}
+            for index in range(args.instances):  # waves hold instances in index order: a wave's forerunners exist
+                name = instance_name(args.side, index)
+                created[name] = args.workloads.deployment(
+                    name, args.side, *self._workload(index),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[created[n] for n in waits_for.get(name, ())]),
                 )
-                for index in range(args.instances)
-            ]
+            self.deployments = list(created.values())
         self.register_outputs({
             "instances": [instance_name(args.side, index) for index in range(args.instances)],
             "deployments": self.deployments,
