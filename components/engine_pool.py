@@ -35,6 +35,7 @@ from components.motor_pod import (
 )
 from components.pod_layout import CLIENT_CONFIG_DIR, LOG_VOLUME_NAME, host_files
 from components.secret_env import SecretEnv
+from components.rollout import ready_when
 from components.workloads import Workloads
 
 TYPE = "kvpool:index:EnginePool"
@@ -226,6 +227,8 @@ class EnginePool(pulumi.ComponentResource):
         if HARDWARE[args.hardware_type].family == "A5":
             pod_spec["dnsConfig"] = {"options": [{"name": "ndots", "value": "2"}]}
         metadata: dict[str, Any] = {"name": name, "namespace": args.namespace, "labels": labels}
+        if index is not None:  # an instance's own Deployment; the operator awaits a service set's
+            metadata["annotations"] = ready_when(args.pods_per_instance)
         spec = {
             "replicas": args.pods_per_instance,
             # NPUs are exclusive: a rolling update would wait for NPUs the old pods still hold.

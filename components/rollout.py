@@ -7,10 +7,19 @@ wave k depends on every Deployment of wave k-1: on an update the Pulumi engine s
 Kubernetes provider has seen wave k-1 Ready. Instances new in this run depend on nothing (nothing of them serves
 yet), so a first deploy runs in parallel as before. Which instances ran before the program reads from this very
 stack's last `engines` output (a StackReference to itself).
+
+"Seen Ready" needs the provider's await to hold until the new pods are Ready, and its own Deployment await does not
+for Recreate (measured, provider 4.25.0, bench/results/rollout.md): the Deployment controller creates the new
+ReplicaSet only once the old pods are gone, and until then the Deployment still carries the old revision, Available
+and NewReplicaSetAvailable, which the provider takes for a finished rollout; the next wave then started about 1 s
+after the update. So every engine Deployment tells the provider what Ready is (`pulumi.com/waitFor`,
+READY_ANNOTATION): its pods all updated and all available, read only from a status that has observed the update's
+generation. Only the new ReplicaSet counts as updated, and it exists only after every old pod is gone.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -24,6 +33,7 @@ ENGINES_OUTPUT = "engines"  # components/program.py exports {side: [instance nam
 ROLLOUT_OUTPUT = "rollout"  # {side: {"max_unavailable_instances": n}}, the setting resolved for the instance count
 DEFAULT_MAX_UNAVAILABLE = "50%"
 _PERCENT = re.compile(r"^([1-9][0-9]?|100)%$")
+READY_ANNOTATION = "pulumi.com/waitFor"  # the Kubernetes provider's own await override
 SERVICE_SET_MESSAGE = (
     "deploy_mode infer_service_set hands every engine instance to the InferServiceSet operator, which rolls them by "
     "its own rules; motor-kvpool cannot order them. Remove rollout, or use deploy_mode multi_deployment"
@@ -85,3 +95,12 @@ def previous_instances(previous_outputs: Mapping[str, Any] | None, side: str) ->
     engines = (previous_outputs or {}).get(ENGINES_OUTPUT)
     names = engines.get(side) if isinstance(engines, Mapping) else None
     return {name for name in names if isinstance(name, str)} if isinstance(names, list) else set()
+
+
+def ready_when(replicas: int) -> dict[str, str]:
+    """The engine Deployment's annotation by which the provider's create and update end only when all `replicas`
+    pods of the Deployment's current template are available (module docstring)."""
+    return {READY_ANNOTATION: json.dumps([
+        f"jsonpath={{.status.updatedReplicas}}={replicas}",
+        f"jsonpath={{.status.availableReplicas}}={replicas}",
+    ])}
