@@ -140,9 +140,26 @@ def test_all_at_once_restores_the_parallel_roll() -> None:
     assert all(waits == [] for waits in engine_waits(run).values())
 
 
+def test_each_engine_deployment_is_awaited_until_all_its_new_pods_are_available() -> None:
+    """The provider's own Deployment await ends before a Recreate update's new pods exist (components/rollout.py);
+    the annotation makes it wait for every pod of the instance, prefill's 2 and decode's 1."""
+    values = four_and_three()
+    values["motor_deploy_config"]["single_p_instance_pod_num"] = 2
+    run = render(values, stack_references=engines_before(4, 3)).run
+    annotations = {r.name: r.inputs["metadata"]["annotations"] for r in run.resources
+                   if r.type == DEPLOYMENT and r.name.startswith("vllm-")}
+    wait = '["jsonpath={{.status.updatedReplicas}}={0}", "jsonpath={{.status.availableReplicas}}={0}"]'
+    assert annotations == {
+        **{f"vllm-p{i}": {"pulumi.com/waitFor": wait.format(2)} for i in range(4)},
+        **{f"vllm-d{i}": {"pulumi.com/waitFor": wait.format(1)} for i in range(3)},
+    }
+
+
 def test_a_service_set_reads_no_previous_outputs_and_exports_no_rollout() -> None:
     values = stack_values("service-set")
     run = render(values, stack_references=engines_before(1, 1)).run
     assert [r for r in run.resources if r.type == "pulumi:pulumi:StackReference"] == []
     assert "rollout" not in run.outputs
+    # The operator creates and awaits the instances: the provider awaits nothing of them.
+    assert "pulumi.com/waitFor" not in json.dumps([r.inputs for r in run.resources])
     assert json.loads(json.dumps(run.outputs["engines"])) == {"prefill": ["vllm-p0"], "decode": ["vllm-d0"]}
