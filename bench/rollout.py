@@ -34,7 +34,7 @@ from tests.e2e.realengine import (
     Cluster,
     PulumiWorkspace,
 )
-from tests.e2e.rollout_watch import NEW_IMAGE, ReadySampler, timeline, write_stack
+from tests.e2e.rollout_watch import EVENT_LOG_ENV, NEW_IMAGE, ReadySampler, engine_steps, timeline, write_stack
 from tests.e2e.views import offline_in_copy_to
 
 STACKS = {"rollout": None, "rollout-at-once": "100%"}  # stack (= namespace) -> max_unavailable_instances
@@ -51,15 +51,18 @@ def measure(stack: str, setting: str | None, instances: int, workspace: PulumiWo
         raise SystemExit(f"{stack}: pulumi up returned with Deployments not Ready: {', '.join(not_ready)}")
     workspace.run("config", "set", "--path", "motor_deploy_config.image_name", NEW_IMAGE, "-s", stack).check()
     sampler = ReadySampler(cluster, stack)
+    events = out / f"{stack}-roll-events.jsonl"
     sampler.start()
     try:
-        roll = workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1800).check()
+        roll = workspace.run("up", "--yes", "--skip-preview", "-s", stack, "--event-log", str(events), timeout=1800,
+                             extra_env=EVENT_LOG_ENV).check()
     finally:
         samples = sampler.stop()
     destroy = workspace.run("destroy", "--yes", "-s", stack, timeout=1800).check()
     result = {
         "first": first.seconds, "roll": roll.seconds, "destroy": destroy.seconds,
         "fewest": {side: sampler.fewest_ready(side) for side in ENGINE_SIDES}, "timeline": timeline(samples, instances),
+        "steps": engine_steps(events, sampler.started_at),
     }
     print(f"{stack}: {result['first']:.1f} {result['roll']:.1f} {result['destroy']:.1f} {result['fewest']}",
           file=sys.stderr)
@@ -100,6 +103,18 @@ def main() -> None:
         *(f"| image change: fewest Ready {side} instances | {waves['fewest'][side]} of {n} | "
           f"{at_once['fewest'][side]} of {n} |" for side in ENGINE_SIDES),
         f"| `pulumi destroy` | {waves['destroy']:.1f} s | {at_once['destroy']:.1f} s |",
+        "",
+        "## The engine's update steps",
+        "",
+        ("Each engine Deployment's update step in the image change, from `pulumi up --event-log` (seconds since "
+         "`pulumi up` started; the log's timestamps are whole seconds). A step ends when the Kubernetes provider "
+         "has seen all the instance's new pods available (the `pulumi.com/waitFor` annotation, README \"How a "
+         "change rolls\"); with the default, the second wave's steps start only then."),
+        "",
+        "| instance | default: starts | default: ends | all at once: starts | all at once: ends |",
+        "|---|---|---|---|---|",
+        *(f"| {name} | {waves['steps'][name][0]:.0f} | {waves['steps'][name][1]:.0f} | "
+          f"{at_once['steps'][name][0]:.0f} | {at_once['steps'][name][1]:.0f} |" for name in waves["steps"]),
         "",
         "## Timeline of the image change, default rollout",
         "",

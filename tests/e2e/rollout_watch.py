@@ -4,9 +4,11 @@ Ready (tests/e2e/kwok_stages.py, in ROLLOUT_NAMESPACES), and a sampler of the Re
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import yaml
 
@@ -63,11 +65,13 @@ class ReadySampler:
     namespace: str
     interval: float = 0.25
     samples: list[Sample] = field(default_factory=list)
+    started_at: float = 0.0  # wall clock (time.time()) of start(), to place the CLI's event log on the samples
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
     def start(self) -> None:
         started = time.monotonic()
+        self.started_at = time.time()
 
         def loop() -> None:
             while not self._stop.is_set():
@@ -116,3 +120,27 @@ def timeline(samples: list[Sample], instances: int, step: float = 2.0) -> list[s
         rows.append(f"| {sample.seconds:5.1f} | {counts} | {', '.join(down) or '—'} |")
         next_at = sample.seconds + step
     return rows
+
+
+# The CLI writes its engine events to --event-log FILE only when its debug commands are on.
+EVENT_LOG_ENV = {"PULUMI_DEBUG_COMMANDS": "true"}
+
+
+def engine_steps(event_log: Path, started_at: float) -> dict[str, tuple[float, float]]:
+    """Each engine Deployment's update step in a `pulumi up --event-log` file: (start, end) in seconds since
+    `started_at` (wall clock). The log's timestamps are whole seconds, so each time is known to within 1 s."""
+    starts: dict[str, float] = {}
+    steps: dict[str, tuple[float, float]] = {}
+    for line in event_log.read_text().splitlines():
+        event = json.loads(line)
+        for kind in ("resourcePreEvent", "resOutputsEvent"):
+            metadata = event.get(kind, {}).get("metadata", {})
+            name = metadata.get("urn", "").rsplit("::", 1)[-1]
+            if metadata.get("type") != "kubernetes:apps/v1:Deployment" or not name.startswith("vllm-"):
+                continue
+            at = event["timestamp"] - started_at
+            if kind == "resourcePreEvent":
+                starts[name] = at
+            else:
+                steps[name] = (starts[name], at)
+    return dict(sorted(steps.items()))

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cluster_stacks import deployments_not_ready, up_stack
-from tests.e2e.kwok_stages import ENGINE_SIDES
+from tests.e2e.kwok_stages import ENGINE_READY_DELAY_S, ENGINE_SIDES
 from tests.e2e.realengine import Cluster, PulumiWorkspace
-from tests.e2e.rollout_watch import NEW_IMAGE, ReadySampler, write_stack
+from tests.e2e.rollout_watch import EVENT_LOG_ENV, NEW_IMAGE, ReadySampler, engine_steps, write_stack
 from tests.e2e.views import offline_in_copy_to
 
 pytestmark = pytest.mark.e2e
@@ -49,9 +49,11 @@ def test_an_image_change_rolls_each_role_in_two_waves_keeping_half_serving(
 
     workspace.run("config", "set", "--path", "motor_deploy_config.image_name", NEW_IMAGE, "-s", STACK).check()
     sampler = ReadySampler(cluster, STACK)
+    events = e2e_tmp / "rollout-events.jsonl"
     sampler.start()
     try:
-        workspace.run("up", "--yes", "--skip-preview", "-s", STACK, timeout=1200).check()
+        workspace.run("up", "--yes", "--skip-preview", "-s", STACK, "--event-log", str(events), timeout=1200,
+                      extra_env=EVENT_LOG_ENV).check()
     finally:
         samples = sampler.stop()
 
@@ -63,6 +65,13 @@ def test_an_image_change_rolls_each_role_in_two_waves_keeping_half_serving(
         assert all(len(stretches) == 1 for stretches in down.values()), down  # each instance stopped once
         # The second wave stops only after the whole first wave is Ready again.
         assert max(down[name][0][1] for name in first) < min(down[name][0][0] for name in second), down
+    # The engine's own order: the provider ends a first-wave step only when its new pod is available (the
+    # pulumi.com/waitFor annotation), and only then does the second wave's step start.
+    steps = engine_steps(events, sampler.started_at)
+    for side in ENGINE_SIDES:
+        first_ends = max(steps[f"vllm-{side[0]}{i}"][1] for i in (0, 1))
+        assert first_ends >= min(steps[f"vllm-{side[0]}{i}"][0] for i in (0, 1)) + ENGINE_READY_DELAY_S - 1, steps
+        assert min(steps[f"vllm-{side[0]}{i}"][0] for i in (2, 3)) >= first_ends, steps
     assert len(samples[-1].ready["prefill"]) == len(samples[-1].ready["decode"]) == INSTANCES
     for side in ENGINE_SIDES:
         for index in range(INSTANCES):
