@@ -34,8 +34,8 @@ from components.motor_pod import (
     weight_volume,
 )
 from components.pod_layout import CLIENT_CONFIG_DIR, LOG_VOLUME_NAME, host_files
-from components.secret_env import SecretEnv
 from components.rollout import ready_when
+from components.secret_env import SecretEnv
 from components.workloads import Workloads
 
 TYPE = "kvpool:index:EnginePool"

@@ -31,6 +31,19 @@ def write_stack(workspace: PulumiWorkspace, stack: str, instances: int, max_unav
     (workspace.project / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
 
+def _name(urn: str) -> str:
+    return urn.rsplit("::", 1)[1]
+
+
+def engine_waits(workspace: PulumiWorkspace, stack: str) -> dict[str, list[str]]:
+    """Each engine Deployment in the stack's state -> the engine Deployments it depends on."""
+    resources = workspace.state(stack)["checkpoint"]["latest"]["resources"]
+    return {
+        _name(r["urn"]): sorted(_name(d) for d in r.get("dependencies", []) if _name(d).startswith("vllm-"))
+        for r in resources if r["type"] == "kubernetes:apps/v1:Deployment" and _name(r["urn"]).startswith("vllm-")
+    }
+
+
 def ready_instances(cluster: Cluster, namespace: str) -> dict[str, set[str]]:
     """Per side, the engine instances (the pods' `app` label) whose pods are all Ready and none terminating."""
     pods = cluster.get(f"/api/v1/namespaces/{namespace}/pods")["items"]
@@ -135,7 +148,7 @@ def engine_steps(event_log: Path, started_at: float) -> dict[str, tuple[float, f
         event = json.loads(line)
         for kind in ("resourcePreEvent", "resOutputsEvent"):
             metadata = event.get(kind, {}).get("metadata", {})
-            name = metadata.get("urn", "").rsplit("::", 1)[-1]
+            name = _name(metadata.get("urn", "::"))
             if metadata.get("type") != "kubernetes:apps/v1:Deployment" or not name.startswith("vllm-"):
                 continue
             at = event["timestamp"] - started_at

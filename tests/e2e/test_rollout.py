@@ -12,7 +12,14 @@ import pytest
 from tests.e2e.cluster_stacks import deployments_not_ready, up_stack
 from tests.e2e.kwok_stages import ENGINE_READY_DELAY_S, ENGINE_SIDES
 from tests.e2e.realengine import Cluster, PulumiWorkspace
-from tests.e2e.rollout_watch import EVENT_LOG_ENV, NEW_IMAGE, ReadySampler, engine_steps, write_stack
+from tests.e2e.rollout_watch import (
+    EVENT_LOG_ENV,
+    NEW_IMAGE,
+    ReadySampler,
+    engine_steps,
+    engine_waits,
+    write_stack,
+)
 from tests.e2e.views import offline_in_copy_to
 
 pytestmark = pytest.mark.e2e
@@ -20,19 +27,6 @@ pytestmark = pytest.mark.e2e
 STACK = "rollout"  # its namespace too: one of kwok_stages.ROLLOUT_NAMESPACES
 INSTANCES = 4
 KEEP = 2  # the default 50% of 4
-
-
-def name(urn: str) -> str:
-    return urn.rsplit("::", 1)[1]
-
-
-def engine_waits(workspace: PulumiWorkspace) -> dict[str, list[str]]:
-    """Each engine Deployment in the stack's state -> the engine Deployments it depends on."""
-    resources = workspace.state(STACK)["checkpoint"]["latest"]["resources"]
-    return {
-        name(r["urn"]): sorted(name(d) for d in r.get("dependencies", []) if name(d).startswith("vllm-"))
-        for r in resources if r["type"] == "kubernetes:apps/v1:Deployment" and name(r["urn"]).startswith("vllm-")
-    }
 
 
 def test_an_image_change_rolls_each_role_in_two_waves_keeping_half_serving(
@@ -45,7 +39,7 @@ def test_an_image_change_rolls_each_role_in_two_waves_keeping_half_serving(
     # A first deploy: the stack's reference to itself finds no outputs, so no instance waits for another.
     up_stack(workspace, cluster, STACK, out)
     assert deployments_not_ready(cluster, STACK) == []
-    assert engine_waits(workspace) == {f"vllm-{side[0]}{i}": [] for side in ENGINE_SIDES for i in range(INSTANCES)}
+    assert engine_waits(workspace, STACK) == {f"vllm-{side[0]}{i}": [] for side in ENGINE_SIDES for i in range(INSTANCES)}
 
     workspace.run("config", "set", "--path", "motor_deploy_config.image_name", NEW_IMAGE, "-s", STACK).check()
     sampler = ReadySampler(cluster, STACK)
@@ -77,7 +71,7 @@ def test_an_image_change_rolls_each_role_in_two_waves_keeping_half_serving(
         for index in range(INSTANCES):
             deployment = cluster.get(f"/apis/apps/v1/namespaces/{STACK}/deployments/vllm-{side[0]}{index}")
             assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == NEW_IMAGE
-    assert engine_waits(workspace) == {
+    assert engine_waits(workspace, STACK) == {
         "vllm-p0": [], "vllm-p1": [], "vllm-p2": ["vllm-p0", "vllm-p1"], "vllm-p3": ["vllm-p0", "vllm-p1"],
         "vllm-d0": [], "vllm-d1": [], "vllm-d2": ["vllm-d0", "vllm-d1"], "vllm-d3": ["vllm-d0", "vllm-d1"],
     }
