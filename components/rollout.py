@@ -9,7 +9,7 @@ yet), so a first deploy runs in parallel as before. Which instances ran before t
 stack's last `engines` output (a StackReference to itself).
 
 "Seen Ready" needs the provider's await to hold until the new pods are Ready, and its own Deployment await does not
-for Recreate (measured, provider 4.25.0, bench/results/rollout.md): the Deployment controller creates the new
+for Recreate (measured, provider 4.25.0: README, "How a change rolls"): the Deployment controller creates the new
 ReplicaSet only once the old pods are gone, and until then the Deployment still carries the old revision, Available
 and NewReplicaSetAvailable, which the provider takes for a finished rollout; the next wave then started about 1 s
 after the update. So every engine Deployment tells the provider what Ready is (`pulumi.com/waitFor`,
