@@ -30,6 +30,8 @@ def test_scaling_decode_creates_one_deployment_and_updates_motor_config(
     changes = sorted((step["op"], *split_urn(step["urn"])) for step in data["steps"] if step["op"] != "same")
     assert changes == [
         ("create", "kubernetes:apps/v1:Deployment", "vllm-d2"),
+        # the stack reads its own last outputs to order the engines' waves (components/rollout.py): a read, no change
+        ("read", "pulumi:pulumi:StackReference", "organization/motor-kvpool/dev"),
         ("update", "kubernetes:core/v1:ConfigMap", "motor-config"),
     ], changes
     text = workspace.run("preview", "--diff", "-s", "dev").check().stdout
