@@ -17,6 +17,7 @@ resources of the run, so no provider reaches the pack for them; stack tags are e
 from __future__ import annotations
 
 import sys
+from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -57,6 +58,8 @@ from kvpool.policy_host.pack_process import (
 )
 
 CALL_TIMEOUT_SECONDS = 60.0
+ANALYZE_WINDOW = 8
+"""Analyze calls sent before the first answer is read (pulumi_policy serves four at a time)."""
 STACK_LABEL = "stack"
 """resource_label of a violation about the stack as a whole (the diagnostic has no URN)."""
 
@@ -203,21 +206,44 @@ class _Session:
         state[self.run.stack_urn] = encode_properties(
             self.run.outputs, self.run.secret_output_paths, self.run.unknown_output_paths
         )
-        for resource in self.run.resources:
-            if resource.type == STACK_REFERENCE_TYPE:
-                continue  # a read, not a registration: the engine analyzes registrations only
-            request = analyze_request(resource, self.inputs[resource.urn], self.by_urn, self.inputs)
-            response = self._call_on("Analyze", request, resource)
-            # As the engine: a resource policy's violation is about the analyzed resource, whatever URN it names.
-            violations += [self._violation(diagnostic, resource.urn) for diagnostic in response.diagnostics]
+        # Up to ANALYZE_WINDOW calls in flight, answers read in resource order: the pack's server works on several
+        # at once instead of waiting for one round trip per resource, and the first failure in that order is the
+        # one reported, as if they had been sent one by one.
+        in_flight: deque[tuple[RecordedResource, grpc.Future]] = deque()
+        try:
+            for resource in self.run.resources:
+                if resource.type == STACK_REFERENCE_TYPE:
+                    continue  # a read, not a registration: the engine analyzes registrations only
+                if len(in_flight) == ANALYZE_WINDOW:
+                    violations += self._violations_of(*in_flight.popleft())
+                request = analyze_request(resource, self.inputs[resource.urn], self.by_urn, self.inputs)
+                in_flight.append((resource, self.stub.Analyze.future(request, timeout=CALL_TIMEOUT_SECONDS)))
+            while in_flight:
+                violations += self._violations_of(*in_flight.popleft())
+        finally:
+            for _, answer in in_flight:
+                answer.cancel()
         return violations, state
+
+    def _violations_of(self, resource: RecordedResource, answer: grpc.Future) -> list[Violation]:
+        """The answer about one resource; a validator that raises fails the whole call, and the error names the
+        resource, the exception and the pack's stderr (its traceback names the policy)."""
+        try:
+            response = answer.result()
+        except grpc.RpcError as error:
+            raise self._error(f"Analyze of {resource.type} {resource.name}", error) from None
+        # As the engine: a resource policy's violation is about the analyzed resource, whatever URN it names.
+        return [self._violation(diagnostic, resource.urn) for diagnostic in response.diagnostics]
 
     def _analyze_stack(self, state: Mapping[str, struct_pb2.Struct]) -> list[Violation]:
         resources = [
             stack_resource(resource, state[resource.urn], self.by_urn, self.inputs) for resource in self.run.resources
         ]
         request = analyzer_pb2.AnalyzeStackRequest(resources=resources)
-        response = self._call_on("AnalyzeStack", request, None)
+        try:
+            response = self.stub.AnalyzeStack(request, timeout=CALL_TIMEOUT_SECONDS)
+        except grpc.RpcError as error:
+            raise self._error("AnalyzeStack of the stack (AnalyzeStack)", error) from None
         return [self._violation(diagnostic, diagnostic.urn) for diagnostic in response.diagnostics]
 
     def _handshake(self) -> None:
@@ -258,15 +284,6 @@ class _Session:
             return getattr(self.stub, method)(request, timeout=CALL_TIMEOUT_SECONDS)
         except grpc.RpcError as error:
             raise self._error(method, error) from None
-
-    def _call_on(self, method: str, request: Any, resource: RecordedResource | None) -> Any:
-        """A call about one resource (None: the stack); a validator that raises fails the whole call, and the
-        error names the resource, the exception and the pack's stderr (its traceback names the policy)."""
-        try:
-            return getattr(self.stub, method)(request, timeout=CALL_TIMEOUT_SECONDS)
-        except grpc.RpcError as error:
-            target = f"{resource.type} {resource.name}" if resource else f"the stack ({method})"
-            raise self._error(f"{method} of {target}", error) from None
 
     def _error(self, what: str, error: grpc.RpcError, stderr: str | None = None) -> PolicyPackError:
         if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
