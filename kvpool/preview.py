@@ -28,6 +28,7 @@ from kvpool.views.manifests import (
     DEFAULT_KUBERNETES_VERSION,
     ValidationReport,
     kubernetes_objects,
+    manifest_texts,
     validate_objects,
     write_manifests,
 )
@@ -102,6 +103,8 @@ def preview(
             validation_failure: Exception | None = error
         else:
             validation_failure = None
+        # The files' text is made while the pack may still be analyzing; written only once it has not refused.
+        files = manifest_texts(objects) if validation_failure is None else {}
         policy_report = analysis.result() if analysis is not None else None
     if policy_report is not None and policy_report.mandatory:
         raise PolicyViolationError(policy_report, run)
@@ -110,7 +113,7 @@ def preview(
     stack_dir = out_dir / stack  # load_stack_config checked that `stack` is a stack name, not a path
     outputs_file = stack_dir / "outputs.json"
     try:
-        manifest_files = write_manifests(objects, stack_dir / "manifests")
+        manifest_files = write_manifests(files, stack_dir / "manifests")
         outputs_file.write_text(_outputs_json(run), encoding="utf-8")
     except OSError as error:
         where = error.filename or stack_dir

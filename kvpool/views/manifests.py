@@ -247,14 +247,18 @@ def manifest_text(body: dict[str, Any]) -> str:
     return yaml.dump(body, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
-def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Path]:
-    """One YAML file per object, secrets written as "[secret]"; YAML files from an earlier run are removed."""
+def manifest_texts(objects: list[KubernetesObject]) -> dict[str, str]:
+    """Each object's file name and text as write_manifests writes it, secrets as "[secret]"."""
+    return {obj.file_name: manifest_text(mask_leaves(obj.body, obj.secret_paths)) for obj in objects}
+
+
+def write_manifests(files: dict[str, str], directory: Path) -> list[Path]:
+    """manifest_texts' files into `directory`; YAML files from an earlier run are removed."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for obj in objects:
-        path = directory / obj.file_name
-        masked = mask_leaves(obj.body, obj.secret_paths)
-        path.write_text(manifest_text(masked), encoding="utf-8")
+    for name, text in files.items():
+        path = directory / name
+        path.write_text(text, encoding="utf-8")
         written.append(path)
     for stale in set(directory.glob("*.yaml")) - set(written):
         stale.unlink()
