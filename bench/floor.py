@@ -241,7 +241,8 @@ def main() -> None:
         "policy pack in its own process, the strict Kubernetes 1.30 schema and API-server checks, the manifests "
         "written). The floor: bench/floor/__main__.py, a bare Pulumi program declaring the same objects (ours' "
         "manifests, checked file for file) with their typed pulumi_kubernetes classes, run by the same mock engine "
-        "(kvpool/engine/mock_engine.py) and nothing else. Each command in a fresh process, "
+        "(kvpool/engine/mock_engine.py) and nothing else; both leave their objects out of the interpreter's last "
+        "garbage collection at exit, as kvpool/__main__.py does. Each command in a fresh process, "
         f"{args.reps} runs each, alternating the floor and ours, after one warm-up run of each.",
         "",
         "| service | tool | wall median (min–max) | CPU median | peak MiB, largest process | peak MiB, all processes "
