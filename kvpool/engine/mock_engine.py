@@ -18,7 +18,7 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,10 +101,13 @@ def run_program(
     *,
     stack_references: Mapping[str, dict] | None = None,
     preview: bool = True,
+    on_registered: Callable[[RecordedResource], None] | None = None,
 ) -> ProgramRun:
     """Run `<project_dir>/__main__.py` as `pulumi preview` (or `up` when preview=False) would, against mocks.
 
     `stack_references` maps a referenced stack's full name (`organization/<project>/<stack>`) to its outputs.
+    `on_registered` is called with each resource as it is recorded (on the SDK's executor threads), as the engine
+    hands each registration to its analyzers.
     Raises ProgramError for a user-facing program error, a MockEngineError for what the offline engine cannot
     answer; any other exception is a bug in the program or this tool and propagates unchanged.
     """
@@ -112,7 +115,7 @@ def run_program(
     if not (project_dir / "__main__.py").is_file():
         raise ProgramError(f"no __main__.py in {project_dir}: the program to run")
     log_messages: list[str] = []
-    monitor = _RecordingMonitor(_OfflineMocks(dict(stack_references or {})))
+    monitor = _RecordingMonitor(_OfflineMocks(dict(stack_references or {})), on_registered)
     loop = _fresh_event_loop()
     # A user-facing failure keeps its message, not its traceback: the traceback's frames hold the failed
     # run's outputs, which must be collected (quietly) when the loop closes, not later in the caller.
@@ -200,8 +203,9 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
 
     mocks: _OfflineMocks
 
-    def __init__(self, mocks: _OfflineMocks) -> None:
+    def __init__(self, mocks: _OfflineMocks, on_registered: Callable[[RecordedResource], None] | None = None) -> None:
         super().__init__(mocks)
+        self.on_registered = on_registered
         self.recorded: dict[str, RecordedResource] = {}
         self._seen_urns: set[str] = set()
         self._lock = threading.Lock()  # registrations arrive concurrently, on executor threads
@@ -256,6 +260,8 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         )
         with self._lock:
             self.recorded[urn] = resource
+        if self.on_registered is not None:
+            self.on_registered(resource)
 
 
 @contextlib.contextmanager
