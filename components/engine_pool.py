@@ -34,6 +34,7 @@ from components.motor_pod import (
     weight_volume,
 )
 from components.pod_layout import CLIENT_CONFIG_DIR, LOG_VOLUME_NAME, host_files
+from components.rollout import ready_when
 from components.secret_env import SecretEnv
 from components.workloads import Workloads
 
@@ -74,6 +75,9 @@ class EnginePoolArgs:
     storage_volumes: tuple[dict[str, Any], ...] = ()
     storage_mounts: tuple[dict[str, Any], ...] = ()
     secret: SecretEnv | None = None
+    # The running instances in waves (components/rollout.py): each Deployment of a wave depends on every one of the
+    # wave before, so an update stops one wave at a time. Instances in no wave are new and depend on nothing.
+    rollout_waves: tuple[tuple[str, ...], ...] = ()
 
 
 class EnginePool(pulumi.ComponentResource):
@@ -92,13 +96,16 @@ class EnginePool(pulumi.ComponentResource):
             )
             self.deployments = []
         else:
-            self.deployments = [
-                args.workloads.deployment(
-                    instance_name(args.side, index), args.side, *self._workload(index),
-                    opts=pulumi.ResourceOptions(parent=self),
+            waits_for = {name: args.rollout_waves[wave - 1] for wave in range(1, len(args.rollout_waves))
+                         for name in args.rollout_waves[wave]}
+            created: dict[str, k8s.apps.v1.Deployment] = {}
+            for index in range(args.instances):  # waves hold instances in index order: a wave's forerunners exist
+                name = instance_name(args.side, index)
+                created[name] = args.workloads.deployment(
+                    name, args.side, *self._workload(index),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[created[n] for n in waits_for.get(name, ())]),
                 )
-                for index in range(args.instances)
-            ]
+            self.deployments = list(created.values())
         self.register_outputs({
             "instances": [instance_name(args.side, index) for index in range(args.instances)],
             "deployments": self.deployments,
@@ -220,6 +227,8 @@ class EnginePool(pulumi.ComponentResource):
         if HARDWARE[args.hardware_type].family == "A5":
             pod_spec["dnsConfig"] = {"options": [{"name": "ndots", "value": "2"}]}
         metadata: dict[str, Any] = {"name": name, "namespace": args.namespace, "labels": labels}
+        if index is not None:  # an instance's own Deployment; the operator awaits a service set's
+            metadata["annotations"] = ready_when(args.pods_per_instance)
         spec = {
             "replicas": args.pods_per_instance,
             # NPUs are exclusive: a rolling update would wait for NPUs the old pods still hold.

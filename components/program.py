@@ -1,9 +1,15 @@
 """The stack: settings -> namespace -> KV store (own, or another stack's) -> UCMStorage -> ControlPlane ->
-EnginePools -> outputs. `__main__.py` only calls `run()`."""
+EnginePools -> outputs. `__main__.py` only calls `run()`.
+
+Before building, the program reads what it must know from stacks (awaited in a `pulumi.run` entry point, so every
+resource is then built at top level): the owner's store contract (`target_stack`), and this stack's own last
+`engines` output, which says which engine instances run and so roll in waves (components/rollout.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -23,6 +29,7 @@ from components.motor_config import MOTOR_CONFIG_NAME, read_motor_files
 from components.motor_env import script_envs
 from components.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
 from components.pulumi_settings import read_stack_settings
+from components.rollout import ENGINES_OUTPUT, ROLLOUT_OUTPUT, previous_instances
 from components.secret_env import secret_env
 from components.service_args import (
     control_plane_args,
@@ -41,8 +48,14 @@ def stack_name() -> str:
     return f"{pulumi.get_organization()}/{PROJECT}/{pulumi.get_stack()}"
 
 
-def build(settings: ServiceSettings, project_dir: Path, shared: KVStoreEndpoint | None = None) -> None:
-    """The whole stack; `shared` is the checked store contract of `target_stack`, when another stack owns it."""
+def build(
+    settings: ServiceSettings,
+    project_dir: Path,
+    shared: KVStoreEndpoint | None = None,
+    previous: Mapping[str, Any] | None = None,
+) -> None:
+    """The whole stack; `shared` is the checked store contract of `target_stack`, when another stack owns it;
+    `previous`: this stack's outputs as its last update left them (none before the first)."""
     opts = None
     if settings.create_namespace:
         namespace = k8s.core.v1.Namespace(
@@ -54,14 +67,14 @@ def build(settings: ServiceSettings, project_dir: Path, shared: KVStoreEndpoint 
     store = settings.kv_cache_store_config
     if shared is not None:
         # Another stack owns the store: nothing of it is created here.
-        build_service(settings, project_dir, workloads, shared, opts, owns_store=False)
+        build_service(settings, project_dir, workloads, shared, opts, previous, owns_store=False)
         pulumi.export("kv_store_source", store.target_stack)
     elif settings.kv_store_wanted:
         endpoint = KVStore("kv-store", kv_store_args(settings, workloads, project_dir), opts).endpoint
         pulumi.export("kv_store", endpoint.as_output(stack_name()))
-        build_service(settings, project_dir, workloads, endpoint, opts, owns_store=True)
+        build_service(settings, project_dir, workloads, endpoint, opts, previous, owns_store=True)
     else:
-        build_service(settings, project_dir, workloads, None, opts, owns_store=False)
+        build_service(settings, project_dir, workloads, None, opts, previous, owns_store=False)
     pulumi.export("namespace", settings.namespace)
     pulumi.export("deploy_mode", deploy.deploy_mode)
     pulumi.export("motor_config", f"{settings.namespace}/{MOTOR_CONFIG_NAME}")
@@ -77,13 +90,13 @@ def build(settings: ServiceSettings, project_dir: Path, shared: KVStoreEndpoint 
                                        "port": settings.kv_conductor_config.http_server_port})
     # deploy.py finds these on the cluster's nodes; here the preview says what the engine nodes must carry.
     pulumi.export("engine_node_labels", engine_node_selector(deploy.hardware_type, deploy.accelerator_type))
-    pulumi.export(
-        "engines",
-        {
-            side: [instance_name(side, index) for index in range(count)]
-            for side, count in (("prefill", deploy.p_instances_num), ("decode", deploy.d_instances_num))
-        },
-    )
+    counts = {"prefill": deploy.p_instances_num, "decode": deploy.d_instances_num}
+    pulumi.export(ENGINES_OUTPUT, {side: [instance_name(side, index) for index in range(count)]
+                                   for side, count in counts.items()})
+    if not workloads.is_service_set:  # the operator rolls a service set's instances
+        pulumi.export(ROLLOUT_OUTPUT, {
+            side: {"max_unavailable_instances": settings.rollout.wave_size(side, count)} for side, count in counts.items()
+        })
 
 
 def build_service(
@@ -92,6 +105,7 @@ def build_service(
     workloads: Workloads,
     endpoint: KVStoreEndpoint | None,
     opts: pulumi.ResourceOptions | None,
+    previous: Mapping[str, Any] | None,
     *,
     owns_store: bool,
 ) -> None:
@@ -114,7 +128,9 @@ def build_service(
     )
     for side in ("prefill", "decode"):
         side_storage = storage if side == "prefill" else None  # decode never loads UCM
-        EnginePool(side, engine_pool_args(settings, side, workloads, endpoint, role_envs, motor_files, secret, side_storage), opts)
+        running = frozenset(previous_instances(previous, side))
+        EnginePool(side, engine_pool_args(settings, side, workloads, endpoint, role_envs, motor_files, secret,
+                                          side_storage, running), opts)
     if settings.kv_conductor_config is not None:
         KVConductor(
             "kv-conductor",
@@ -135,15 +151,21 @@ def build_service(
 def run() -> None:
     with user_errors_as_run_errors():
         settings = read_stack_settings()
-        store = settings.kv_cache_store_config
-        if store is not None and store.target_stack:
-            # The owner's contract is read and checked first (awaited in pulumi.run's entry point), then the stack
-            # is built at top level, so every resource of a consumer shows in preview like an owner's.
-            pulumi.run(lambda: build_consumer(settings, Path.cwd()))
-        else:
-            build(settings, Path.cwd())
+        # What other stacks and this stack's last update say is read first, then the stack is built at top level,
+        # so every resource shows in preview (a consumer's too).
+        pulumi.run(lambda: build_after_reading_stacks(settings, Path.cwd()))
 
 
-async def build_consumer(settings: ServiceSettings, project_dir: Path) -> None:
+async def build_after_reading_stacks(settings: ServiceSettings, project_dir: Path) -> None:
     with user_errors_as_run_errors():
-        build(settings, project_dir, await shared_store(settings, stack_name()))
+        store = settings.kv_cache_store_config
+        shared = await shared_store(settings, stack_name()) if store is not None and store.target_stack else None
+        service_set = settings.motor_deploy_config.deploy_mode == "infer_service_set"
+        build(settings, project_dir, shared, None if service_set else await own_previous_outputs())
+
+
+async def own_previous_outputs() -> dict[str, Any]:
+    """This stack's outputs as its last update left them, read through a StackReference to itself (the engine
+    reads a stack's last checkpoint; empty before the first update). Only `engines` is read."""
+    details = await pulumi.StackReference(stack_name()).get_output_details(ENGINES_OUTPUT)
+    return {ENGINES_OUTPUT: details.value} if details.value is not None else {}

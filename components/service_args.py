@@ -12,6 +12,7 @@ from components.checksums import engine_config_inputs
 from components.connectors import instance_kv_transfer_config
 from components.control_plane import ControlPlaneArgs, MotorRoleArgs
 from components.engine_pool import EnginePoolArgs
+from components.labels import instance_name
 from components.hardware import engine_node_selector
 from components import kv_conductor
 from components.kv_conductor import KVConductorArgs
@@ -31,6 +32,7 @@ from components.motor_pod import (
     check_internal_env,
 )
 from components.rbac import configmap_namespace, controller_calls
+from components.rollout import waves
 from components.ports import Port
 from components.secret_env import SecretEnv
 from components.settings import ServiceSettings
@@ -152,10 +154,14 @@ def engine_pool_args(
     motor_files: Mapping[str, str],
     secret: SecretEnv | None,
     storage: UCMStorage | None = None,
+    running: frozenset[str] = frozenset(),
 ) -> EnginePoolArgs:
+    """`running`: the side's instance names the stack ran before this update (none on a first deploy)."""
     deploy = settings.motor_deploy_config
     prefill = side == "prefill"
     count = deploy.p_instances_num if prefill else deploy.d_instances_num
+    names = [instance_name(side, index) for index in range(count)]
+    wave_size = settings.rollout.wave_size(side, count)
     contract = dict(endpoint.engine_env) if endpoint else {}
     side_selector = deploy.prefill_node_selector if prefill else deploy.decode_node_selector
     return EnginePoolArgs(
@@ -184,6 +190,7 @@ def engine_pool_args(
         storage_volumes=tuple(storage.volumes) if storage else (),
         storage_mounts=tuple(storage.mounts) if storage else (),
         secret=secret,
+        rollout_waves=tuple(tuple(wave) for wave in waves([name for name in names if name in running], wave_size)),
     )
 
 

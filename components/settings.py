@@ -32,6 +32,7 @@ from components.store_settings import (
 )
 from components.labels import DEFAULT_CLUSTER_DOMAIN, engine_job_name
 from components.pod_layout import CLIENT_CONFIG_DIR, CONFIGMAP_PATH, YUANRONG_SOCKET_DIR, host_files
+from components.rollout import SERVICE_SET_MESSAGE, RolloutConfig
 from components.units import is_dns_label
 from policies import rules
 
@@ -202,6 +203,11 @@ class ServiceSettings(Closed):
     kv_conductor_config: KvConductorConfig | None = Field(
         None, description="Deploy Motor's KV conductor for KV-cache affinity scheduling (README, KV-cache affinity)."
     )
+    rollout: RolloutConfig = Field(
+        default_factory=RolloutConfig,
+        description="How many engine instances of each role an update stops at once (multi_deployment; README, "
+        "Rolls). Not Motor's: kept out of user_config.json. infer_service_set leaves rolling to its operator.",
+    )
 
     @field_validator("cluster_domain", mode="before")
     @classmethod
@@ -248,6 +254,12 @@ class ServiceSettings(Closed):
         deploy.py's modify_log_mount picks it; rules.check_host_log_dirs has checked it."""
         sections = {section: getattr(self, section) for section in rules.LOG_SECTION_BY_ROLE.values()}
         return rules.host_log_dir(sections, role)
+
+    @model_validator(mode="after")
+    def _rollout_needs_deployments(self) -> ServiceSettings:
+        if "rollout" in self.model_fields_set and self.motor_deploy_config.deploy_mode == "infer_service_set":
+            raise ValueError(f"rollout: {SERVICE_SET_MESSAGE}")
+        return self
 
     @model_validator(mode="after")
     def _engine_labels_fit(self) -> ServiceSettings:
@@ -319,6 +331,7 @@ class ServiceSettings(Closed):
                     "motor_deployer_dir": True,
                     "vllm_ascend_version": True,
                     "env": True,
+                    "rollout": True,
                     "kv_cache_store_config": DEPLOYMENT_ONLY_STORE_KEYS,
                     "motor_engine_prefill_config": {"hybrid_attention"},
                     "motor_engine_decode_config": {"hybrid_attention"},

@@ -30,7 +30,7 @@ USER_CONFIG_SECTIONS = (
     "motor_engine_prefill_config", "motor_engine_decode_config", "kv_cache_store_config", "kv_conductor_config",
 )
 PULUMI_CONFIG_KEYS = (
-    "create_namespace", "motor_deployer_dir", "vllm_ascend_version", "cluster_domain", *USER_CONFIG_SECTIONS, "env",
+    "create_namespace", "motor_deployer_dir", "vllm_ascend_version", "cluster_domain", *USER_CONFIG_SECTIONS, "env", "rollout",
 )
 
 # Older names accepted in place of the current ones (seed 001 and env.json of the kv_cache_pool generation).
@@ -265,7 +265,7 @@ def _pattern_message(path: str, value: Any) -> str:
 # Sections where an empty mapping means "not set": deploy.py enables a store only for a non-empty
 # kv_cache_store_config, and the CLI hands Pulumi.yaml's `default: {}` for every stack that omits a key.
 _EMPTY_MEANS_ABSENT = ("kv_cache_store_config", "kv_cache_pool_config", "motor_nodemanger_config", "env",
-                      "kv_conductor_config")
+                      "kv_conductor_config", "rollout")
 
 
 _PATH_BREAKER = re.compile(r"[\x00-\x1f\x7f-\x9f]")

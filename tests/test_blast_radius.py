@@ -424,3 +424,78 @@ def test_cli_prints_the_section_after_the_listing(tmp_path):
         "  the KV pool loses the share of vllm-d0: its mooncake-store sidecar holds a pool segment",
         "Blast radius: 1 workload rolls (vllm-d0: engine-config), 0 replaced; KV pool loses the share of vllm-d0.",
     ]
+
+
+# --- how engines roll (issue 23) -------------------------------------------------------------------------------
+
+
+def engines_stack(prefill: int, decode: int, image: str = IMAGE) -> list[dict[str, Any]]:
+    objects = [*(engine(f"vllm-p{i}", "prefill", "yuanrong") for i in range(prefill)),
+               *(engine(f"vllm-d{i}", "decode", "yuanrong") for i in range(decode))]
+    for obj in objects:
+        containers(obj)[0]["image"] = image
+    return objects
+
+
+def engine_outputs(prefill: int, decode: int, prefill_wave: int, decode_wave: int) -> dict[str, Any]:
+    return {"engines": {"prefill": [f"vllm-p{i}" for i in range(prefill)],
+                        "decode": [f"vllm-d{i}" for i in range(decode)]},
+            "rollout": {"prefill": {"max_unavailable_instances": prefill_wave},
+                        "decode": {"max_unavailable_instances": decode_wave}}}
+
+
+def roll_lines(old, new, old_outputs, new_outputs, tmp_path) -> list[str]:
+    old_root, new_root = write(tmp_path / "old", old), write(tmp_path / "new", new)
+    lines = report(blast_radius(manifests(old_root, NS), manifests(new_root, NS), frozenset(), old_outputs, new_outputs))
+    start = lines.index("Engines roll in waves (rollout.<role>.max_unavailable_instances; a wave starts when the one "
+                        "before is Ready):")
+    return [*lines[start + 1:start + 3], lines[-1]]
+
+
+def test_an_image_change_rolls_each_side_in_waves_keeping_the_rest_serving(tmp_path):
+    lines = roll_lines(engines_stack(4, 3), engines_stack(4, 3, "mindie-motor-vllm:3.0.1"),
+                       engine_outputs(4, 3, 2, 1), engine_outputs(4, 3, 2, 1), tmp_path)
+    assert lines == [
+        "  prefill: 2 waves of 2 (vllm-p0, vllm-p1, then vllm-p2, vllm-p3); 2 of 4 keep serving",
+        "  decode: 3 waves of 1 (vllm-d0, then vllm-d1, then vllm-d2); 2 of 3 keep serving",
+        "Blast radius: 7 workloads roll (vllm-d0, vllm-d1, vllm-d2, vllm-p0, vllm-p1, vllm-p2, vllm-p3: image), "
+        "0 replaced; prefill rolls in 2 waves keeping 2 of 4; decode rolls in 3 waves keeping 2 of 3; KV pool keeps "
+        "its contents.",
+    ]
+
+
+def test_an_unchanged_instance_holds_no_wave_and_new_instances_start_at_once(tmp_path):
+    """p1 keeps its template: its wave has p0 alone; p2, p3 are new (created, not rolled) and wait for nothing."""
+    old = engines_stack(2, 1)
+    new = engines_stack(4, 1)
+    for name in ("vllm-p0",):
+        containers(find(new, "Deployment", name))[0]["image"] = "mindie-motor-vllm:3.0.1"
+    containers(find(new, "Deployment", "vllm-d0"))[0]["image"] = "mindie-motor-vllm:3.0.1"
+    lines = roll_lines(old, new, engine_outputs(2, 1, 1, 1), engine_outputs(4, 1, 1, 1), tmp_path)
+    assert lines == [
+        "  prefill: 1 wave of 1 (vllm-p0); 1 of 2 keep serving",
+        "  decode: 1 wave of 1 (vllm-d0); 0 of 1 keep serving: the role stops until a new instance is Ready",
+        "Blast radius: 2 workloads roll (vllm-d0, vllm-p0: image), 0 replaced, 2 workloads created (vllm-p2, "
+        "vllm-p3); prefill rolls in 1 wave keeping 1 of 2; decode rolls in 1 wave keeping 0 of 1; KV pool keeps its "
+        "contents.",
+    ]
+
+
+def test_uneven_waves_name_their_sizes(tmp_path):
+    lines = roll_lines(engines_stack(5, 1), engines_stack(5, 1, "mindie-motor-vllm:3.0.1"),
+                       engine_outputs(5, 1, 2, 1), engine_outputs(5, 1, 2, 1), tmp_path)
+    assert lines[0] == ("  prefill: 3 waves (2, 2, 1) (vllm-p0, vllm-p1, then vllm-p2, vllm-p3, then vllm-p4); "
+                        "3 of 5 keep serving")
+
+
+def test_a_service_set_is_rolled_by_its_operator(tmp_path):
+    new = service_set_stack()
+    roles = find(new, "InferServiceSet", "vllm")["spec"]["template"]["roles"]
+    prefill = next(role for role in roles if role["name"] == "prefill")
+    prefill["spec"]["template"]["spec"]["containers"][0]["image"] = "mindie-motor-vllm:3.0.1"
+    outputs = {"engines": {"prefill": ["vllm-p0"], "decode": ["vllm-d0"]}}  # no `rollout`: the operator rolls
+    old_root, new_root = write(tmp_path / "old", service_set_stack()), write(tmp_path / "new", new)
+    lines = report(blast_radius(manifests(old_root, NS), manifests(new_root, NS), frozenset(), outputs, outputs))
+    assert [line for line in lines if "operator" in line] == [
+        "  prefill: vllm/prefill rolls as the InferServiceSet operator decides (deploy_mode infer_service_set)"
+    ]

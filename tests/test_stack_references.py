@@ -111,3 +111,12 @@ def test_the_older_section_name_is_resolved_too(project):
     (project / "stacks" / "Pulumi.old-name.yaml").write_text(yaml.safe_dump({"config": config}))
     shutil.copy(PROJECT_DIR / "stacks" / "Pulumi.service-a.yaml", project / "stacks" / "Pulumi.service-a.yaml")
     assert list(resolve(project, load_stack_config(project, "old-name"))) == [A]
+
+
+def test_the_stacks_own_last_outputs_come_only_from_the_outputs_file():
+    """A stack reads its own last `engines` output (components/rollout.py): given, it is passed on; not given, the
+    stack is never previewed from within itself (the offline engine answers no outputs)."""
+    config = load_stack_config(PROJECT_DIR, "dev")
+    own = {"engines": {"prefill": ["vllm-p0"], "decode": ["vllm-d0"]}}
+    assert resolve(PROJECT_DIR, config, {"organization/motor-kvpool/dev": own}) == {"organization/motor-kvpool/dev": own}
+    assert resolve(PROJECT_DIR, config) == {}

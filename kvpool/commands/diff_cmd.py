@@ -11,7 +11,8 @@ Compares `<old>/<stack>/` with `<new>/<stack>/` (manifests and outputs.json): li
 update and delete, with a unified diff of each update (unindented, so that a ```diff block colours it), then a
 summary line. A stack one side does not have (a folder that exists but holds no `<stack>/`, or a base commit
 without its stack file) is new or deleted: every object is to create or to delete. Then the blast radius: the workloads
-whose pods roll and why (the changed checksum/<input> or pod template field), the objects Pulumi replaces
+whose pods roll and why (the changed checksum/<input> or pod template field), the waves each side's engines roll
+in and how many keep serving (from the outputs' `engines` and `rollout`), the objects Pulumi replaces
 instead of updating, the in-flight requests dropped and whether the KV pool keeps its contents, ending with one
 `Blast radius: ...` line for pull request comments. When the stack's `kv_store` output changes, the stacks that
 read it are previewed against its old and new outputs and their diffs follow (kvpool/views/consumer_previews.py).
@@ -37,7 +38,7 @@ from kvpool.engine.stack_config import has_stack, load_stack_config
 from kvpool.preview import preview
 from kvpool.views import blast_radius, blast_radius_report, consumer_previews
 from kvpool.views.base_preview import preview_commit
-from kvpool.views.diff import absent_side, changes, live_changes, manifests, report
+from kvpool.views.diff import absent_side, changes, live_changes, manifests, outputs, report
 from kvpool.views.live_objects import live_manifests, read_live
 
 
@@ -99,7 +100,8 @@ def _report(args: argparse.Namespace, old: Path, new: Path, labels: tuple[str, s
     # The provider's in-place switches matter only to an object both sides hold.
     provider_config = {} if absent else load_stack_config(args.project_dir, args.stack).values
     radius = blast_radius.blast_radius(
-        manifests(old, args.stack), manifests(new, args.stack), blast_radius.mutable_kinds(provider_config)
+        manifests(old, args.stack), manifests(new, args.stack), blast_radius.mutable_kinds(provider_config),
+        outputs(old, args.stack), outputs(new, args.stack),
     )
     consumers = consumer_previews.consumer_lines(old, new, args.stack, args.project_dir)
     print("\n".join([*([absent] if absent else []), *report(found, unchanged), *blast_radius_report.report(radius),

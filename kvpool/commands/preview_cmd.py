@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from components.local_backend import LOCAL_ORGANIZATION
 from kvpool.engine.mock_engine import STACK_REFERENCE_TYPE, RecordedResource
 from kvpool.engine.stack_references import read_outputs_file
 from kvpool.policy_host.pack_config import load_policy_config_file
@@ -62,8 +63,12 @@ def summary(result: PreviewResult) -> list[str]:
         f"(strict), {len(validation.not_schema_checked)} not schema-checked"
     )
     lines += [f"    {line}" for line in validation.not_schema_checked]
+    own = f"{LOCAL_ORGANIZATION}/{run.project}/{run.stack}"
     for reference in sorted(resource.resource_id for resource in run.resources if resource.type == STACK_REFERENCE_TYPE):
-        lines.append(f"Stack reference: {reference} (its outputs read from its own preview or --stack-outputs)")
+        source = ("this stack's last outputs: which engine instances run and roll in waves; none unless "
+                  "--stack-outputs gives them" if reference == own else "its outputs read from its own preview or "
+                  "--stack-outputs")
+        lines.append(f"Stack reference: {reference} ({source})")
     secret_count = len({path[0] for path in run.secret_output_paths})
     lines.append(f"Outputs: {len(run.outputs)} ({secret_count} secret, written as \"[secret]\")")
     if run.log_messages:

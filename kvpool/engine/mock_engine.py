@@ -106,6 +106,8 @@ def run_program(
     """Run `<project_dir>/__main__.py` as `pulumi preview` (or `up` when preview=False) would, against mocks.
 
     `stack_references` maps a referenced stack's full name (`organization/<project>/<stack>`) to its outputs.
+    A reference to the running stack itself reads its outputs as its last update left them: those given there,
+    else none (a stack before its first update), as the real engine answers; it never previews the stack again.
     `on_registered` is called with each resource as it is recorded (on the SDK's executor threads), as the engine
     hands each registration to its analyzers.
     Raises ProgramError for a user-facing program error, a MockEngineError for what the offline engine cannot
@@ -115,7 +117,8 @@ def run_program(
     if not (project_dir / "__main__.py").is_file():
         raise ProgramError(f"no __main__.py in {project_dir}: the program to run")
     log_messages: list[str] = []
-    monitor = _RecordingMonitor(_OfflineMocks(dict(stack_references or {})), on_registered)
+    own = f"{LOCAL_ORGANIZATION}/{config.project}/{config.stack}"
+    monitor = _RecordingMonitor(_OfflineMocks(dict(stack_references or {}), own), on_registered)
     loop = _fresh_event_loop()
     # A user-facing failure keeps its message, not its traceback: the traceback's frames hold the failed
     # run's outputs, which must be collected (quietly) when the loop closes, not later in the caller.
@@ -164,8 +167,9 @@ async def _run_and_serialize_exports(program: str) -> Any:
 
 
 class _OfflineMocks(pulumi_mocks.Mocks):
-    def __init__(self, stack_references: dict[str, dict]) -> None:
+    def __init__(self, stack_references: dict[str, dict], own_stack: str) -> None:
         self.stack_references = stack_references
+        self.own_stack = own_stack
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict]:
         if args.typ == STACK_REFERENCE_TYPE:
@@ -180,6 +184,8 @@ class _OfflineMocks(pulumi_mocks.Mocks):
 
     def _stack_reference(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict]:
         stack_name = str(args.resource_id)
+        if stack_name == self.own_stack and stack_name not in self.stack_references:
+            return stack_name, {"name": stack_name, "outputs": {}}  # before its first update a stack has no outputs
         if stack_name not in self.stack_references:
             known = ", ".join(sorted(self.stack_references)) or "none"
             named = f" (StackReference '{args.name}')" if args.name != stack_name else ""

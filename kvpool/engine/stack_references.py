@@ -4,6 +4,9 @@ A reference `<org>/<project>/<stack>` whose project is this one and whose organi
 (`organization`) is this repository's stacks/Pulumi.<stack>.yaml: it is previewed first (its references too),
 so a consumer previews against its provider's real outputs. Other references come from an outputs file
 (`--stack-outputs FILE`: {"<org>/<project>/<stack>": {<outputs>}}); anything else is an error naming it.
+The program also reads its own stack's last outputs (which engine instances run, components/rollout.py): the
+outputs file may give them under the stack's own name; otherwise the offline engine answers none, as for a stack
+before its first update, and never previews the stack from within itself.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ def resolve(
     given = dict(given or {})
     resolved: dict[str, dict[str, Any]] = {}
     own = f"{LOCAL_ORGANIZATION}/{config.project}/{config.stack}"
+    if own in given:
+        resolved[own] = given[own]
     for target in referenced_stacks(config):
         if target in given:
             resolved[target] = given[target]

@@ -14,6 +14,9 @@ Pure functions over parsed manifests ({file name: object}, as `python -m kvpool 
   the store is Mooncake HA with the oplog (the metadata survives a master restart), and loses a share when an
   engine pod that holds a pool segment restarts (Mooncake embedded store or standalone sidecar, MemCache
   LocalService); an engine restart also drops its in-flight requests.
+- Engine instances that ran before (the old preview's `engines` output) roll in waves of the new preview's
+  `rollout` output (components/rollout.py, the program's own arithmetic); an instance whose template is unchanged
+  holds no wave up. A service set's engines roll as its operator decides.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from components.rollout import ENGINES_OUTPUT, ROLLOUT_OUTPUT, previous_instances, waves
 from policies.rules.service_set import (
     is_service_set,
     role_pod_template,
@@ -105,6 +109,19 @@ class StoreRestart:
     short: str  # the summary line's reason when the pool keeps its contents
 
 
+@dataclass(frozen=True)
+class RolePlan:
+    side: str
+    waves: tuple[tuple[str, ...], ...]  # the rolling instances, wave by wave
+    running: int  # instances of the side serving before the update
+    by_operator: bool = False  # a service set: its operator orders the roll
+
+    @property
+    def keep(self) -> int:
+        """The fewest instances of the side that serve during the roll."""
+        return self.running - max((len(wave) for wave in self.waves), default=0)
+
+
 @dataclass
 class BlastRadius:
     rolls: list[Roll] = field(default_factory=list)
@@ -117,6 +134,7 @@ class BlastRadius:
     pool_shares_lost: list[tuple[str, str]] = field(default_factory=list)
     dropped_requests: list[str] = field(default_factory=list)  # engine names
     has_pool: bool = False
+    role_plans: list[RolePlan] = field(default_factory=list)  # how each side's engines roll (when outputs are known)
 
 
 # --- workloads -----------------------------------------------------------------------------------------------
@@ -333,11 +351,40 @@ def mutable_kinds(provider_config: Mapping[str, str]) -> frozenset[str]:
     return frozenset(kind for kind, switch in MUTABLE_SWITCH.items() if provider_config.get(f"kubernetes:{switch}") == "true")
 
 
+# --- how the engines roll --------------------------------------------------------------------------------------
+
+
+def role_plans(rolls: list[Roll], old_outputs: Mapping[str, Any], new_outputs: Mapping[str, Any]) -> list[RolePlan]:
+    """Per side whose engines roll: the waves the Pulumi engine runs them in, as the program chains them."""
+    plans = []
+    wave_sizes = new_outputs.get(ROLLOUT_OUTPUT)
+    for side in ENGINE_COMPONENTS:
+        side_rolls = [roll.workload for roll in rolls if roll.workload.component == side]
+        rolling = {workload.name for workload in side_rolls}
+        if any(workload.key[1] for workload in side_rolls):  # a role of a service set: its operator rolls it
+            plans.append(RolePlan(side, (tuple(sorted(rolling)),), 0, by_operator=True))
+            continue
+        if not rolling or not isinstance(wave_sizes, Mapping) or side not in wave_sizes:
+            continue  # nothing rolls, or a preview from before the `rollout` output: the order is not known
+        before = previous_instances(old_outputs, side)
+        now = previous_instances(new_outputs, side)
+        running = [name for name in (new_outputs.get(ENGINES_OUTPUT) or {}).get(side, []) if name in before & now]
+        size = int(wave_sizes[side]["max_unavailable_instances"])
+        chained = [tuple(name for name in wave if name in rolling) for wave in waves(running, size)]
+        plans.append(RolePlan(side, tuple(wave for wave in chained if wave), len(running)))
+    return plans
+
+
 def blast_radius(
-    old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]], mutable: frozenset[str] = frozenset()
+    old: Mapping[str, Mapping[str, Any]],
+    new: Mapping[str, Mapping[str, Any]],
+    mutable: frozenset[str] = frozenset(),
+    old_outputs: Mapping[str, Any] | None = None,
+    new_outputs: Mapping[str, Any] | None = None,
 ) -> BlastRadius:
     """What applying `new` over `old` restarts, replaces and loses. Both map a manifest file to its object;
-    `mutable`: kinds whose data the provider updates in place (mutable_kinds)."""
+    `mutable`: kinds whose data the provider updates in place (mutable_kinds); `old_outputs`, `new_outputs`: the
+    previews' outputs.json, which say how engines roll (none given: not reported)."""
     result = BlastRadius()
     old_workloads, new_workloads = workloads(old), workloads(new)
     result.has_pool = _has_pool(old_workloads) or _has_pool(new_workloads)
@@ -385,4 +432,6 @@ def blast_radius(
             share = engine_pool_share(before, segment_size)
             if share:
                 result.pool_shares_lost.append((before.name, share))
+    if old_outputs is not None and new_outputs is not None:
+        result.role_plans = role_plans(result.rolls, old_outputs, new_outputs)
     return result

@@ -5,7 +5,7 @@ What the text reports is computed by kvpool/views/blast_radius.py.
 
 from __future__ import annotations
 
-from kvpool.views.blast_radius import BlastRadius
+from kvpool.views.blast_radius import BlastRadius, RolePlan
 
 MAX_PATHS = 6  # per workload line; the rest is counted
 
@@ -25,6 +25,23 @@ def pool_verdict(result: BlastRadius) -> str:
     return "KV pool keeps its contents" + (f" ({', '.join(shorts)})" if shorts else "")
 
 
+def waves_text(plan: RolePlan) -> str:
+    """`2 waves of 2`, `3 waves (2, 2, 1)`."""
+    sizes = [len(wave) for wave in plan.waves]
+    shape = f"of {sizes[0]}" if len(set(sizes)) == 1 else f"({', '.join(map(str, sizes))})"
+    return f"{_plural(len(sizes), 'wave')} {shape}"
+
+
+def plan_line(plan: RolePlan) -> str:
+    """`prefill: 2 waves of 2 (vllm-p0, vllm-p1, then vllm-p2, vllm-p3); 2 of 4 keep serving`."""
+    if plan.by_operator:
+        return (f"{plan.side}: {', '.join(plan.waves[0])} rolls as the InferServiceSet operator decides "
+                "(deploy_mode infer_service_set)")
+    order = ", then ".join(", ".join(wave) for wave in plan.waves)
+    stops = ": the role stops until a new instance is Ready" if plan.keep == 0 else ""
+    return f"{plan.side}: {waves_text(plan)} ({order}); {plan.keep} of {plan.running} keep serving{stops}"
+
+
 def summary(result: BlastRadius) -> str:
     """`Blast radius: 2 workloads roll (vllm-p0, vllm-p1: engine-config), 0 replaced; KV pool keeps its contents.`"""
     groups: dict[str, list[str]] = {}
@@ -38,7 +55,11 @@ def summary(result: BlastRadius) -> str:
     for word, found in (("created", result.created), ("deleted", result.deleted)):
         if found:
             parts.append(f"{_plural(len(found), 'workload')} {word} ({', '.join(w.name for w in found)})")
-    return f"Blast radius: {', '.join(parts)}; {pool_verdict(result)}."
+    roll_order = "".join(
+        f"; {plan.side} rolls in {_plural(len(plan.waves), 'wave')} keeping {plan.keep} of {plan.running}"
+        for plan in result.role_plans if not plan.by_operator
+    )
+    return f"Blast radius: {', '.join(parts)}{roll_order}; {pool_verdict(result)}."
 
 
 def _paths_text(paths: list[str]) -> str:
@@ -62,6 +83,10 @@ def report(result: BlastRadius) -> list[str]:
         for replacement in result.replaced:
             switch = f" (updated in place if the provider sets {replacement.switch})" if replacement.switch else ""
             lines.append(f"  {replacement.label}: {_paths_text(list(replacement.paths))}{switch}")
+    if result.role_plans:
+        lines.append("Engines roll in waves (rollout.<role>.max_unavailable_instances; a wave starts when the one "
+                     "before is Ready):")
+        lines += [f"  {plan_line(plan)}" for plan in result.role_plans]
     if result.created:
         lines.append(f"Workloads created: {', '.join(w.label for w in result.created)}")
     if result.deleted:

@@ -5,6 +5,7 @@ A stack one side does not have (a folder that exists but holds no `<stack>/`) is
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,12 @@ def manifests(root: Path, stack: str) -> dict[str, dict[str, Any]]:
         name.removeprefix(f"{MANIFESTS}/"): yaml.safe_load(text)
         for name, text in (_files(root, stack) or {}).items() if name.startswith(f"{MANIFESTS}/")
     }
+
+
+def outputs(root: Path, stack: str) -> dict[str, Any]:
+    """The preview's outputs.json (empty when the folder has none, or no preview of the stack)."""
+    text = (_files(root, stack) or {}).get(OUTPUTS)
+    return json.loads(text) if text else {}
 
 
 def absent_side(old_root: Path, new_root: Path, stack: str) -> str | None:

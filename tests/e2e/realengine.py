@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from tests.e2e import kwok_stages
 from tests.outside import MOTOR_CHECKOUT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -185,7 +186,8 @@ class Cluster:
             "--bind-address=127.0.0.1",
             f"--secure-port={free_port()}",
         )
-        stages = self.bins["kwok"].parent.parent / "stages" / "fast.yaml"
+        # kwok's fast stages, engines of the rollout namespaces readied late (tests/e2e/kwok_stages.py).
+        stages = kwok_stages.stages(self.bins["kwok"].parent.parent / "stages" / "fast.yaml", self.root / "stages.yaml")
         self._spawn(
             "kwok",
             f"--kubeconfig={self.kubeconfig}",
