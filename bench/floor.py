@@ -82,14 +82,16 @@ from tests.e2e.realengine import (  # noqa: E402
 )
 
 FLOOR_PROGRAM = ROOT / "bench" / "floor"
-FLOOR_RUNNER = """import sys
+FLOOR_RUNNER = """import gc, sys
 from pathlib import Path
 from kvpool.engine.mock_engine import run_program
 from kvpool.engine.stack_config import load_stack_config
 project_dir = Path(sys.argv[1])
 run_program(project_dir, load_stack_config(project_dir, sys.argv[2]))
+gc.freeze()
 """
-"""The floor's process: what `kvpool preview` does to run a program, and nothing else."""
+"""The floor's process: what `kvpool preview` does to run a program, and nothing else (its exit too: kvpool/__main__.py
+leaves the objects out of the interpreter's last garbage collection)."""
 TOOLS = {"ours": "kvpool preview", "floor": "floor program"}
 PLOT = (
     [("floor", "floor: bare program, same objects", "s"), ("ours", "python -m kvpool preview", "o")],
@@ -239,7 +241,8 @@ def main() -> None:
         "policy pack in its own process, the strict Kubernetes 1.30 schema and API-server checks, the manifests "
         "written). The floor: bench/floor/__main__.py, a bare Pulumi program declaring the same objects (ours' "
         "manifests, checked file for file) with their typed pulumi_kubernetes classes, run by the same mock engine "
-        "(kvpool/engine/mock_engine.py) and nothing else. Each command in a fresh process, "
+        "(kvpool/engine/mock_engine.py) and nothing else; both leave their objects out of the interpreter's last "
+        "garbage collection at exit, as kvpool/__main__.py does. Each command in a fresh process, "
         f"{args.reps} runs each, alternating the floor and ours, after one warm-up run of each.",
         "",
         "| service | tool | wall median (min–max) | CPU median | peak MiB, largest process | peak MiB, all processes "

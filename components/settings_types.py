@@ -114,10 +114,12 @@ Annotations = dict[QualifiedName, StrictStr]
 class Closed(BaseModel):
     """A section whose every key motor-kvpool knows: anything else is a typo or an unsupported option."""
 
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: a section's validator is built when the section is validated on its own, not at import; the
+    # service's own validator already holds every section's, so most sections never need their own.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Open(BaseModel):
     """A section that passes keys it does not model through untouched (vLLM engine arguments)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # as Closed's

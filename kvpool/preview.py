@@ -28,6 +28,7 @@ from kvpool.views.manifests import (
     DEFAULT_KUBERNETES_VERSION,
     ValidationReport,
     kubernetes_objects,
+    manifest_texts,
     validate_objects,
     write_manifests,
 )
@@ -86,15 +87,19 @@ def preview(
     project_dir, out_dir = Path(project_dir).resolve(), Path(out_dir).resolve()
     config = load_stack_config(project_dir, stack)
     with _fewer_collections(), contextlib.ExitStack() as stack_of_pack:
-        # The pack's process starts first: its imports overlap the program run; it analyzes the run while the
-        # manifests are built and checked here. What it reports still comes first, as from `pulumi preview`.
+        # The pack's process starts first: its imports overlap the program run; it analyzes each resource as the
+        # program registers it, and the stack while the manifests are built and checked here. What it reports still
+        # comes first, as from `pulumi preview`.
         pack = None
         if policy_pack is not None:
             pack = stack_of_pack.enter_context(StartedPolicyPack(policy_pack, config))
         # Referenced stacks of this project are previewed first, so a consumer sees its provider's real outputs.
         references = resolve_references(project_dir, config, stack_references)
-        run = run_program(project_dir, config, stack_references=references)
-        analysis = pack.analyze_in_background(run, policy_config) if pack is not None else None
+        # The pack analyzes each resource as the program registers it, and the stack once the run is over.
+        analysis = pack.analyze_as_registered(policy_config) if pack is not None else None
+        on_registered = analysis.registered if analysis is not None else None
+        run = run_program(project_dir, config, stack_references=references, on_registered=on_registered)
+        report = analysis.finished(run) if analysis is not None else None
         objects = kubernetes_objects(run.resources)
         try:
             validation = validate_objects(objects, k8s_version)
@@ -102,7 +107,9 @@ def preview(
             validation_failure: Exception | None = error
         else:
             validation_failure = None
-        policy_report = analysis.result() if analysis is not None else None
+        # The files' text is made while the pack may still be analyzing; written only once it has not refused.
+        files = manifest_texts(objects) if validation_failure is None else {}
+        policy_report = report.result() if report is not None else None
     if policy_report is not None and policy_report.mandatory:
         raise PolicyViolationError(policy_report, run)
     if validation_failure is not None:
@@ -110,7 +117,7 @@ def preview(
     stack_dir = out_dir / stack  # load_stack_config checked that `stack` is a stack name, not a path
     outputs_file = stack_dir / "outputs.json"
     try:
-        manifest_files = write_manifests(objects, stack_dir / "manifests")
+        manifest_files = write_manifests(files, stack_dir / "manifests")
         outputs_file.write_text(_outputs_json(run), encoding="utf-8")
     except OSError as error:
         where = error.filename or stack_dir

@@ -20,6 +20,7 @@ from kvpool.views.manifests import (
     ManifestValidationError,
     kubernetes_objects,
     validate_objects,
+    manifest_texts,
     write_manifests,
 )
 
@@ -153,7 +154,7 @@ def test_two_objects_writing_the_same_file_are_an_error() -> None:
 
 
 def test_one_yaml_file_per_object_in_kubernetes_key_order(demo_objects: list[KubernetesObject], tmp_path: Path) -> None:
-    written = write_manifests(demo_objects, tmp_path)
+    written = write_manifests(manifest_texts(demo_objects), tmp_path)
 
     assert sorted(path.name for path in written) == [
         "configmap-demo-engine-settings.yaml",
@@ -186,7 +187,7 @@ def test_one_yaml_file_per_object_in_kubernetes_key_order(demo_objects: list[Kub
 
 
 def test_secret_values_are_written_masked(demo_objects: list[KubernetesObject], tmp_path: Path) -> None:
-    write_manifests(demo_objects, tmp_path)
+    write_manifests(manifest_texts(demo_objects), tmp_path)
     written = "".join(path.read_text() for path in tmp_path.iterdir())
 
     assert yaml.safe_load((tmp_path / "secret-demo-engine-token.yaml").read_text())["stringData"] == {
@@ -200,7 +201,7 @@ def test_yaml_files_from_an_earlier_run_are_removed(demo_objects: list[Kubernete
     (tmp_path / "deployment-demo-old.yaml").write_text("stale\n")
     (tmp_path / "notes.txt").write_text("not a manifest\n")
 
-    write_manifests(demo_objects, tmp_path)
+    write_manifests(manifest_texts(demo_objects), tmp_path)
 
     assert not (tmp_path / "deployment-demo-old.yaml").exists()
     assert (tmp_path / "notes.txt").exists()
@@ -210,7 +211,7 @@ def test_multi_line_strings_are_written_as_blocks_and_read_back_unchanged(tmp_pa
     conf = "key.a = 1\nkey.b = tcp://host:50088\n"
     trailing = "ends with a space \nsecond\n"  # a block cannot hold trailing spaces: stays quoted
     body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a.conf": conf, "b": trailing}}
-    [path] = write_manifests([KubernetesObject("urn:c", body, (), ())], tmp_path)
+    [path] = write_manifests(manifest_texts([KubernetesObject("urn:c", body, (), ())]), tmp_path)
     text = path.read_text()
     assert "  a.conf: |\n    key.a = 1\n    key.b = tcp://host:50088\n" in text
     assert yaml.safe_load(text)["data"] == {"a.conf": conf, "b": trailing}

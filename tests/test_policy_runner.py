@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kvpool.engine.mock_engine import ProgramRun, run_program
+from kvpool.engine.mock_engine import ProgramRun, RecordedResource, run_program
 from kvpool.engine.property_values import (
     UNKNOWN_MASK,
     decode_properties,
@@ -26,7 +26,7 @@ from kvpool.policy_host.pack_config import (
     reconcile_policy_config,
 )
 from kvpool.policy_host.pack_process import PolicyPackError
-from kvpool.policy_host.runner import PolicyReport, run_policy_pack
+from kvpool.policy_host.runner import ANALYZE_WINDOW, PolicyReport, StartedPolicyPack, run_policy_pack
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 PROGRAMS = REPOSITORY / "tests" / "fixtures" / "programs"
@@ -78,6 +78,53 @@ def test_the_report_lists_each_violation_with_level_resource_and_the_reported_me
         (DEPLOYMENT_URN, REPLICAS),
     ]
     assert default_report.mandatory == default_report.violations[:2]
+
+
+def test_each_answer_is_about_its_own_resource_with_more_resources_than_calls_in_flight(kv_demo: DemoProgram) -> None:
+    run, config = kv_demo
+    deployments = [
+        RecordedResource(
+            type="kubernetes:apps/v1:Deployment",
+            name=f"engine-{index:02d}",
+            urn=f"urn:pulumi:dev::kv-demo::kubernetes:apps/v1:Deployment::engine-{index:02d}",
+            parent_urn=None,
+            custom=True,
+            inputs={"spec": {"replicas": float(index % 3), "template": {"spec": {"containers": [{"image": "other"}]}}}},
+        )
+        for index in range(3 * ANALYZE_WINDOW)
+    ]
+
+    report = run_policy_pack(DEMO_PACK, dataclasses.replace(run, resources=deployments), config)
+
+    replicas = [(v.resource_label, v.detail) for v in report.violations if v.policy_name == "deployment-min-replicas"]
+    assert replicas == [
+        (f"kubernetes:apps/v1:Deployment engine-{index:02d}", f"spec.replicas is {index % 3}, below minReplicas 3")
+        for index in range(3 * ANALYZE_WINDOW)
+    ]
+
+
+def test_resources_analyzed_as_the_program_registers_them_give_the_report_of_the_finished_run(
+    kv_demo: DemoProgram, default_report: PolicyReport
+) -> None:
+    _, config = kv_demo
+    with StartedPolicyPack(DEMO_PACK, config) as pack:
+        analysis = pack.analyze_as_registered()
+        run = run_program(PROGRAMS / "kv-demo", config, on_registered=analysis.registered)
+        report = analysis.finished(run).result(timeout=60)
+
+    assert report == default_report
+
+
+def test_a_run_that_never_finishes_ends_the_conversation_and_the_packs_process(kv_demo: DemoProgram) -> None:
+    run, config = kv_demo
+    before = child_pids()
+    with StartedPolicyPack(DEMO_PACK, config) as pack:
+        analysis = pack.analyze_as_registered()
+        analysis.registered(run.resources[0])
+
+    # Stopped while starting or while waiting for the rest of the run: either way an error, not a wait.
+    assert isinstance(analysis.report.exception(timeout=0), PolicyPackError)
+    assert child_pids() <= before
 
 
 def test_the_report_describes_the_packs_policies(default_report: PolicyReport) -> None:

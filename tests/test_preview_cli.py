@@ -172,3 +172,23 @@ def test_preview_function_returns_what_it_wrote(tmp_path: Path) -> None:
     assert sorted(path.name for path in result.manifest_files)[0] == "configmap-demo-engine-settings.yaml"
     assert all(path.parent == tmp_path / "dev" / "manifests" for path in result.manifest_files)
     assert result.policy_report is None  # kv-demo has no policies/ folder and none was named
+
+
+def test_a_command_parses_without_importing_the_other_commands() -> None:
+    probe = (
+        "import sys; from kvpool.commands import cli; "
+        "args = cli.build_parser(['--debug', 'preview', '--stack', 'dev']).parse_args(['--debug', 'preview', '--stack', 'dev']); "
+        "print(args.stack, args.debug, sorted(m for m in sys.modules if m.startswith('kvpool.commands.')))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPOSITORY, capture_output=True, text=True, timeout=60)
+
+    assert result.stdout == "dev True ['kvpool.commands.cli', 'kvpool.commands.preview_cmd']\n", result.stderr
+
+
+def test_an_unknown_command_lists_every_command() -> None:
+    result = kvpool("previe", "--stack", "dev")
+
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "error: argument COMMAND: invalid choice: 'previe' (choose from 'preview', 'diff', 'import', 'settings', 'fleet')"
+    )

@@ -28,10 +28,7 @@ Version: Kubernetes 1.30 rules (RelaxedEnvironmentVariableValidation is off ther
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from kvpool.apiserver.names import (
@@ -44,6 +41,7 @@ from kvpool.apiserver.names import (
     port_name,
     show,
 )
+from kvpool.apiserver.openapi import bundled_definitions, schema_folder
 from kvpool.apiserver.workloads import (
     check_claim_spec,
     check_pod_spec,
@@ -59,26 +57,6 @@ WORKLOAD_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}
 
 
 # --- decode: integer fields fit their Go type ---------------------------------------------------------------
-
-
-@lru_cache(maxsize=4)
-def _definitions(schema_dir: str) -> dict[str, Any]:
-    return json.loads((Path(schema_dir) / "_definitions.json").read_text(encoding="utf-8"))["$defs"]
-
-
-def _schema_dir(kubernetes_version: str) -> str:
-    import kubernetes_validate
-
-    return str(Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema" / f"v{kubernetes_version}.0-local-strict")
-
-
-def _definition_for(definitions: dict[str, Any], api_version: str, kind: str) -> str | None:
-    group, _, version = api_version.rpartition("/")
-    for name, definition in definitions.items():
-        for gvk in definition.get("x-kubernetes-group-version-kind", []) if isinstance(definition, dict) else []:
-            if gvk.get("group", "") == group and gvk.get("version") == version and gvk.get("kind") == kind:
-                return name
-    return None
 
 
 @dataclass
@@ -97,10 +75,11 @@ def decode_integers(body: dict[str, Any], kubernetes_version: str) -> Decoded:
     beyond int64) goes through int64 first, where one beyond int64 becomes int64's lowest value (amd64's conversion),
     which is 0 in an int32. Validation then sees the stored value. A fraction is refused while converting, and the
     server's message names no field ("cannot convert float64 to int32")."""
-    definitions = _definitions(_schema_dir(kubernetes_version))
-    root = _definition_for(definitions, str(body.get("apiVersion", "")), str(body.get("kind", "")))
+    bundled = bundled_definitions(schema_folder(f"{kubernetes_version}.0"))
+    root = bundled.definition_of(str(body.get("apiVersion", "")), str(body.get("kind", "")))
     decoded = Decoded(body)
     if root is not None:
+        definitions = bundled.reached_from(frozenset({root}))
         decoded.body = _decode(body, {"$ref": f"#/$defs/{root}"}, (), definitions, decoded)
     return decoded
 

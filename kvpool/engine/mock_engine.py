@@ -18,7 +18,7 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,12 +101,15 @@ def run_program(
     *,
     stack_references: Mapping[str, dict] | None = None,
     preview: bool = True,
+    on_registered: Callable[[RecordedResource], None] | None = None,
 ) -> ProgramRun:
     """Run `<project_dir>/__main__.py` as `pulumi preview` (or `up` when preview=False) would, against mocks.
 
     `stack_references` maps a referenced stack's full name (`organization/<project>/<stack>`) to its outputs.
     A reference to the running stack itself reads its outputs as its last update left them: those given there,
     else none (a stack before its first update), as the real engine answers; it never previews the stack again.
+    `on_registered` is called with each resource as it is recorded (on the SDK's executor threads), as the engine
+    hands each registration to its analyzers.
     Raises ProgramError for a user-facing program error, a MockEngineError for what the offline engine cannot
     answer; any other exception is a bug in the program or this tool and propagates unchanged.
     """
@@ -115,7 +118,7 @@ def run_program(
         raise ProgramError(f"no __main__.py in {project_dir}: the program to run")
     log_messages: list[str] = []
     own = f"{LOCAL_ORGANIZATION}/{config.project}/{config.stack}"
-    monitor = _RecordingMonitor(_OfflineMocks(dict(stack_references or {}), own))
+    monitor = _RecordingMonitor(_OfflineMocks(dict(stack_references or {}), own), on_registered)
     loop = _fresh_event_loop()
     # A user-facing failure keeps its message, not its traceback: the traceback's frames hold the failed
     # run's outputs, which must be collected (quietly) when the loop closes, not later in the caller.
@@ -206,8 +209,9 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
 
     mocks: _OfflineMocks
 
-    def __init__(self, mocks: _OfflineMocks) -> None:
+    def __init__(self, mocks: _OfflineMocks, on_registered: Callable[[RecordedResource], None] | None = None) -> None:
         super().__init__(mocks)
+        self.on_registered = on_registered
         self.recorded: dict[str, RecordedResource] = {}
         self._seen_urns: set[str] = set()
         self._lock = threading.Lock()  # registrations arrive concurrently, on executor threads
@@ -262,6 +266,8 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         )
         with self._lock:
             self.recorded[urn] = resource
+        if self.on_registered is not None:
+            self.on_registered(resource)
 
 
 @contextlib.contextmanager

@@ -16,7 +16,9 @@ resources of the run, so no provider reaches the pack for them; stack tags are e
 
 from __future__ import annotations
 
+import queue
 import sys
+from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -57,6 +59,8 @@ from kvpool.policy_host.pack_process import (
 )
 
 CALL_TIMEOUT_SECONDS = 60.0
+ANALYZE_WINDOW = 8
+"""Analyze calls sent before the first answer is read (pulumi_policy serves four at a time)."""
 STACK_LABEL = "stack"
 """resource_label of a violation about the stack as a whole (the diagnostic has no URN)."""
 
@@ -110,7 +114,7 @@ def run_policy_pack(
 
 class StartedPolicyPack:
     """A pack whose process starts now, so that its imports overlap the program run; `analyze` (or
-    `analyze_in_background`) later holds the conversation. Nothing here raises: what would have stopped
+    `analyze_as_registered`) later holds the conversation. Nothing here raises: what would have stopped
     run_policy_pack before the analysis (no PulumiPolicy.yaml, a config too large, no interpreter) is raised by
     `analyze`, in the same order. Leaving the `with` block stops the process."""
 
@@ -119,6 +123,7 @@ class StartedPolicyPack:
         self._process: PackProcess | None = None
         self._failure: KvpoolError | None = None
         self._executor: ThreadPoolExecutor | None = None
+        self._registered: queue.SimpleQueue[RecordedResource | ProgramRun | None] | None = None
         pack_dir = Path(pack_dir).resolve()
         try:
             self._declared_version = read_manifest(pack_dir)
@@ -128,24 +133,40 @@ class StartedPolicyPack:
             self._failure = error
 
     def analyze(self, run: ProgramRun, policy_config: Mapping[str, Any] | None = None) -> PolicyReport:
+        """The whole conversation about a finished run."""
+        registered: queue.SimpleQueue[RecordedResource | ProgramRun | None] = queue.SimpleQueue()
+        registered.put(run)
+        return self._converse(registered, policy_config)
+
+    def analyze_as_registered(self, policy_config: Mapping[str, Any] | None = None) -> RunAnalysis:
+        """The conversation on a thread of its own, from now on: each resource is analyzed as the run registers it
+        (RunAnalysis.registered, for the mock engine's on_registered), as the engine analyzes registrations, so the
+        pack works in its process while the program runs; the stack once the run is handed over
+        (RunAnalysis.finished). The thread mostly waits for the pack's answers, outside the GIL."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policy-pack")
+        self._registered = queue.SimpleQueue()
+        return RunAnalysis(self._registered, self._executor.submit(self._converse, self._registered, policy_config))
+
+    def _converse(
+        self, registered: queue.SimpleQueue[RecordedResource | ProgramRun | None], policy_config: Mapping[str, Any] | None
+    ) -> PolicyReport:
         if self._failure is not None:
             raise self._failure
         assert self._process is not None
         self._process.wait_until_serving()
         with grpc.insecure_channel(f"127.0.0.1:{self._process.port}", options=_CHANNEL_OPTIONS) as channel:
-            session = _Session(analyzer_pb2_grpc.AnalyzerStub(channel), self._process, self._declared_version, run)
-            return session.analyze(self.config, policy_config)
-
-    def analyze_in_background(
-        self, run: ProgramRun, policy_config: Mapping[str, Any] | None = None
-    ) -> Future[PolicyReport]:
-        """`analyze` on a thread of its own: the pack works in its process while the caller goes on (the thread
-        mostly waits for the pack's answers, outside the GIL)."""
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policy-pack")
-        return self._executor.submit(self.analyze, run, policy_config)
+            session = _Session(analyzer_pb2_grpc.AnalyzerStub(channel), self._process, self._declared_version)
+            session.configure(self.config, policy_config)
+            while isinstance(item := registered.get(), RecordedResource):
+                session.analyze_resource(item)
+            if item is None:
+                raise PolicyPackError(f"{session.pack_label}: stopped before the program's run was complete")
+            return session.finish(item)
 
     def close(self) -> None:
+        if self._registered is not None:
+            self._registered.put(None)  # the run never finished (it failed): the conversation ends
         if self._process is not None:
             self._process.stop()  # first: an analysis still running (the caller failed) then fails at once
         if self._executor is not None:
@@ -158,66 +179,112 @@ class StartedPolicyPack:
         self.close()
 
 
-class _Session:
-    """One conversation with a started pack, in the order the CLI holds it."""
+@dataclass(frozen=True)
+class RunAnalysis:
+    """StartedPolicyPack.analyze_as_registered's conversation: `registered` each resource of the run as it is
+    recorded (from any thread), then `finished` with the whole run."""
 
-    def __init__(
-        self, stub: analyzer_pb2_grpc.AnalyzerStub, process: PackProcess, declared_version: str | None, run: ProgramRun
-    ) -> None:
+    _registered: queue.SimpleQueue[RecordedResource | ProgramRun | None]
+    report: Future[PolicyReport]
+
+    def registered(self, resource: RecordedResource) -> None:
+        self._registered.put(resource)
+
+    def finished(self, run: ProgramRun) -> Future[PolicyReport]:
+        self._registered.put(run)
+        return self.report
+
+
+class _Session:
+    """One conversation with a started pack, in the order the CLI holds it: `configure`, `analyze_resource` per
+    registration, then `finish` with the run."""
+
+    def __init__(self, stub: analyzer_pb2_grpc.AnalyzerStub, process: PackProcess, declared_version: str | None) -> None:
         self.stub = stub
         self.process = process
         self.declared_version = declared_version
-        self.run = run
-        self.by_urn = {resource.urn: resource for resource in run.resources}
         self.pack_label = "policy pack"
         self.settings: dict[str, PolicyConfig] = {}
+        self.by_urn: dict[str, RecordedResource] = {}
         # Each resource's inputs as the engine sends them, encoded once: Remediate, Analyze and AnalyzeStack send
         # them, and every resource's request carries its provider's.
-        self.inputs = {resource.urn: resource_properties(resource) for resource in run.resources}
+        self.inputs: dict[str, struct_pb2.Struct] = {}
+        # Up to ANALYZE_WINDOW Analyze calls in flight: the pack's server works on several at once instead of one
+        # round trip per resource; answers (or the call's error) kept by URN until `finish` reads them in order.
+        self._in_flight: deque[tuple[RecordedResource, grpc.Future]] = deque()
+        self._answers: dict[str, analyzer_pb2.AnalyzeResponse | grpc.RpcError] = {}
+        self._sent: set[str] = set()
 
-    def analyze(self, config: StackConfig, policy_config: Mapping[str, Any] | None) -> PolicyReport:
+    def configure(self, config: StackConfig, policy_config: Mapping[str, Any] | None) -> None:
         self._handshake()
         self._call("ConfigureStack", configure_stack_request(config))
-        info = self._call("GetAnalyzerInfo", empty_pb2.Empty())
-        version = self.declared_version or info.version  # the CLI prefers PulumiPolicy.yaml's version
-        self.pack_label = f"policy pack {info.name} {version}"
-        policies = sorted((policy_info(policy) for policy in info.policies), key=lambda policy: policy.name)
+        self.info = self._call("GetAnalyzerInfo", empty_pb2.Empty())
+        self.version = self.declared_version or self.info.version  # the CLI prefers PulumiPolicy.yaml's version
+        self.pack_label = f"policy pack {self.info.name} {self.version}"
+        self.policies = sorted((policy_info(policy) for policy in self.info.policies), key=lambda policy: policy.name)
         self.settings = reconcile_policy_config(
-            policies, initial_config(info), policy_config, source=f"policy config of {self.pack_label}"
+            self.policies, initial_config(self.info), policy_config, source=f"policy config of {self.pack_label}"
         )
         self._call("Configure", configure_request(self.settings))
-        violations, state = self._analyze_resources()
-        violations += self._analyze_stack(state)
-        return PolicyReport(
-            pack_name=info.name,
-            pack_version=version,
-            violations=sorted(violations, key=_violation_order),
-            policies=policies,
-        )
 
-    def _analyze_resources(self) -> tuple[list[Violation], dict[str, struct_pb2.Struct]]:
-        """Analyze each registered resource. Also returns each resource's properties as AnalyzeStack is to see
-        them: inputs (the mock echoes them as state); for the Stack, the program's exports."""
+    def analyze_resource(self, resource: RecordedResource) -> None:
+        """Analyze a registered resource (its provider was registered before it); a read is only recorded."""
+        self._know(resource)
+        if resource.type == STACK_REFERENCE_TYPE:
+            return  # a read, not a registration: the engine analyzes registrations only
+        if len(self._in_flight) == ANALYZE_WINDOW:
+            self._settle(*self._in_flight.popleft())
+        request = analyze_request(resource, self.inputs[resource.urn], self.by_urn, self.inputs)
+        self._sent.add(resource.urn)
+        self._in_flight.append((resource, self.stub.Analyze.future(request, timeout=CALL_TIMEOUT_SECONDS)))
+
+    def finish(self, run: ProgramRun) -> PolicyReport:
+        """Analyze what was not registered one by one (all of a finished run), read the answers in resource order
+        (the first failure in that order is the one reported, as if each had been sent after the last answer), then
+        AnalyzeStack."""
+        for resource in run.resources:
+            self._know(resource)  # first: a provider may sort after the resources it serves
+        for resource in run.resources:
+            if resource.urn not in self._sent:
+                self.analyze_resource(resource)
+        while self._in_flight:
+            self._settle(*self._in_flight.popleft())
         violations: list[Violation] = []
-        state = dict(self.inputs)
-        state[self.run.stack_urn] = encode_properties(
-            self.run.outputs, self.run.secret_output_paths, self.run.unknown_output_paths
-        )
-        for resource in self.run.resources:
-            if resource.type == STACK_REFERENCE_TYPE:
-                continue  # a read, not a registration: the engine analyzes registrations only
-            request = analyze_request(resource, self.inputs[resource.urn], self.by_urn, self.inputs)
-            response = self._call_on("Analyze", request, resource)
+        for resource in run.resources:
+            answer = self._answers.get(resource.urn)
+            if isinstance(answer, grpc.RpcError):
+                raise self._error(f"Analyze of {resource.type} {resource.name}", answer) from None
             # As the engine: a resource policy's violation is about the analyzed resource, whatever URN it names.
-            violations += [self._violation(diagnostic, resource.urn) for diagnostic in response.diagnostics]
-        return violations, state
+            violations += [self._violation(diagnostic, resource.urn) for diagnostic in answer.diagnostics] if answer else []
+        # AnalyzeStack sees each resource's inputs (the mock echoes them as state); for the Stack, the exports.
+        state = dict(self.inputs)
+        state[run.stack_urn] = encode_properties(run.outputs, run.secret_output_paths, run.unknown_output_paths)
+        violations += self._analyze_stack(run, state)
+        return PolicyReport(
+            pack_name=self.info.name,
+            pack_version=self.version,
+            violations=sorted(violations, key=_violation_order),
+            policies=self.policies,
+        )
 
-    def _analyze_stack(self, state: Mapping[str, struct_pb2.Struct]) -> list[Violation]:
-        resources = [
-            stack_resource(resource, state[resource.urn], self.by_urn, self.inputs) for resource in self.run.resources
-        ]
+    def _know(self, resource: RecordedResource) -> None:
+        if resource.urn not in self.inputs:
+            self.by_urn[resource.urn] = resource
+            self.inputs[resource.urn] = resource_properties(resource)
+
+    def _settle(self, resource: RecordedResource, answer: grpc.Future) -> None:
+        try:
+            self._answers[resource.urn] = answer.result()
+        except grpc.RpcError as error:
+            self._answers[resource.urn] = error
+
+    def _analyze_stack(self, run: ProgramRun, state: Mapping[str, struct_pb2.Struct]) -> list[Violation]:
+        resources = [stack_resource(resource, state[resource.urn], self.by_urn, self.inputs) for resource in run.resources]
         request = analyzer_pb2.AnalyzeStackRequest(resources=resources)
-        response = self._call_on("AnalyzeStack", request, None)
+        try:
+            response = self.stub.AnalyzeStack(request, timeout=CALL_TIMEOUT_SECONDS)
+        except grpc.RpcError as error:
+            raise self._error("AnalyzeStack of the stack (AnalyzeStack)", error) from None
         return [self._violation(diagnostic, diagnostic.urn) for diagnostic in response.diagnostics]
 
     def _handshake(self) -> None:
@@ -258,15 +325,6 @@ class _Session:
             return getattr(self.stub, method)(request, timeout=CALL_TIMEOUT_SECONDS)
         except grpc.RpcError as error:
             raise self._error(method, error) from None
-
-    def _call_on(self, method: str, request: Any, resource: RecordedResource | None) -> Any:
-        """A call about one resource (None: the stack); a validator that raises fails the whole call, and the
-        error names the resource, the exception and the pack's stderr (its traceback names the policy)."""
-        try:
-            return getattr(self.stub, method)(request, timeout=CALL_TIMEOUT_SECONDS)
-        except grpc.RpcError as error:
-            target = f"{resource.type} {resource.name}" if resource else f"the stack ({method})"
-            raise self._error(f"{method} of {target}", error) from None
 
     def _error(self, what: str, error: grpc.RpcError, stderr: str | None = None) -> PolicyPackError:
         if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:

@@ -22,6 +22,7 @@ from referencing import Registry, Resource
 from components.errors import KvpoolError, problem_report
 from components.units import integral_floats_to_ints
 from kvpool.apiserver.checks import check_manifests
+from kvpool.apiserver.openapi import bundled_definitions, schema_folder
 from kvpool.engine.mock_engine import RecordedResource
 from kvpool.engine.property_values import (
     SECRET_MASK,
@@ -187,15 +188,11 @@ def _strict_validator(kind: str, api_version: str, desired_version: str) -> tupl
         raise kubernetes_validate.SchemaNotFoundError(
             version=utils.major_minor(desired_version), kind=kind, api_version=api_version
         ) from None
-    registry = Resource.from_contents(_definitions(schema_dir, desired_version)) @ (
-        Resource.from_contents(schema) @ Registry()
-    )
+    # The library registers the whole _definitions.json; the kind reaches only some of it, and a `$ref` finds the
+    # same definition in either.
+    definitions = bundled_definitions(schema_folder(version)).document_for(schema)
+    registry = Resource.from_contents(definitions) @ (Resource.from_contents(schema) @ Registry())
     return jsonschema.validators.Draft202012Validator(schema, registry=registry), version
-
-
-@functools.cache
-def _definitions(schema_dir: str, desired_version: str) -> Any:
-    return kubernetes_validate_utils.schema_contents(f"kubernetes-json-schema/{schema_dir}/_definitions.json", desired_version)
 
 
 class _ManifestDumper(yaml.SafeDumper):
@@ -250,14 +247,18 @@ def manifest_text(body: dict[str, Any]) -> str:
     return yaml.dump(body, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
-def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Path]:
-    """One YAML file per object, secrets written as "[secret]"; YAML files from an earlier run are removed."""
+def manifest_texts(objects: list[KubernetesObject]) -> dict[str, str]:
+    """Each object's file name and text as write_manifests writes it, secrets as "[secret]"."""
+    return {obj.file_name: manifest_text(mask_leaves(obj.body, obj.secret_paths)) for obj in objects}
+
+
+def write_manifests(files: dict[str, str], directory: Path) -> list[Path]:
+    """manifest_texts' files into `directory`; YAML files from an earlier run are removed."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for obj in objects:
-        path = directory / obj.file_name
-        masked = mask_leaves(obj.body, obj.secret_paths)
-        path.write_text(manifest_text(masked), encoding="utf-8")
+    for name, text in files.items():
+        path = directory / name
+        path.write_text(text, encoding="utf-8")
         written.append(path)
     for stale in set(directory.glob("*.yaml")) - set(written):
         stale.unlink()
