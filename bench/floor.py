@@ -1,6 +1,6 @@
 """Offline `kvpool preview` against the floor: a bare Pulumi program declaring the same objects, side by side.
 
-    venv/bin/python bench/floor.py [--reps 5] [--sizes 1,4,8,16]
+    venv/bin/python bench/floor.py [--reps 5] [--sizes 1,4,8,16] [--up-reps 3] [--up-sizes 1,16]
 
 For each size NP+ND, bench/preview_vs_deploy.py's service (stacks/Pulumi.dev.yaml's MemCache service with N prefill
 and N decode instances, imported with `python -m kvpool import` as stack nN) is previewed once by ours; the floor
@@ -35,11 +35,18 @@ cluster) runs, alternately and after one warm-up run of each,
 timed start to exit, and once more each for the summed PSS of all their processes (CLI, language host, program,
 provider, pack).
 
-TODO (real engine): `pulumi up` of ours and of the floor on the local cluster (tests/e2e/realengine.py's Cluster, as
-bench/pulumi_up.py starts it) is not measured: kwok, which readies the pods, was not built yet when this bench was
-written. Both declare the same namespaces and names, so they cannot be up at once: alternate `pulumi up` (until every
-Deployment is Ready) and `pulumi destroy` of ours and of the floor, and give ours the floor's NodePorts (the
-manifests' own) rather than bench/pulumi_up.py's own_node_ports.
+And `pulumi up` (skipped, saying so, without the cluster's binaries or Motor's checkout, whose scripts ours reads at
+deploy time): on one local cluster (tests/e2e/realengine.py's Cluster: etcd, kube-apiserver, controller manager,
+scheduler, kwok nodes, made for the engine pods by tests/e2e/cluster_stacks.py's ensure_nodes), for each of
+--up-sizes, ours' offline preview of stack nN configured for `pulumi up` (Motor's scripts, which go into a ConfigMap)
+gives the manifests the floor declares, checked as above. Both declare the same namespace, names and NodePorts, so
+they are never up at once: alternately, after one warm-up run of each,
+
+  ours:  pulumi up --yes --skip-preview --policy-pack policies -s nN
+  floor: pulumi up --yes --skip-preview -s nN
+
+each timed start to exit (the provider returns when every Deployment is Ready; kwok readies the pods), then
+`pulumi destroy --yes` (not timed), so that every `pulumi up` creates everything.
 """
 
 from __future__ import annotations
@@ -74,12 +81,19 @@ from bench.preview_vs_deploy import (  # noqa: E402 (after the path above)
     tree_peak,
     write_results,
 )
+from bench.pulumi_up import bench_cluster  # noqa: E402
+from tests.e2e.cluster_stacks import deployments_not_ready, ensure_nodes  # noqa: E402
+from tests.e2e.cluster_stacks import manifests as written_objects  # noqa: E402
 from tests.e2e.realengine import (  # noqa: E402
     BUILD_COMMAND,
+    CLUSTER_BINARIES,
+    MOTOR_CHECKOUT,
+    MOTOR_DEPLOYER,
     PULUMI_BINARIES,
     PulumiWorkspace,
     find_binaries,
 )
+from tests.e2e.views import offline_in_copy_to  # noqa: E402
 
 FLOOR_PROGRAM = ROOT / "bench" / "floor"
 FLOOR_RUNNER = """import gc, sys
@@ -128,6 +142,10 @@ def check_same_objects(floor_dir: Path, stack: str, manifests: Path) -> None:
         raise SystemExit(f"the floor of {stack} does not declare the objects of {manifests}: {', '.join(differing)}")
 
 
+def spread(walls: list[float]) -> str:
+    return f"{statistics.median(walls):.2f} s ({min(walls):.2f}–{max(walls):.2f})"
+
+
 def real_engine(sizes: list[int], reps: int, manifests: dict[int, Path]) -> list[str]:
     """floor.md's lines on `pulumi preview` of ours and of the floor, alternated; one line saying why not when the
     real engine is not built."""
@@ -168,7 +186,7 @@ def real_engine(sizes: list[int], reps: int, manifests: dict[int, Path]) -> list
         "`pulumi preview --policy-pack policies` of the project, the floor: `pulumi preview` of bench/floor declaring "
         f"the same manifests; median (min–max) of {reps} runs each, alternating, after one warm-up run of each. "
         "Peak MiB: summed PSS of all the command's processes (CLI, language host, program, provider, pack), one more "
-        "run. `pulumi up` of both on the local cluster is not measured yet (see bench/floor.py).",
+        "run.",
         "",
         "| service | ours: pulumi preview --policy-pack policies | floor: pulumi preview | wall vs floor "
         "| peak MiB, ours | peak MiB, floor | memory vs floor |",
@@ -177,22 +195,77 @@ def real_engine(sizes: list[int], reps: int, manifests: dict[int, Path]) -> list
     for size in sizes:
         ours, floor = walls[size, "ours"], walls[size, "floor"]
         rows.append(
-            f"| {size}P+{size}D | {statistics.median(ours):.2f} s ({min(ours):.2f}–{max(ours):.2f}) "
-            f"| {statistics.median(floor):.2f} s ({min(floor):.2f}–{max(floor):.2f}) "
+            f"| {size}P+{size}D | {spread(ours)} | {spread(floor)} "
             f"| {statistics.median(ours) / statistics.median(floor):.2f}x | {trees[size, 'ours']:.0f} "
             f"| {trees[size, 'floor']:.0f} | {trees[size, 'ours'] / trees[size, 'floor']:.2f}x |"
         )
     return rows
 
 
+def cluster_up(sizes: list[int], reps: int) -> list[str]:
+    """floor.md's lines on `pulumi up` of ours and of the floor on the local cluster, alternated, each destroyed
+    before the next; one line saying why not when the cluster's binaries or Motor's checkout are missing."""
+    bins, missing = find_binaries(PULUMI_BINARIES + CLUSTER_BINARIES)
+    if missing:
+        return [f"Not measured: {', '.join(missing)} not built (`{BUILD_COMMAND}`)."]
+    if not MOTOR_DEPLOYER.is_dir():
+        return [f"Not measured: no Motor checkout at {MOTOR_CHECKOUT} (MOTOR_CHECKOUT), whose scripts `pulumi up` reads."]
+    walls: dict[tuple[int, str], list[float]] = {}
+    with bench_cluster(bins) as (workspace, cluster, root):
+        for size in sizes:
+            import_stack(workspace.project, service_files(size), size)
+            workspace.stack_init(f"n{size}")  # Motor's scripts, as `pulumi up` needs them
+            if offline_in_copy_to(workspace, f"n{size}", root / "out").returncode != 0:
+                raise SystemExit(f"n{size}: the offline preview for `pulumi up` failed")
+            ensure_nodes(cluster, written_objects(root / "out", f"n{size}"))
+        floor_dir = floor_project(root / "floor", {size: root / "out" / f"n{size}" / "manifests" for size in sizes})
+        for size in sizes:
+            check_same_objects(floor_dir, f"n{size}", root / "out" / f"n{size}" / "manifests")
+            workspace.run("stack", "init", f"n{size}", cwd=floor_dir).check()
+        ups = {"ours": (workspace.project, ["--policy-pack", "policies"]), "floor": (floor_dir, [])}
+        for rep in range(reps + 1):  # the first of each is the warm-up
+            for size in sizes:
+                for tool, (cwd, options) in ups.items():
+                    stack = f"n{size}"
+                    up = workspace.run("up", "--yes", "--skip-preview", *options, "-s", stack, cwd=cwd).check()
+                    if not_ready := deployments_not_ready(cluster, stack):
+                        raise SystemExit(f"{tool} {stack}: pulumi up returned with Deployments not Ready: {not_ready}")
+                    workspace.run("destroy", "--yes", "-s", stack, cwd=cwd).check()
+                    if cluster.get(f"/api/v1/namespaces/{stack}") is not None:
+                        raise SystemExit(f"{tool} {stack}: namespace {stack} still there after pulumi destroy")
+                    if rep:
+                        walls.setdefault((size, tool), []).append(up.seconds)
+            print(f"pulumi up: repetition {rep}/{reps} done", file=sys.stderr)
+    rows = [
+        "The local cluster of tests/e2e (etcd, kube-apiserver, controller manager, scheduler, kwok nodes; loopback "
+        "only), the same CLI and provider and a file backend; ours: `pulumi up --yes --skip-preview --policy-pack "
+        "policies` of the project (Motor's scripts configured), the floor: `pulumi up --yes --skip-preview` of "
+        "bench/floor declaring the same manifests (those of ours' offline preview of that configuration, checked file "
+        "for file); each returns when every Deployment is Ready (kwok readies the pods at once) and is followed by an "
+        "untimed `pulumi destroy --yes`, so every `pulumi up` creates all the objects. Median (min–max) of "
+        f"{reps} runs each, alternating, after one warm-up run of each.",
+        "",
+        "| service | ours: pulumi up --policy-pack policies | floor: pulumi up | wall vs floor |",
+        "|---|---|---|---|",
+    ]
+    for size in sizes:
+        ours, floor = walls[size, "ours"], walls[size, "floor"]
+        rows.append(f"| {size}P+{size}D | {spread(ours)} | {spread(floor)} "
+                    f"| {statistics.median(ours) / statistics.median(floor):.2f}x |")
+    return rows
+
+
 def main() -> None:
     parser = bench_arguments(__doc__)
     parser.add_argument("--no-real-engine", action="store_true", help="only the offline preview")
+    parser.add_argument("--up-reps", type=int, default=3, help="runs of each `pulumi up` (0: none)")
+    parser.add_argument("--up-sizes", help="instances per role of the `pulumi up` rows (default: --sizes)")
     args = parser.parse_args()
     if args.replot:
         replot("floor", PLOT)
         return
     sizes = [int(size) for size in args.sizes.split(",")]
+    up_sizes = [int(size) for size in (args.up_sizes or args.sizes).split(",")]
     env = bench_env()
     project_dir, out_dir = project(), BUILD / "floor-out"
     ours = {}
@@ -224,7 +297,11 @@ def main() -> None:
                 samples.setdefault((size, tool), []).append(measured(ROOT, commands[size][tool], env))
         print(f"repetition {rep + 1}/{args.reps} done", file=sys.stderr)
     trees = {(size, tool): tree_peak(ROOT, commands[size][tool], env) for size in sizes for tool in ("floor", "ours")}
-    real_lines = ["Not measured (--no-real-engine)."] if args.no_real_engine else real_engine(sizes, args.reps, manifests)
+    if args.no_real_engine:
+        real_lines = up_lines = ["Not measured (--no-real-engine)."]
+    else:
+        real_lines = real_engine(sizes, args.reps, manifests)
+        up_lines = cluster_up(up_sizes, args.up_reps) if args.up_reps else ["Not measured (--up-reps 0)."]
     load_after, others_after = os.getloadavg(), others_running()
 
     rows = [summary_row(size, tool, samples[size, tool], trees[size, tool], objects_written("preview", manifests[size]))
@@ -233,7 +310,8 @@ def main() -> None:
     lines = [
         "# Offline preview vs the floor program",
         "",
-        f"`venv/bin/python bench/floor.py --reps {args.reps} --sizes {args.sizes}`, {started:%Y-%m-%d %H:%M}. "
+        f"`venv/bin/python bench/floor.py --reps {args.reps} --sizes {args.sizes} --up-reps {args.up_reps} "
+        f"--up-sizes {','.join(map(str, up_sizes))}`, {started:%Y-%m-%d %H:%M}. "
         f"Machine: {machine()}.",
         "",
         "The service of bench/results/preview.md at each size (stacks/Pulumi.dev.yaml's MemCache P/D service with N "
@@ -269,6 +347,10 @@ def main() -> None:
         "## Real engine: `pulumi preview`",
         "",
         *real_lines,
+        "",
+        "## Real engine: `pulumi up` on the local cluster",
+        "",
+        *up_lines,
     ]
     write_results("floor", lines, rows, PLOT, other_load(load_before, others_before, load_after, others_after))
 
