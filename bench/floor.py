@@ -57,6 +57,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import yaml
@@ -87,6 +88,7 @@ from tests.e2e.cluster_stacks import manifests as written_objects  # noqa: E402
 from tests.e2e.realengine import (  # noqa: E402
     BUILD_COMMAND,
     CLUSTER_BINARIES,
+    Cluster,
     MOTOR_CHECKOUT,
     MOTOR_DEPLOYER,
     PULUMI_BINARIES,
@@ -202,6 +204,16 @@ def real_engine(sizes: list[int], reps: int, manifests: dict[int, Path]) -> list
     return rows
 
 
+def wait_deleted(cluster: Cluster, namespaces: list[str], timeout: float = 120) -> None:
+    """Until the namespaces are gone: `pulumi destroy` returns while a deleted namespace is still terminating (its
+    objects being removed), and the next `pulumi up` could not create it meanwhile."""
+    deadline = time.monotonic() + timeout
+    while any(cluster.get(f"/api/v1/namespaces/{namespace}") is not None for namespace in namespaces):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"namespaces {', '.join(namespaces)} still there {timeout:.0f} s after pulumi destroy")
+        time.sleep(0.5)
+
+
 def cluster_up(sizes: list[int], reps: int) -> list[str]:
     """floor.md's lines on `pulumi up` of ours and of the floor on the local cluster, alternated, each destroyed
     before the next; one line saying why not when the cluster's binaries or Motor's checkout are missing."""
@@ -211,13 +223,16 @@ def cluster_up(sizes: list[int], reps: int) -> list[str]:
     if not MOTOR_DEPLOYER.is_dir():
         return [f"Not measured: no Motor checkout at {MOTOR_CHECKOUT} (MOTOR_CHECKOUT), whose scripts `pulumi up` reads."]
     walls: dict[tuple[int, str], list[float]] = {}
+    namespaces: dict[int, list[str]] = {}  # of each size's Deployments
     with bench_cluster(bins) as (workspace, cluster, root):
         for size in sizes:
             import_stack(workspace.project, service_files(size), size)
             workspace.stack_init(f"n{size}")  # Motor's scripts, as `pulumi up` needs them
             if offline_in_copy_to(workspace, f"n{size}", root / "out").returncode != 0:
                 raise SystemExit(f"n{size}: the offline preview for `pulumi up` failed")
-            ensure_nodes(cluster, written_objects(root / "out", f"n{size}"))
+            objects = written_objects(root / "out", f"n{size}")
+            ensure_nodes(cluster, objects)
+            namespaces[size] = sorted({obj["metadata"]["namespace"] for obj in objects if obj["kind"] == "Deployment"})
         floor_dir = floor_project(root / "floor", {size: root / "out" / f"n{size}" / "manifests" for size in sizes})
         for size in sizes:
             check_same_objects(floor_dir, f"n{size}", root / "out" / f"n{size}" / "manifests")
@@ -228,11 +243,11 @@ def cluster_up(sizes: list[int], reps: int) -> list[str]:
                 for tool, (cwd, options) in ups.items():
                     stack = f"n{size}"
                     up = workspace.run("up", "--yes", "--skip-preview", *options, "-s", stack, cwd=cwd).check()
-                    if not_ready := deployments_not_ready(cluster, stack):
+                    if not_ready := [name for namespace in namespaces[size]
+                                     for name in deployments_not_ready(cluster, namespace)]:
                         raise SystemExit(f"{tool} {stack}: pulumi up returned with Deployments not Ready: {not_ready}")
                     workspace.run("destroy", "--yes", "-s", stack, cwd=cwd).check()
-                    if cluster.get(f"/api/v1/namespaces/{stack}") is not None:
-                        raise SystemExit(f"{tool} {stack}: namespace {stack} still there after pulumi destroy")
+                    wait_deleted(cluster, namespaces[size])
                     if rep:
                         walls.setdefault((size, tool), []).append(up.seconds)
             print(f"pulumi up: repetition {rep}/{reps} done", file=sys.stderr)

@@ -3,8 +3,10 @@
 Reads every YAML file of the folder in config `kvpool-floor:manifests` (a `kvpool preview`'s out/<stack>/manifests)
 and declares each object with its typed pulumi_kubernetes class (`apps/v1 Deployment` ->
 pulumi_kubernetes.apps.v1.Deployment), its top-level fields as the class's arguments. Nothing else: no settings, no
-components, no options, no checks, no exports. The resource name is the manifest's file name (kind, namespace and
-name), unique within a preview. bench/floor.py runs it.
+components, no checks, no exports, and one option: an object of a namespace the folder declares depends on that
+Namespace, without which `pulumi up` creates them at once and the provider's retries (1, 2, 4 ... 32 s, while the
+object holds one of the program's few registration threads) can end before the Namespace is created. The resource
+name is the manifest's file name (kind, namespace and name), unique within a preview. bench/floor.py runs it.
 """
 
 import importlib
@@ -24,11 +26,15 @@ def typed_class(api_version: str, kind: str) -> type:
     return getattr(module, kind)
 
 
-def declare(path: Path) -> None:
-    body = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
-    resource_class = typed_class(body.pop("apiVersion"), body.pop("kind"))
-    resource_class(path.stem, **{_CAMEL_HUMP.sub("_", key).lower(): value for key, value in body.items()})
-
-
-for manifest in sorted(Path(pulumi.Config().require("manifests")).glob("*.yaml")):
-    declare(manifest)
+manifests = {path.stem: yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+             for path in sorted(Path(pulumi.Config().require("manifests")).glob("*.yaml"))}
+namespaces: dict[str, pulumi.Resource] = {}
+for name, body in sorted(manifests.items(), key=lambda item: item[1]["kind"] != "Namespace"):  # Namespaces first
+    kind = body.pop("kind")
+    namespace = namespaces.get(body["metadata"].get("namespace"))
+    resource = typed_class(body.pop("apiVersion"), kind)(
+        name, opts=pulumi.ResourceOptions(depends_on=[namespace]) if namespace else None,
+        **{_CAMEL_HUMP.sub("_", key).lower(): value for key, value in body.items()},
+    )
+    if kind == "Namespace":
+        namespaces[body["metadata"]["name"]] = resource
