@@ -32,3 +32,18 @@ def test_an_object_the_floor_declares_differently_is_named(dev_manifests: Path, 
     (changed / "namespace-_cluster-dev.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: other\n")
     with pytest.raises(SystemExit, match=r"does not declare the objects of .*changed: namespace-_cluster-dev\.yaml$"):
         check_same_objects(floor, "n1", changed)
+
+
+def test_the_floors_namespaced_objects_depend_on_their_namespace(dev_manifests: Path, tmp_path: Path) -> None:
+    """Without it `pulumi up` of the floor creates them with the Namespace at once and can fail (bench/floor)."""
+    from kvpool.engine.mock_engine import run_program
+    from kvpool.engine.stack_config import load_stack_config
+
+    floor = floor_project(tmp_path / "floor", {1: dev_manifests})
+    run = run_program(floor, load_stack_config(floor, "n1"))
+    namespace = next(r.urn for r in run.resources if r.type == "kubernetes:core/v1:Namespace")
+    depending = {r.name for r in run.resources if r.dependencies == (namespace,)}
+    in_dev = {r.name for r in run.resources if r.custom and r.inputs.get("metadata", {}).get("namespace") == "dev"}
+    assert depending == in_dev
+    assert "deployment-dev-vllm-p0" in depending and "role-kube-system-mindie-controller-configmaps-dev" not in depending
+    assert len(depending) == 15
