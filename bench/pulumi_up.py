@@ -5,7 +5,7 @@
 The real Pulumi CLI and Kubernetes provider on a file backend, against one fresh loopback-only cluster (etcd,
 kube-apiserver, controller manager, scheduler, kwok nodes): the binaries of `bash tools/real-engine/build.sh`,
 started by tests/e2e/realengine.py. For each size NP+ND, preview_vs_deploy.py's service is imported as stack nN
-(namespace nN, its own NodePorts) into one copy of the project, and timed, wall, start to exit:
+(namespace svc-nN, its own NodePorts) into one copy of the project, and timed, wall, start to exit:
 
   pulumi preview --policy-pack policies -s nN       --reps times, before the stack is up
   python -m kvpool preview --stack nN               --reps times, alternating with it (its pack included)
@@ -50,7 +50,7 @@ from tests.e2e.realengine import (
     PulumiWorkspace,
     find_binaries,
 )
-from tests.e2e.cluster_stacks import deployments_not_ready, own_node_ports, up_stack
+from tests.e2e.cluster_stacks import deployments_not_ready, manifests, own_node_ports, up_stack
 
 
 def spread(walls: list[float]) -> str:
@@ -74,7 +74,8 @@ def measure(size: int, reps: int, workspace: PulumiWorkspace, cluster: Cluster, 
             walls["pulumi"].append(pulumi_wall)
             walls["kvpool"].append(kvpool_wall)
     up = up_stack(workspace, cluster, stack, out)
-    if not_ready := deployments_not_ready(cluster, stack):
+    namespaces = sorted({obj["metadata"]["namespace"] for obj in manifests(out, stack) if obj["kind"] == "Deployment"})
+    if not_ready := [name for namespace in namespaces for name in deployments_not_ready(cluster, namespace)]:
         raise SystemExit(f"{stack}: pulumi up returned with Deployments not Ready: {', '.join(not_ready)}")
     again = workspace.run("up", "--yes", "--skip-preview", "--expect-no-changes", "-s", stack, timeout=1200).check()
     resources = workspace.state(stack)["checkpoint"]["latest"]["resources"]
