@@ -5,6 +5,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
+from components.errors import SettingsError
+from components.settings_loader import load_from_pulumi_config
+
 IMAGE = "registry.local/mindie-motor-vllm:3.0.0"
 
 
@@ -88,3 +93,10 @@ def with_host_log_dirs(service: dict[str, Any], folders: dict[str, Any] = HOST_L
     for section, folder in folders.items():
         service.setdefault(section, {}).setdefault("logging_config", {})["host_log_dir"] = folder
     return service
+
+
+def problems_of(service: dict[str, Any], stack: str = "svc") -> list[str]:
+    """The problems the settings loader refuses `service` (a stack's config values) with; fails if it loads."""
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(service, stack)
+    return caught.value.problems

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from components.checksums import digest
-from components.errors import SettingsError
 from components.kv_conductor import KVConductor, KVConductorArgs, conductor_config
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.motor_config import MOTOR_FILES
@@ -23,6 +22,7 @@ from components.workloads import Workloads
 from kvpool.engine.mock_engine import ProgramError
 from policies import rules
 from tests.program_runs import Rendered, env_of, render, render_component, stack_values
+from tests.service_configs import problems_of
 
 NAME = "mindie-motor-kv-conductor"
 
@@ -33,12 +33,6 @@ def affinity() -> dict[str, Any]:
 
 def prefill_engine(service: dict[str, Any]) -> dict[str, Any]:
     return service["motor_engine_prefill_config"]["engine_config"]
-
-
-def problems_of(service: dict[str, Any], stack: str = "kv-affinity") -> list[str]:
-    with pytest.raises(SettingsError) as caught:
-        load_from_pulumi_config(service, stack)
-    return caught.value.problems
 
 
 @pytest.fixture(scope="module")
@@ -295,7 +289,7 @@ def test_env_json_section_is_applied_and_guarded():
 def test_affinity_without_a_conductor():
     service = affinity()
     del service["kv_conductor_config"]
-    assert problems_of(service) == [
+    assert problems_of(service, "kv-affinity") == [
         "motor_coordinator_config.scheduler_config.scheduler_type: is kv_cache_affinity but kv_conductor_config is "
         "not set: no conductor is deployed, the coordinator gets no KV_CONDUCTOR_SERVICE and routes by load alone "
         "(Motor logs a fallback per request); add kv_conductor_config (e.g. http_server_port: 13333) or choose "
@@ -306,7 +300,7 @@ def test_affinity_without_a_conductor():
 def test_conductor_without_kv_events():
     service = affinity()
     del prefill_engine(service)["kv-events-config"]
-    assert problems_of(service) == [
+    assert problems_of(service, "kv-affinity") == [
         "motor_engine_prefill_config.engine_config.kv-events-config: is missing: kv_conductor_config deploys the "
         "conductor, but the prefill engines publish no KV events for it to index; add kv-events-config {publisher: "
         "zmq, enable_kv_cache_events: true, endpoint: \"tcp://*:5557\", topic: kv-events}."
@@ -316,7 +310,7 @@ def test_conductor_without_kv_events():
 def test_kv_events_spelled_with_underscores():
     service = affinity()
     prefill_engine(service)["kv_events_config"] = prefill_engine(service).pop("kv-events-config")
-    assert problems_of(service)[0].startswith(
+    assert problems_of(service, "kv-affinity")[0].startswith(
         "motor_engine_prefill_config.engine_config.kv_events_config: Motor's coordinator reads kv-events-config"
     )
 
@@ -324,7 +318,7 @@ def test_kv_events_spelled_with_underscores():
 def test_conductor_without_prefix_caching():
     service = affinity()
     prefill_engine(service)["enable-prefix-caching"] = False
-    assert problems_of(service) == [
+    assert problems_of(service, "kv-affinity") == [
         "motor_engine_prefill_config.engine_config.enable-prefix-caching: turns prefix caching off: vLLM publishes "
         "KV block events from its prefix cache only, so the conductor would index nothing; remove it."
     ]
@@ -333,7 +327,7 @@ def test_conductor_without_prefix_caching():
 def test_endpoint_in_a_form_the_coordinator_does_not_register():
     service = affinity()
     prefill_engine(service)["kv-events-config"]["endpoint"] = "tcp://0.0.0.0:5557"
-    assert problems_of(service) == [
+    assert problems_of(service, "kv-affinity") == [
         "motor_engine_prefill_config.engine_config.kv-events-config.endpoint: is 'tcp://0.0.0.0:5557'; Motor's "
         "coordinator registers tcp://<pod IP>:<port + DP rank> by splitting it at '*:' (conductor_api_client.py) "
         "and registers nothing for any other form: write tcp://*:<port>."
@@ -344,7 +338,7 @@ def test_event_port_colliding_with_the_transfer_ports():
     service = affinity()
     # kv_port 30001 with DP 2 x TP 2: vllm-ascend binds 30001-30004
     prefill_engine(service)["kv-events-config"]["replay_endpoint"] = "tcp://*:30003"
-    assert problems_of(service) == [
+    assert problems_of(service, "kv-affinity") == [
         "motor_engine_prefill_config.engine_config.kv-events-config.replay_endpoint: binds ports 30003-30004 (one "
         "per DP rank) in every prefill pod, and motor_engine_prefill_config.engine_config.kv_transfer_config"
         ".kv_connector_extra_config.connectors[0].kv_port (the KV transfer ports) takes 30001-30004 there too (port "
@@ -355,7 +349,7 @@ def test_event_port_colliding_with_the_transfer_ports():
 def test_event_and_replay_ranges_overlapping():
     service = affinity()
     prefill_engine(service)["kv-events-config"]["replay_endpoint"] = "tcp://*:5558"
-    assert problems_of(service)[0].startswith(
+    assert problems_of(service, "kv-affinity")[0].startswith(
         "motor_engine_prefill_config.engine_config.kv-events-config.replay_endpoint: binds ports 5558-5559 (one per "
         "DP rank) in every prefill pod, and motor_engine_prefill_config.engine_config.kv-events-config.endpoint (the "
         "other KV-event endpoint) takes 5557-5558"
@@ -369,7 +363,7 @@ def test_conductor_following_a_pool_of_another_backend():
         engine = service[f"motor_engine_{side}_config"]["engine_config"]
         engine["kv_transfer_config"]["kv_connector_extra_config"]["connectors"][1]["kv_connector_extra_config"] = {
             "backend": "memcache"}
-    assert problems_of(service) == [
+    assert problems_of(service, "kv-affinity") == [
         "kv_conductor_config.kvevent_instance.mooncake_master: points the conductor at the pool's master as a "
         "Mooncake event source, but kv_cache_store_config.backend is 'memcache': Motor's conductor config knows a "
         "Mooncake master only and would dial the memcache server's port; remove kvevent_instance (the conductor "
@@ -380,7 +374,7 @@ def test_conductor_following_a_pool_of_another_backend():
 def test_block_size_spelled_as_the_coordinator_does_not_read_it():
     service = affinity()
     prefill_engine(service)["block_size"] = prefill_engine(service).pop("block-size") // 2
-    assert problems_of(service) == [
+    assert problems_of(service, "kv-affinity") == [
         "motor_engine_prefill_config.engine_config.block_size: is 64, but Motor's coordinator reads block-size (with "
         "a hyphen) only and registers and queries the conductor with 128-token blocks: every query would miss; "
         "write block-size: 64."
@@ -402,7 +396,7 @@ def test_block_size_spelled_as_the_coordinator_does_not_read_it():
 def test_kv_conductor_config_fields(change, problem):
     service = affinity()
     service["kv_conductor_config"].update(change)
-    assert problems_of(service) == [problem]
+    assert problems_of(service, "kv-affinity") == [problem]
 
 
 def test_empty_section_means_no_conductor_and_the_env_section_is_accepted():

@@ -5,18 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from components.errors import SettingsError
 from components.settings_loader import load_from_pulumi_config
-from tests.service_configs import plain_pd
+from tests.service_configs import plain_pd, problems_of
 
 PREFILL = "motor_engine_prefill_config"
 DECODE = "motor_engine_decode_config"
-
-
-def problems_of(service) -> list[str]:
-    with pytest.raises(SettingsError) as caught:
-        load_from_pulumi_config(service, "svc")
-    return caught.value.problems
 
 
 @pytest.mark.parametrize(

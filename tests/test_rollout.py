@@ -7,20 +7,13 @@ import json
 
 import pytest
 
-from components.errors import SettingsError
 from components.rollout import max_unavailable, waves
 from components.settings_loader import load_from_pulumi_config
 from tests.program_runs import render, stack_values
-from tests.service_configs import plain_pd
+from tests.service_configs import plain_pd, problems_of
 
 OWN = "organization/motor-kvpool/svc"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
-
-
-def problems_of(service) -> list[str]:
-    with pytest.raises(SettingsError) as caught:
-        load_from_pulumi_config(service, "svc")
-    return caught.value.problems
 
 
 # --- the setting -----------------------------------------------------------------------------------------------

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.errors import SettingsError
 from components.settings_loader import load_from_pulumi_config
 from policies import rules
-from tests.service_configs import memcache_pool, mooncake_pool
+from tests.service_configs import memcache_pool, mooncake_pool, problems_of
 
 
 def kv(role: str, backend: str | None) -> dict:
@@ -140,12 +139,6 @@ def test_ucm_connector_must_be_kv_both():
     ucm["kv_connector_extra_config"]["connectors"][1] = {"kv_connector": "UCMConnector", "kv_role": "kv_producer"}
     [finding] = rules.check_kv_role_by_side("prefill", ucm)
     assert finding.message.startswith("is 'kv_producer' but UCMConnector always runs as kv_both")
-
-
-def problems_of(service) -> list[str]:
-    with pytest.raises(SettingsError) as caught:
-        load_from_pulumi_config(service, "svc")
-    return caught.value.problems
 
 
 def test_settings_fail_fast_with_the_rule_text_faq5_backend_mismatch():

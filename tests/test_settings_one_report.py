@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from components.errors import SettingsError
-from components.settings_loader import load_from_motor_files, load_from_pulumi_config
-from tests.service_configs import as_motor_files, mooncake_pool
+from components.settings_loader import load_from_motor_files
+from tests.service_configs import as_motor_files, mooncake_pool, problems_of
 
 QUOTED_RATIO = (
     'kv_cache_store_config.eviction_ratio: "0.4" is not a number; write one without quotes, e.g. 0.4 '
@@ -16,12 +16,6 @@ QUOTED_RATIO = (
 WATERMARK_OUT_OF_RANGE = (
     "kv_cache_store_config.eviction_high_watermark_ratio: is 1.5; it must be in (0, 1] (a fraction of the pool), e.g. 0.6."
 )
-
-
-def problems_of(service: dict) -> list[str]:
-    with pytest.raises(SettingsError) as caught:
-        load_from_pulumi_config(service, "svc")
-    return caught.value.problems
 
 
 def test_a_quoted_number_does_not_hide_an_out_of_range_value_beside_it():

@@ -6,13 +6,7 @@ import pytest
 
 from components.errors import SettingsError
 from components.settings_loader import load_from_pulumi_config
-from tests.service_configs import memcache_pool, mooncake_pool, plain_pd
-
-
-def problems_of(service, stack="svc") -> list[str]:
-    with pytest.raises(SettingsError) as caught:
-        load_from_pulumi_config(service, stack)
-    return caught.value.problems
+from tests.service_configs import memcache_pool, mooncake_pool, plain_pd, problems_of
 
 
 def test_unknown_top_level_key_suggests_the_known_one():
