@@ -37,6 +37,7 @@ from bench.preview_vs_deploy import (
     import_stack,
     machine,
     measured,
+    other_load,
     others_running,
     service_files,
 )
@@ -158,9 +159,7 @@ def main() -> None:
          f"`{BUILD_COMMAND}` built from their Go modules: {built} (the provider is release v4.25.0's code, installed "
          "under the plugin version the Python SDK asks for; see tools/real-engine/README.md)."),
         "",
-        (f"Other load on the machine: load average {' '.join(f'{x:.1f}' for x in load_before)} before and "
-         f"{' '.join(f'{x:.1f}' for x in load_after)} after; CPU use of other processes over 2 s before the runs: "
-         f"{others_before}; after: {others_after}."),
+        other_load(load_before, others_before, load_after, others_after),
     ]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "pulumi.md").write_text("\n".join(lines) + "\n")

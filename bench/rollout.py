@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.preview_vs_deploy import RESULTS, machine, others_running
+from bench.preview_vs_deploy import RESULTS, machine, other_load, others_running
 from bench.pulumi_up import bench_cluster, real_engine
 from components.rollout import DEFAULT_MAX_UNAVAILABLE, max_unavailable
 from tests.e2e.cluster_stacks import deployments_not_ready, up_stack
@@ -150,10 +150,8 @@ def main() -> None:
         "|---|---|---|---|",
         *at_once["timeline"],
         "",
-        (f"Ran `{version}` of the Pulumi CLI and the binaries `{BUILD_COMMAND}` built (tools/real-engine/README.md)."
-         f" Other load: load average {' '.join(f'{x:.1f}' for x in load_before)} before and "
-         f"{' '.join(f'{x:.1f}' for x in load_after)} after; CPU use of other processes over 2 s before the runs: "
-         f"{others_before}; after: {others_after}."),
+        f"Ran `{version}` of the Pulumi CLI and the binaries `{BUILD_COMMAND}` built (tools/real-engine/README.md). "
+        + other_load(load_before, others_before, load_after, others_after),
     ]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "rollout.md").write_text("\n".join(lines) + "\n")
