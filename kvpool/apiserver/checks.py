@@ -110,7 +110,7 @@ def _decode(value: Any, schema: dict[str, Any], path: Path_, definitions: dict[s
     else:  # through int64, as amd64 converts a float: one beyond int64 is int64's lowest, 0 in an int32
         whole = int(value) if INT64[0] <= int(value) <= INT64[1] else INT64[0]
         stored = (whole - lowest) % 2**bits + lowest
-    if stored != value or isinstance(value, float):
+    if stored != value:
         decoded.changed[path] = (value, stored)
     return stored
 
@@ -252,7 +252,7 @@ def check_object(body: dict[str, Any], kubernetes_version: str) -> tuple[list[Pr
 
 
 def _as_written(reason: str, change: tuple[Any, int] | None) -> str:
-    if change is None or change[0] == change[1]:
+    if change is None:
         return reason
     return f"{change[0]!r} becomes {change[1]} in the API server's Go integer type; {reason}"
 
