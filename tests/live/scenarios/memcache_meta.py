@@ -45,8 +45,10 @@ def main(plan, procs, result):
     try:
         meta = procs.start(plan["meta"])
         admin = f"http://127.0.0.1:{plan['metrics_port']}"
+        # /health answers 200 before the service is ready (service_ready false): wait for the state the test asserts
         health, result["meta_ready_s"] = wait_until(
-            "MetaService /health", lambda: (a := http_get(admin + "/health")) and a[0] == 200 and a, 20, watch=[meta])
+            "MetaService /health with service_ready", lambda: (a := http_get(admin + "/health")) and a[0] == 200
+            and json.loads(a[1]).get("service_ready") is True and a, 20, watch=[meta])
         result["health"] = json.loads(health[1])
         result["livez"] = http_get(admin + "/livez")
         status, text = http_get(admin + "/metrics")
