@@ -12,6 +12,11 @@ ours, file for file. Then, alternately and each in a fresh process, after one wa
   ours:  python -m kvpool preview --stack nN    (schema check, API-server checks and the policy pack included)
   floor: kvpool.engine.stack_config.load_stack_config + kvpool.engine.mock_engine.run_program of bench/floor, stack nN
 
+and, to show where the difference goes, three steps between them: the floor previewed by `python -m kvpool preview
+--no-policy` (ours' checks and files on the floor's objects), the same with `--policy-pack` bench/floor/empty_pack (a
+Python pack whose one policy checks nothing: what the policy protocol costs, whatever a pack checks), and ours with
+`--no-policy`. floor.md adds up the steps at the largest size.
+
 Why the floor runs through kvpool/engine/mock_engine.py and not through a test's `pulumi.runtime.set_mocks`: that module is
 how `kvpool preview` runs any program, ours included: the SDK's mock monitor, the stack's config loaded from its
 files as the CLI would, one root stack as the language host makes it, and every registration recorded as the engine
@@ -20,6 +25,7 @@ the difference between them is exactly our work: the settings, the components, b
 manifests, the policy pack and printing the plan. The floor process imports the mock engine and nothing of our
 program (kvpool/engine/mock_engine.py imports no settings model; tests/test_mock_engine.py holds it to that).
 
+Every Python process, offline or started by the CLI, caches its bytecode (preview_vs_deploy.CACHED_BYTECODE).
 Wall time is the whole process, start to exit; CPU time the user + system time of all its processes; peak memory
 the largest process's peak RSS and, from one more run of each, the peak of the summed PSS of all the run's processes
 (ours starts the policy pack's process), all measured by preview_vs_deploy.py's helpers. Ratios are ours / floor within the same run, so both see the same load.
@@ -31,6 +37,7 @@ cluster) runs, alternately and after one warm-up run of each,
 
   ours:  pulumi preview --policy-pack policies -s nN    (the project, Motor's scripts not configured)
   floor: pulumi preview -s nN                           (bench/floor, the same manifests folder)
+  floor: pulumi preview --policy-pack empty_pack -s nN  (and bench/floor/empty_pack)
 
 timed start to exit, and once more each for the summed PSS of all their processes (CLI, language host, program,
 provider, pack).
@@ -66,6 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 
 from bench.preview_vs_deploy import (  # noqa: E402 (after the path above)
     BUILD,
+    CACHED_BYTECODE,
     ROOT,
     bench_arguments,
     bench_env,
@@ -98,6 +106,8 @@ from tests.e2e.realengine import (  # noqa: E402
 from tests.e2e.views import offline_in_copy_to  # noqa: E402
 
 FLOOR_PROGRAM = ROOT / "bench" / "floor"
+EMPTY_PACK = "empty_pack"
+"""bench/floor/empty_pack: a Python policy pack whose one policy checks nothing, what `--policy-pack` costs anyway."""
 FLOOR_RUNNER = """import gc, sys
 from pathlib import Path
 from kvpool.engine.mock_engine import run_program
@@ -108,23 +118,37 @@ gc.freeze()
 """
 """The floor's process: what `kvpool preview` does to run a program, and nothing else (its exit too: kvpool/__main__.py
 leaves the objects out of the interpreter's last garbage collection)."""
-TOOLS = {"ours": "kvpool preview", "floor": "floor program"}
+TOOLS = {
+    "floor": "floor program",
+    "checked": "floor + kvpool preview's checks",
+    "empty_pack": "floor + checks + empty pack",
+    "ours_no_pack": "kvpool preview --no-policy",
+    "ours": "kvpool preview",
+}
+"""The offline rows, in the table's order: the floor, then the floor run by `kvpool preview` (the schema and API-server
+checks, the manifests and outputs written) without and with the empty pack, then ours without and with our pack."""
 PLOT = (
-    [("floor", "floor: bare program, same objects", "s"), ("ours", "python -m kvpool preview", "o")],
+    [("floor", "floor: bare program, same objects", "s"), ("empty_pack", "floor + checks + empty policy pack", "^"),
+     ("ours", "python -m kvpool preview", "o")],
     "Offline preview vs the floor program, same objects",
 )
 
 
 def floor_project(folder: Path, manifests: dict[int, Path]) -> Path:
-    """`folder` (emptied): bench/floor's program with one stack nN per size, naming that size's manifests folder."""
+    """`folder` (emptied): bench/floor's program with one stack nN per size, naming that size's manifests folder, and
+    its empty policy pack in `folder`/empty_pack."""
     shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    project_file = yaml.safe_load((FLOOR_PROGRAM / "Pulumi.yaml").read_text())
-    project_file["runtime"]["options"]["virtualenv"] = str(ROOT / "venv")  # the copy is not beside bench/
-    (folder / "Pulumi.yaml").write_text(yaml.safe_dump(project_file, sort_keys=False))
+    (folder / EMPTY_PACK).mkdir(parents=True)
+    for source, target in ((FLOOR_PROGRAM / "Pulumi.yaml", folder / "Pulumi.yaml"),
+                           (FLOOR_PROGRAM / EMPTY_PACK / "PulumiPolicy.yaml", folder / EMPTY_PACK / "PulumiPolicy.yaml")):
+        document = yaml.safe_load(source.read_text())
+        document["runtime"]["options"]["virtualenv"] = str(ROOT / "venv")  # the copy is not beside bench/
+        target.write_text(yaml.safe_dump(document, sort_keys=False))
     (folder / "__main__.py").symlink_to(FLOOR_PROGRAM / "__main__.py")
+    (folder / EMPTY_PACK / "__main__.py").symlink_to(FLOOR_PROGRAM / EMPTY_PACK / "__main__.py")
+    project_name = yaml.safe_load((FLOOR_PROGRAM / "Pulumi.yaml").read_text())["name"]
     for size, path in manifests.items():
-        stack = {"config": {f"{project_file['name']}:manifests": str(path)}}
+        stack = {"config": {f"{project_name}:manifests": str(path)}}
         (folder / f"Pulumi.n{size}.yaml").write_text(yaml.safe_dump(stack))
     return folder
 
@@ -142,6 +166,34 @@ def check_same_objects(floor_dir: Path, stack: str, manifests: Path) -> None:
     if floor != ours:
         differing = sorted(name for name in floor.keys() | ours.keys() if floor.get(name) != ours.get(name))
         raise SystemExit(f"the floor of {stack} does not declare the objects of {manifests}: {', '.join(differing)}")
+
+
+def gap_lines(by_key: dict[tuple[int, str], dict], size: int) -> list[str]:
+    """floor.md's table of where ours' wall time and largest process's memory above the floor go, at `size`: each
+    step from one offline row to the next."""
+    steps = [
+        ("the checks and the files (floor + kvpool preview's checks - floor)", "checked", "floor"),
+        ("the policy protocol (floor + checks + empty pack - floor + checks)", "empty_pack", "checked"),
+        ("our program and settings (kvpool preview --no-policy - floor + checks)", "ours_no_pack", "checked"),
+        ("our policies beyond an empty pack's cost ((kvpool preview - kvpool preview --no-policy) - (floor + checks "
+         "+ empty pack - floor + checks))", None, None),
+    ]
+    row = {tool: by_key[size, tool] for tool in TOOLS}
+    lines = [
+        f"Where ours' time and memory above the floor go at {size}P+{size}D (differences of the medians above; the "
+        "steps add up to ours - floor):",
+        "",
+        "| step | wall | CPU, all processes | peak MiB, largest process |",
+        "|---|---|---|---|",
+    ]
+    for label, tool, base in steps:
+        if tool is None:
+            difference = {key: (row["ours"][key] - row["ours_no_pack"][key])
+                          - (row["empty_pack"][key] - row["checked"][key]) for key in ("wall", "cpu", "peak")}
+        else:
+            difference = {key: row[tool][key] - row[base][key] for key in ("wall", "cpu", "peak")}
+        lines.append(f"| {label} | {difference['wall']:+.2f} s | {difference['cpu']:+.2f} s | {difference['peak']:+.0f} |")
+    return lines
 
 
 def spread(walls: list[float]) -> str:
@@ -167,18 +219,19 @@ def real_engine(sizes: list[int], reps: int, manifests: dict[int, Path]) -> list
         previews = {
             "ours": (workspace.project, ["preview", "--policy-pack", "policies"]),
             "floor": (floor_dir, ["preview"]),
+            "empty_pack": (floor_dir, ["preview", "--policy-pack", str(floor_dir / EMPTY_PACK)]),
         }
         walls: dict[tuple[int, str], list[float]] = {}
         for rep in range(reps + 1):  # the first of each is the warm-up
             for size in sizes:
                 for tool, (cwd, command) in previews.items():
-                    seconds = workspace.run(*command, "-s", f"n{size}", cwd=cwd).check().seconds
+                    seconds = workspace.run(*command, "-s", f"n{size}", cwd=cwd, extra_env=CACHED_BYTECODE).check().seconds
                     if rep:
                         walls.setdefault((size, tool), []).append(seconds)
             print(f"real engine: repetition {rep}/{reps} done", file=sys.stderr)
         trees = {
             (size, tool): tree_peak(cwd, [str(bins["pulumi"]), *command, "-s", f"n{size}", "--non-interactive"],
-                                    workspace.env())
+                                    {**workspace.env(), **CACHED_BYTECODE})
             for size in sizes for tool, (cwd, command) in previews.items()
         }
     finally:
@@ -186,20 +239,22 @@ def real_engine(sizes: list[int], reps: int, manifests: dict[int, Path]) -> list
     rows = [
         "The Pulumi CLI and Kubernetes provider built by tools/real-engine/build.sh, a file backend, no cluster; ours: "
         "`pulumi preview --policy-pack policies` of the project, the floor: `pulumi preview` of bench/floor declaring "
-        f"the same manifests; median (min–max) of {reps} runs each, alternating, after one warm-up run of each. "
-        "Peak MiB: summed PSS of all the command's processes (CLI, language host, program, provider, pack), one more "
-        "run.",
+        "the same manifests, and the floor with bench/floor/empty_pack, a Python policy pack whose one policy checks "
+        "nothing (`--policy-pack empty_pack`: what the policy protocol costs whatever a pack checks); bytecode cached "
+        f"as offline; median (min–max) of {reps} runs each, alternating, after one warm-up run of each. Peak MiB: "
+        "summed PSS of all the command's processes (CLI, language host, program, provider, pack), one more run.",
         "",
-        "| service | ours: pulumi preview --policy-pack policies | floor: pulumi preview | wall vs floor "
-        "| peak MiB, ours | peak MiB, floor | memory vs floor |",
-        "|---|---|---|---|---|---|---|",
+        "| service | ours: pulumi preview --policy-pack policies | floor: pulumi preview | floor + empty pack "
+        "| ours vs floor | floor + empty pack vs floor | ours vs floor + empty pack | peak MiB, ours | peak MiB, floor "
+        "| memory vs floor |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size in sizes:
-        ours, floor = walls[size, "ours"], walls[size, "floor"]
+        ours, floor, empty = (statistics.median(walls[size, tool]) for tool in ("ours", "floor", "empty_pack"))
         rows.append(
-            f"| {size}P+{size}D | {spread(ours)} | {spread(floor)} "
-            f"| {statistics.median(ours) / statistics.median(floor):.2f}x | {trees[size, 'ours']:.0f} "
-            f"| {trees[size, 'floor']:.0f} | {trees[size, 'ours'] / trees[size, 'floor']:.2f}x |"
+            f"| {size}P+{size}D | {spread(walls[size, 'ours'])} | {spread(walls[size, 'floor'])} "
+            f"| {spread(walls[size, 'empty_pack'])} | {ours / floor:.2f}x | {empty / floor:.2f}x | {ours / empty:.2f}x "
+            f"| {trees[size, 'ours']:.0f} | {trees[size, 'floor']:.0f} | {trees[size, 'ours'] / trees[size, 'floor']:.2f}x |"
         )
     return rows
 
@@ -242,7 +297,8 @@ def cluster_up(sizes: list[int], reps: int) -> list[str]:
             for size in sizes:
                 for tool, (cwd, options) in ups.items():
                     stack = f"n{size}"
-                    up = workspace.run("up", "--yes", "--skip-preview", *options, "-s", stack, cwd=cwd).check()
+                    up = workspace.run("up", "--yes", "--skip-preview", *options, "-s", stack, cwd=cwd,
+                                       extra_env=CACHED_BYTECODE).check()
                     if not_ready := [name for namespace in namespaces[size]
                                      for name in deployments_not_ready(cluster, namespace)]:
                         raise SystemExit(f"{tool} {stack}: pulumi up returned with Deployments not Ready: {not_ready}")
@@ -295,23 +351,32 @@ def main() -> None:
         shutil.rmtree(manifests[size], ignore_errors=True)
         shutil.copytree(out_dir / f"n{size}" / "manifests", manifests[size])
     floor_dir = floor_project(BUILD / "floor", manifests)
+    floor_preview = [sys.executable, "-m", "kvpool", "preview", "--project-dir", str(floor_dir), "--out",
+                     str(BUILD / "floor-checked-out")]
     commands = {
-        size: {"ours": ours[size], "floor": [sys.executable, "-c", FLOOR_RUNNER, str(floor_dir), f"n{size}"]}
+        size: {
+            "floor": [sys.executable, "-c", FLOOR_RUNNER, str(floor_dir), f"n{size}"],
+            "checked": [*floor_preview, "--stack", f"n{size}", "--no-policy"],
+            "empty_pack": [*floor_preview, "--stack", f"n{size}", "--policy-pack", str(floor_dir / EMPTY_PACK)],
+            "ours_no_pack": [*ours[size], "--no-policy"],
+            "ours": ours[size],
+        }
         for size in sizes
     }
     for size in sizes:
         check_same_objects(floor_dir, f"n{size}", manifests[size])
-        measured(ROOT, commands[size]["floor"], env)  # the floor's warm-up
+        for tool in ("floor", "checked", "empty_pack", "ours_no_pack"):  # their warm-ups (ours' ran above)
+            measured(ROOT, commands[size][tool], env)
 
     load_before, others_before = os.getloadavg(), others_running()
     started = datetime.datetime.now()
     samples: dict[tuple[int, str], list[tuple[float, float, float]]] = {}
-    for rep in range(args.reps):  # alternately: the floor, then ours, size by size
+    for rep in range(args.reps):  # alternately: each tool in TOOLS' order, size by size
         for size in sizes:
-            for tool in ("floor", "ours"):
+            for tool in TOOLS:
                 samples.setdefault((size, tool), []).append(measured(ROOT, commands[size][tool], env))
         print(f"repetition {rep + 1}/{args.reps} done", file=sys.stderr)
-    trees = {(size, tool): tree_peak(ROOT, commands[size][tool], env) for size in sizes for tool in ("floor", "ours")}
+    trees = {(size, tool): tree_peak(ROOT, commands[size][tool], env) for size in sizes for tool in TOOLS}
     if args.no_real_engine:
         real_lines = up_lines = ["Not measured (--no-real-engine)."]
     else:
@@ -320,7 +385,7 @@ def main() -> None:
     load_after, others_after = os.getloadavg(), others_running()
 
     rows = [summary_row(size, tool, samples[size, tool], trees[size, tool], objects_written("preview", manifests[size]))
-            for size in sizes for tool in ("floor", "ours")]
+            for size in sizes for tool in TOOLS]
     by_key = {(row["size"], row["tool"]): row for row in rows}
     lines = [
         "# Offline preview vs the floor program",
@@ -335,20 +400,23 @@ def main() -> None:
         "written). The floor: bench/floor/__main__.py, a bare Pulumi program declaring the same objects (ours' "
         "manifests, checked file for file) with their typed pulumi_kubernetes classes, run by the same mock engine "
         "(kvpool/engine/mock_engine.py) and nothing else; both leave their objects out of the interpreter's last "
-        "garbage collection at exit, as kvpool/__main__.py does. Each command in a fresh process, "
-        f"{args.reps} runs each, alternating the floor and ours, after one warm-up run of each.",
+        "garbage collection at exit, as kvpool/__main__.py does. Between them, to show where the difference goes: "
+        "the floor program previewed by `python -m kvpool preview --no-policy` (the checks and the files written, no "
+        "pack), the same with bench/floor/empty_pack (a Python policy pack whose one policy checks nothing: what the "
+        "policy protocol costs whatever a pack checks), and ours with `--no-policy`. Each command in a fresh process, "
+        f"{args.reps} runs each, alternating the five, after one warm-up run of each.",
         "",
         "| service | tool | wall median (min–max) | CPU median | peak MiB, largest process | peak MiB, all processes "
         "| objects | wall vs floor | CPU vs floor | memory vs floor |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size in sizes:
-        for tool in ("floor", "ours"):
+        for tool in TOOLS:
             row, base = by_key[size, tool], by_key[size, "floor"]
-            ours = tool == "ours"
-            ratio_wall = f"{row['wall'] / base['wall']:.2f}x" if ours else "—"
-            ratio_cpu = f"{row['cpu'] / base['cpu']:.2f}x" if ours else "—"
-            ratio_mem = f"{row['peak'] / base['peak']:.2f}x ({row['tree'] / base['tree']:.2f}x)" if ours else "—"
+            above = tool != "floor"
+            ratio_wall = f"{row['wall'] / base['wall']:.2f}x" if above else "—"
+            ratio_cpu = f"{row['cpu'] / base['cpu']:.2f}x" if above else "—"
+            ratio_mem = f"{row['peak'] / base['peak']:.2f}x ({row['tree'] / base['tree']:.2f}x)" if above else "—"
             lines.append(
                 f"| {size}P+{size}D | {TOOLS[tool]} | {row['wall']:.2f} s ({row['wall_min']:.2f}–{row['wall_max']:.2f}) "
                 f"| {row['cpu']:.2f} s | {row['peak']:.0f} | {row['tree']:.0f} | {row['objects']} | {ratio_wall} "
@@ -358,6 +426,8 @@ def main() -> None:
         "",
         "CPU: user + system time of all the run's processes (ours: the policy pack's too), which on a busy machine "
         "tracks the work done better than wall time. Memory ratio: largest process (all processes, summed PSS).",
+        "",
+        *gap_lines(by_key, max(sizes)),
         "",
         "## Real engine: `pulumi preview`",
         "",

@@ -276,12 +276,17 @@ def write_results(name: str, lines: list[str], rows: list[dict], plot_args: tupl
     print("\n".join(lines))
 
 
+CACHED_BYTECODE = {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(BUILD / "pycache")}
+"""Every measured Python process, offline or started by the real CLI, writes its bytecode to (and reads it from) one
+cache under build/bench, as on a machine where the tools ran before (an empty PYTHONDONTWRITEBYTECODE is as good as
+none): where the environment says not to write bytecode, each run would compile the project's modules again."""
+
+
 def bench_env() -> dict[str, str]:
-    """The environment of every measured run: bytecode written to (and read from) one cache under build/bench, as
-    on a machine where the tools ran before; the stub kubectl first on PATH."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    """The environment of every measured offline run: CACHED_BYTECODE; the stub kubectl first on PATH."""
+    env = dict(os.environ)
     env.update(PATH=f"{deploy_py.kubectl_dir(BUILD / 'bin')}{os.pathsep}{env['PATH']}", KVPOOL_NODES=NODES,
-               PYTHONPYCACHEPREFIX=str(BUILD / "pycache"))
+               **CACHED_BYTECODE)
     return env
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
-from bench.floor import check_same_objects, floor_project
+from bench.floor import ROOT, check_same_objects, floor_project
 from kvpool.preview import preview
 from tests.program_runs import PROJECT_DIR
 
@@ -47,3 +48,18 @@ def test_the_floors_namespaced_objects_depend_on_their_namespace(dev_manifests: 
     assert depending == in_dev
     assert "deployment-dev-vllm-p0" in depending and "role-kube-system-mindie-controller-configmaps-dev" not in depending
     assert len(depending) == 15
+
+
+def test_the_floors_empty_pack_is_a_policy_pack_that_checks_nothing(dev_manifests: Path, tmp_path: Path) -> None:
+    """bench/floor/empty_pack prices the policy protocol: it runs as any pack does, has one policy and reports
+    nothing about the floor's objects; the floor's copy names the project's virtualenv, as the CLI needs it."""
+    floor = floor_project(tmp_path / "floor", {1: dev_manifests})
+    pack = floor / "empty_pack"
+    manifest = yaml.safe_load((pack / "PulumiPolicy.yaml").read_text())
+    assert manifest["runtime"] == {"name": "python", "options": {"toolchain": "pip", "virtualenv": str(ROOT / "venv")}}
+    result = preview(floor, "n1", tmp_path / "out", policy_pack=pack)
+    report = result.policy_report
+    assert (report.pack_name, report.pack_version) == ("floor-empty", "0.1.0")
+    assert [(policy.name, policy.enforcement_level) for policy in report.policies] == [("checks-nothing", "advisory")]
+    assert report.violations == []
+    assert len(result.manifest_files) == len(list(dev_manifests.glob("*.yaml")))
