@@ -281,10 +281,7 @@ class _Session:
     def _analyze_stack(self, run: ProgramRun, state: Mapping[str, struct_pb2.Struct]) -> list[Violation]:
         resources = [stack_resource(resource, state[resource.urn], self.by_urn, self.inputs) for resource in run.resources]
         request = analyzer_pb2.AnalyzeStackRequest(resources=resources)
-        try:
-            response = self.stub.AnalyzeStack(request, timeout=CALL_TIMEOUT_SECONDS)
-        except grpc.RpcError as error:
-            raise self._error("AnalyzeStack of the stack (AnalyzeStack)", error) from None
+        response = self._call("AnalyzeStack", request, what="AnalyzeStack of the stack (AnalyzeStack)")
         return [self._violation(diagnostic, diagnostic.urn) for diagnostic in response.diagnostics]
 
     def _handshake(self) -> None:
@@ -320,11 +317,12 @@ class _Session:
         parts = urn.split("::", 3)
         return f"{parts[2].rsplit('$', 1)[-1]} {parts[3]}" if len(parts) == 4 else urn
 
-    def _call(self, method: str, request: Any) -> Any:
+    def _call(self, method: str, request: Any, what: str | None = None) -> Any:
+        """The call's answer; a failure raises PolicyPackError naming `what` was called (default: the method)."""
         try:
             return getattr(self.stub, method)(request, timeout=CALL_TIMEOUT_SECONDS)
         except grpc.RpcError as error:
-            raise self._error(method, error) from None
+            raise self._error(what or method, error) from None
 
     def _error(self, what: str, error: grpc.RpcError, stderr: str | None = None) -> PolicyPackError:
         if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
