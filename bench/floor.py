@@ -139,18 +139,24 @@ def floor_project(folder: Path, manifests: dict[int, Path]) -> Path:
     its empty policy pack in `folder`/empty_pack."""
     shutil.rmtree(folder, ignore_errors=True)
     (folder / EMPTY_PACK).mkdir(parents=True)
-    for source, target in ((FLOOR_PROGRAM / "Pulumi.yaml", folder / "Pulumi.yaml"),
-                           (FLOOR_PROGRAM / EMPTY_PACK / "PulumiPolicy.yaml", folder / EMPTY_PACK / "PulumiPolicy.yaml")):
-        document = yaml.safe_load(source.read_text())
-        document["runtime"]["options"]["virtualenv"] = str(ROOT / "venv")  # the copy is not beside bench/
-        target.write_text(yaml.safe_dump(document, sort_keys=False))
-    (folder / "__main__.py").symlink_to(FLOOR_PROGRAM / "__main__.py")
-    (folder / EMPTY_PACK / "__main__.py").symlink_to(FLOOR_PROGRAM / EMPTY_PACK / "__main__.py")
-    project_name = yaml.safe_load((FLOOR_PROGRAM / "Pulumi.yaml").read_text())["name"]
+    project = _copy_with_venv(Path("Pulumi.yaml"), folder)
+    _copy_with_venv(Path(EMPTY_PACK) / "PulumiPolicy.yaml", folder)
     for size, path in manifests.items():
-        stack = {"config": {f"{project_name}:manifests": str(path)}}
+        stack = {"config": {f"{project['name']}:manifests": str(path)}}
         (folder / f"Pulumi.n{size}.yaml").write_text(yaml.safe_dump(stack))
     return folder
+
+
+def _copy_with_venv(project_file: Path, folder: Path) -> dict:
+    """bench/floor's `project_file` (Pulumi.yaml or a PulumiPolicy.yaml, relative to bench/floor) into `folder` with
+    the project's virtualenv by its absolute path, as the copy is not beside bench/, and the program beside it linked.
+    Returns the document written."""
+    document = yaml.safe_load((FLOOR_PROGRAM / project_file).read_text())
+    document["runtime"]["options"]["virtualenv"] = str(ROOT / "venv")
+    (folder / project_file).write_text(yaml.safe_dump(document, sort_keys=False))
+    program = project_file.parent / "__main__.py"
+    (folder / program).symlink_to(FLOOR_PROGRAM / program)
+    return document
 
 
 def check_same_objects(floor_dir: Path, stack: str, manifests: Path) -> None:
@@ -171,14 +177,13 @@ def check_same_objects(floor_dir: Path, stack: str, manifests: Path) -> None:
 def gap_lines(by_key: dict[tuple[int, str], dict], size: int) -> list[str]:
     """floor.md's table of where ours' wall time and largest process's memory above the floor go, at `size`: each
     step from one offline row to the next."""
-    steps = [
-        ("the checks and the files (floor + kvpool preview's checks - floor)", "checked", "floor"),
-        ("the policy protocol (floor + checks + empty pack - floor + checks)", "empty_pack", "checked"),
-        ("our program and settings (kvpool preview --no-policy - floor + checks)", "ours_no_pack", "checked"),
+    steps = [  # each step: its label, the rows added and the rows subtracted
+        ("the checks and the files (floor + kvpool preview's checks - floor)", ["checked"], ["floor"]),
+        ("the policy protocol (floor + checks + empty pack - floor + checks)", ["empty_pack"], ["checked"]),
+        ("our program and settings (kvpool preview --no-policy - floor + checks)", ["ours_no_pack"], ["checked"]),
         ("our policies beyond an empty pack's cost ((kvpool preview - kvpool preview --no-policy) - (floor + checks "
-         "+ empty pack - floor + checks))", None, None),
+         "+ empty pack - floor + checks))", ["ours", "checked"], ["ours_no_pack", "empty_pack"]),
     ]
-    row = {tool: by_key[size, tool] for tool in TOOLS}
     lines = [
         f"Where ours' time and memory above the floor go at {size}P+{size}D (differences of the medians above; the "
         "steps add up to ours - floor):",
@@ -186,12 +191,9 @@ def gap_lines(by_key: dict[tuple[int, str], dict], size: int) -> list[str]:
         "| step | wall | CPU, all processes | peak MiB, largest process |",
         "|---|---|---|---|",
     ]
-    for label, tool, base in steps:
-        if tool is None:
-            difference = {key: (row["ours"][key] - row["ours_no_pack"][key])
-                          - (row["empty_pack"][key] - row["checked"][key]) for key in ("wall", "cpu", "peak")}
-        else:
-            difference = {key: row[tool][key] - row[base][key] for key in ("wall", "cpu", "peak")}
+    for label, added, subtracted in steps:
+        difference = {key: sum(by_key[size, tool][key] for tool in added)
+                      - sum(by_key[size, tool][key] for tool in subtracted) for key in ("wall", "cpu", "peak")}
         lines.append(f"| {label} | {difference['wall']:+.2f} s | {difference['cpu']:+.2f} s | {difference['peak']:+.0f} |")
     return lines
 
