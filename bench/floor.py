@@ -91,7 +91,7 @@ from bench.preview_vs_deploy import (  # noqa: E402 (after the path above)
     write_results,
 )
 from bench.pulumi_up import bench_cluster  # noqa: E402
-from tests.e2e.cluster_stacks import deployments_not_ready, ensure_nodes  # noqa: E402
+from tests.e2e.cluster_stacks import deployment_namespaces, deployments_not_ready_in, ensure_nodes  # noqa: E402
 from tests.e2e.cluster_stacks import manifests as written_objects  # noqa: E402
 from tests.e2e.realengine import (  # noqa: E402
     BUILD_COMMAND,
@@ -289,7 +289,7 @@ def cluster_up(sizes: list[int], reps: int) -> list[str]:
                 raise SystemExit(f"n{size}: the offline preview for `pulumi up` failed")
             objects = written_objects(root / "out", f"n{size}")
             ensure_nodes(cluster, objects)
-            namespaces[size] = sorted({obj["metadata"]["namespace"] for obj in objects if obj["kind"] == "Deployment"})
+            namespaces[size] = deployment_namespaces(objects)
         floor_dir = floor_project(root / "floor", {size: root / "out" / f"n{size}" / "manifests" for size in sizes})
         for size in sizes:
             check_same_objects(floor_dir, f"n{size}", root / "out" / f"n{size}" / "manifests")
@@ -301,8 +301,7 @@ def cluster_up(sizes: list[int], reps: int) -> list[str]:
                     stack = f"n{size}"
                     up = workspace.run("up", "--yes", "--skip-preview", *options, "-s", stack, cwd=cwd,
                                        extra_env=CACHED_BYTECODE).check()
-                    if not_ready := [name for namespace in namespaces[size]
-                                     for name in deployments_not_ready(cluster, namespace)]:
+                    if not_ready := deployments_not_ready_in(cluster, namespaces[size]):
                         raise SystemExit(f"{tool} {stack}: pulumi up returned with Deployments not Ready: {not_ready}")
                     workspace.run("destroy", "--yes", "-s", stack, cwd=cwd).check()
                     wait_deleted(cluster, namespaces[size])

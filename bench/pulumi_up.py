@@ -51,7 +51,7 @@ from tests.e2e.realengine import (
     PulumiWorkspace,
     find_binaries,
 )
-from tests.e2e.cluster_stacks import deployments_not_ready, manifests, own_node_ports, up_stack
+from tests.e2e.cluster_stacks import deployment_namespaces, deployments_not_ready_in, manifests, own_node_ports, up_stack
 
 
 def spread(walls: list[float]) -> str:
@@ -75,8 +75,7 @@ def measure(size: int, reps: int, workspace: PulumiWorkspace, cluster: Cluster, 
             walls["pulumi"].append(pulumi_wall)
             walls["kvpool"].append(kvpool_wall)
     up = up_stack(workspace, cluster, stack, out)
-    namespaces = sorted({obj["metadata"]["namespace"] for obj in manifests(out, stack) if obj["kind"] == "Deployment"})
-    if not_ready := [name for namespace in namespaces for name in deployments_not_ready(cluster, namespace)]:
+    if not_ready := deployments_not_ready_in(cluster, deployment_namespaces(manifests(out, stack))):
         raise SystemExit(f"{stack}: pulumi up returned with Deployments not Ready: {', '.join(not_ready)}")
     again = workspace.run("up", "--yes", "--skip-preview", "--expect-no-changes", "-s", stack, timeout=1200).check()
     resources = workspace.state(stack)["checkpoint"]["latest"]["resources"]

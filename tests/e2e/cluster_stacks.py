@@ -129,6 +129,16 @@ def deployments_not_ready(cluster: Cluster, namespace: str) -> list[str]:
     ]
 
 
+def deployment_namespaces(objects: list[dict[str, Any]]) -> list[str]:
+    """The namespaces the Deployments among a preview's `objects` are in, sorted."""
+    return sorted({obj["metadata"]["namespace"] for obj in objects if obj["kind"] == "Deployment"})
+
+
+def deployments_not_ready_in(cluster: Cluster, namespaces: list[str]) -> list[str]:
+    """`namespace/name` of each Deployment of `namespaces` that is not Ready (deployments_not_ready)."""
+    return [f"{namespace}/{name}" for namespace in namespaces for name in deployments_not_ready(cluster, namespace)]
+
+
 @dataclass
 class StacksUp:
     """The session's stacks in the cluster, each initialized and brought up once, whichever test asks first."""
@@ -161,11 +171,9 @@ class StacksUp:
         the server adds) and every Deployment in the stack's namespaces is Ready; returns the objects."""
         objects = manifests(self.bring_up(stack), stack)
         problems = live_differences(self.cluster, objects)
-        namespaces = sorted({obj["metadata"]["namespace"] for obj in objects if obj["kind"] == "Deployment"})
         problems += [
-            f"Deployment {namespace}/{name} is not Ready"
-            for namespace in namespaces
-            for name in deployments_not_ready(self.cluster, namespace)
+            f"Deployment {name} is not Ready"
+            for name in deployments_not_ready_in(self.cluster, deployment_namespaces(objects))
         ]
         assert not problems, "\n".join(problems)
         return objects
