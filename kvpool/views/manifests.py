@@ -178,11 +178,11 @@ def _strict_validator(kind: str, api_version: str, desired_version: str) -> tupl
     if utils.major_minor(desired_version) > utils.latest_version():
         raise kubernetes_validate.VersionNotSupportedError(version=utils.major_minor(desired_version))
     version = [v for v in utils.all_versions() if utils.major_minor(v) <= utils.major_minor(desired_version)][-1]
-    schema_dir = f"v{version}-local-strict"
+    folder = schema_folder(version)
     group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     try:
         schema = utils.schema_contents(
-            f"kubernetes-json-schema/{schema_dir}/{kind.lower()}-{group_version}.json", desired_version
+            f"kubernetes-json-schema/{folder.name}/{kind.lower()}-{group_version}.json", desired_version
         )
     except FileNotFoundError:
         raise kubernetes_validate.SchemaNotFoundError(
@@ -190,7 +190,7 @@ def _strict_validator(kind: str, api_version: str, desired_version: str) -> tupl
         ) from None
     # The library registers the whole _definitions.json; the kind reaches only some of it, and a `$ref` finds the
     # same definition in either.
-    definitions = bundled_definitions(schema_folder(version)).document_for(schema)
+    definitions = bundled_definitions(folder).document_for(schema)
     registry = Resource.from_contents(definitions) @ (Resource.from_contents(schema) @ Registry())
     return jsonschema.validators.Draft202012Validator(schema, registry=registry), version
 
