@@ -268,6 +268,14 @@ POLICIES = [
         "Use a whitelisted transfer connector, or set dispatch_profile on both sides.",
     ),
     _stack_policy(
+        "kvpool-engine-server-connector-layout",
+        "Checks that each engine's kv_transfer_config is one Motor's engine server starts with: present on prefill "
+        "and decode, and a MultiConnector's connectors[1] a store connector (AscendStoreConnector, "
+        "MooncakeConnectorStoreV1, UCMConnector); otherwise the engine fails before vLLM starts.",
+        MANDATORY, lambda view, _: rules.check_engine_server_layout(view.kv_transfer_configs()),
+        "Give each side a kv_transfer_config, with the store connector second in a MultiConnector.",
+    ),
+    _stack_policy(
         "kvpool-configure-layerwise-pool-patch",
         "Checks that layerwise transfer with a KV pool does not run on vllm-ascend before v0.17.0rc2 without Motor's "
         "vllm_multi_connector.patch (seed 001).",

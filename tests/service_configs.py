@@ -14,8 +14,12 @@ IMAGE = "registry.local/mindie-motor-vllm:3.0.0"
 
 
 def engine(role: str, connectors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """An engine section: a MultiConnector of `connectors`, or without them the P/D transfer connector alone (Motor's
+    engine server starts no prefill or decode engine without a kv_transfer_config)."""
     config: dict[str, Any] = {"model": "/mnt/weight/qwen3_8B", "served_model_name": "qwen3-8B", "max-model-len": 2048}
-    if connectors is not None:
+    if connectors is None:
+        config["kv_transfer_config"] = {"kv_connector": "MooncakeConnectorV1", "kv_role": role, "kv_port": "30001"}
+    else:
         config["kv_transfer_config"] = {
             "kv_connector": "MultiConnector",
             "kv_role": role,

@@ -156,6 +156,10 @@ def _unknown_dispatch_connector(uc: dict) -> None:
         connectors(uc, side)[0]["kv_connector"] = "P2pNcclConnector"
 
 
+def _transfer_connector_second(uc: dict) -> None:
+    connectors(uc, "decode")[1] = {"kv_connector": "MooncakeConnectorV1", "kv_port": "30003"}
+
+
 def _prefill_engine(uc: dict) -> dict:
     return uc["motor_engine_prefill_config"]["engine_config"]
 
@@ -216,6 +220,8 @@ CASES = [
          [MOTOR_CONFIG]),
     Case("kvpool-configure-dispatch-connector", "dev", lambda run: edit_user_config(run, _unknown_dispatch_connector),
          [MOTOR_CONFIG, MOTOR_CONFIG]),
+    Case("kvpool-engine-server-connector-layout", "dev", lambda run: edit_user_config(run, _transfer_connector_second),
+         [MOTOR_CONFIG]),
     Case("kvpool-configure-layerwise-pool-patch", "mooncake-layerwise", _unchanged, [MOTOR_CONFIG, MOTOR_CONFIG],
          ADVISORY, config={"vllm_ascend_version": "v0.16.0"}),
     Case("kvpool-configure-consistent-hash-seed", "dev",

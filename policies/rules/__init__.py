@@ -10,7 +10,9 @@ list of `Finding`s; an empty list means the rule holds. Sources are cited per ru
 
 - `units`: Kubernetes quantities, Mooncake sizes, vllm-ascend versions (the one home of size parsing)
 - `sections`: sides, sections and connectors of a configuration; `Finding`
-- `connectors`: kv_role by side, the dispatch connector, hybrid attention, layerwise transfer with a pool
+- `connectors`: kv_role by side, the dispatch connector, the layout Motor's engine server starts with, hybrid
+  attention, layerwise transfer with a pool
+- `model_metadata`: what Motor's coordinator reads about the model (max_model_len)
 - `store`: one backend, Mooncake eviction and lease, fabric segments, a standalone store's memory, protection
 - `ucm`: UCMConnector's place and storage
 - `kv_conductor`: KV-cache affinity and the prefill KV-event ports
@@ -25,8 +27,8 @@ Callers import the package (`from policies import rules; rules.check_x(...)`); e
 """
 
 from .connectors import (
-    LAYERWISE_PATCH_FIXED_IN, check_dispatch_connector, check_hybrid_attention_connector, check_kv_role_by_side,
-    check_layerwise_pool_backend, check_layerwise_pool_patch,
+    LAYERWISE_PATCH_FIXED_IN, check_dispatch_connector, check_engine_server_layout, check_hybrid_attention_connector,
+    check_kv_role_by_side, check_layerwise_pool_backend, check_layerwise_pool_patch,
 )
 from .env import (
     ASCEND_CONNECT_TIMEOUT_DEFAULT_MS, HCCL_RDMA_RETRY_CNT_DEFAULT, HCCL_RDMA_TIMEOUT_DEFAULT, NUMERIC_ENV,
@@ -36,6 +38,7 @@ from .kv_conductor import (
     CONDUCTOR_POOL_BACKEND, KV_CACHE_AFFINITY, KV_EVENTS_CONFIG, MOTOR_DEFAULT_BLOCK_SIZE, check_kv_cache_affinity,
     check_kv_event_ports, coordinator_reads_model, kv_event_port, kv_event_ports,
 )
+from .model_metadata import check_max_model_len
 from .naming import check_duplicate_names
 from .ports import NODE_RESERVED_PORTS, ROLE_PORTS, check_ports, role_port
 from .sections import (
@@ -73,10 +76,10 @@ __all__ = [
     "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR", "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK",
     "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES", "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
     "Finding", "check_backend_consistency", "check_cann_install_path", "check_deploy_host_paths", "check_dispatch_connector",
-    "check_duplicate_names", "check_fabric_segment_alignment", "check_hash_seed", "check_host_path",
+    "check_duplicate_names", "check_engine_server_layout", "check_fabric_segment_alignment", "check_hash_seed", "check_host_path",
     "check_hybrid_attention_connector", "check_instance_counts", "check_instance_sizes", "check_kv_cache_affinity",
     "check_kv_event_ports", "check_kv_role_by_side", "check_layerwise_pool_backend", "check_layerwise_pool_patch",
-    "check_lease_exceeds_timeouts", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
+    "check_lease_exceeds_timeouts", "check_max_model_len", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
     "check_not_ucm_store_backend", "check_numeric_env", "check_plaintext_conf_secrets", "check_plaintext_config_secrets", "check_plaintext_secrets",
     "check_ports", "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_service",
     "check_standalone_store_memory", "check_standalone_store_protocol", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",

@@ -89,6 +89,40 @@ def check_dispatch_connector(kv_transfer_configs: Mapping[str, Mapping[str, Any]
     return findings
 
 
+# What Motor's engine server accepts as a MultiConnector's connectors[1] (vllm_config.py _process_store_connector).
+ENGINE_SERVER_STORE_CONNECTORS = (STORE_CONNECTOR, "MooncakeConnectorStoreV1", UCM_CONNECTOR)
+ENGINE_SERVER = "motor/engine_server/core/vllm/vllm_config.py"
+
+
+def check_engine_server_layout(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
+    """The layouts Motor's engine server refuses at start, before vLLM runs: a prefill or decode engine without a
+    kv_transfer_config, and a MultiConnector whose connectors[1] is not a store connector."""
+    findings = []
+    for side in SIDES:
+        config = kv_transfer_configs.get(side)
+        if not config:
+            findings.append(Finding(
+                kv_transfer_path(side),
+                f"is missing: Motor's engine server refuses to start a {side} engine without one ({ENGINE_SERVER}: "
+                f"'kv_transfer_config is None in engine_config'); add the P/D transfer connector, e.g. "
+                f"{{kv_connector: MooncakeConnectorV1, kv_port: '30001'}}.",
+            ))
+            continue
+        entries = connectors_of(config) if config.get("kv_connector") == MULTI_CONNECTOR else []
+        if len(entries) < 2:
+            continue
+        suffix, store = entries[1]
+        if store.get("kv_connector") not in ENGINE_SERVER_STORE_CONNECTORS:
+            findings.append(Finding(
+                kv_transfer_path(side) + suffix + ".kv_connector",
+                f"is {store.get('kv_connector')!r}, but connectors[1] is the store connector: Motor's engine server "
+                f"takes only {', '.join(ENGINE_SERVER_STORE_CONNECTORS)} there and fails at start with "
+                f"\"{store.get('kv_connector')} is not supported\" ({ENGINE_SERVER}); put the store connector second, "
+                f"or use connectors[0] alone as the kv_transfer_config.",
+            ))
+    return findings
+
+
 def check_layerwise_pool_backend(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None], store_backend: str) -> list[Finding]:
     """use_layerwise on AscendStoreConnector is MemCache-only (vllm-ascend layerwise_kv_pool.md)."""
     findings = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .connectors import (
-    check_dispatch_connector, check_hybrid_attention_connector, check_kv_role_by_side, check_layerwise_pool_backend,
+    check_dispatch_connector, check_engine_server_layout, check_hybrid_attention_connector, check_kv_role_by_side, check_layerwise_pool_backend,
 )
 from .env import check_hash_seed, check_numeric_env
 from .kv_conductor import check_kv_cache_affinity, check_kv_event_ports
@@ -46,6 +46,7 @@ def check_service(
     findings += check_ucm_storage(kv["prefill"], deploy.get("storage") or [], deploy.get("dshm_size", DEFAULT_DSHM_SIZE))
     findings += check_hybrid_attention_connector(kv, hybrid_attention or {})
     findings += check_dispatch_connector(kv)
+    findings += check_engine_server_layout(kv)
     findings += check_hash_seed(engines, kv)
     findings += check_numeric_env(env)
     findings += check_instance_counts(deploy)
