@@ -69,7 +69,7 @@ class EnginePoolArgs:
     node_selector: dict[str, str]  # the engine nodes' labels, then the side's own selector
     scheduling_queue: str | None
     env: dict[str, Any]  # env.json's sections and the store contract, as the engines run them
-    kv_transfer_configs: tuple[dict[str, Any] | None, ...]  # one per instance
+    kv_transfer_config: dict[str, Any] | None  # what each engine hands vLLM (components/connectors.py)
     restart_inputs: dict[str, Any]  # checksum/<name> -> what the engines read at start
     endpoint: KVStoreEndpoint | None = None
     storage_volumes: tuple[dict[str, Any], ...] = ()
@@ -197,13 +197,12 @@ class EnginePool(pulumi.ComponentResource):
             labels[KV_CLIENT_LABEL] = "true"
         return labels
 
-    def _annotations(self, index: int | None) -> dict[str, str]:
+    def _annotations(self) -> dict[str, str]:
         args = self._args
         annotations = checksum_annotations(args.restart_inputs)
         annotations.update(args.secret.annotation if args.secret else {})
-        kv = None if index is None else args.kv_transfer_configs[index]
-        if kv is not None:
-            annotations[KV_TRANSFER_ANNOTATION] = json.dumps(kv, sort_keys=True, separators=(",", ":"))
+        if args.kv_transfer_config is not None:
+            annotations[KV_TRANSFER_ANNOTATION] = json.dumps(args.kv_transfer_config, sort_keys=True, separators=(",", ":"))
         if HARDWARE[args.hardware_type].family == "A3":
             annotations["sp-block"] = str(args.pods_per_instance * args.npus_per_pod)
         if args.scheduling_queue:
@@ -234,6 +233,6 @@ class EnginePool(pulumi.ComponentResource):
             # NPUs are exclusive: a rolling update would wait for NPUs the old pods still hold.
             "strategy": {"type": "Recreate"},
             "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": labels, "annotations": self._annotations(index)}, "spec": pod_spec},
+            "template": {"metadata": {"labels": labels, "annotations": self._annotations()}, "spec": pod_spec},
         }
         return metadata, spec

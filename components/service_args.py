@@ -9,7 +9,7 @@ from typing import Any, Mapping, cast
 import pulumi
 
 from components.checksums import engine_config_inputs
-from components.connectors import instance_kv_transfer_config
+from components.connectors import engine_kv_transfer_config
 from components.control_plane import ControlPlaneArgs, MotorRoleArgs
 from components.engine_pool import EnginePoolArgs
 from components.labels import instance_name
@@ -179,7 +179,7 @@ def engine_pool_args(
         node_selector={**engine_node_selector(deploy.hardware_type, deploy.accelerator_type), **side_selector},
         scheduling_queue=deploy.scheduling_queue,
         env=engine_env(settings, side, contract),
-        kv_transfer_configs=tuple(instance_kv_transfer_config(settings, side, index) for index in range(count)),
+        kv_transfer_config=engine_kv_transfer_config(settings.user_config(), side),
         restart_inputs={
             "engine-config": engine_config_inputs(settings, side),
             "motor-env": dict(role_envs[rules.engine_env_section(side)]),

@@ -20,6 +20,7 @@ from typing import Any, Literal, Mapping
 
 from pydantic import Field, StrictBool, StrictInt, ValidationInfo, field_validator, model_validator
 
+from components.connectors import with_store_connector_config
 from components.deploy_settings import DeployConfig
 from components.engine_settings import EngineSection
 from components.hardware import MEMCACHE_LOCAL_SERVICE_MODE
@@ -338,6 +339,10 @@ class ServiceSettings(Closed):
                 },
             )
         )
+        store_backend = self.kv_cache_store_config.backend if self.kv_cache_store_config is not None else None
+        for kv_transfer_config in rules.kv_transfer_configs(effective).values():
+            if kv_transfer_config is not None:
+                with_store_connector_config(kv_transfer_config, store_backend)
         return effective
 
     def env_sections(self) -> dict[str, dict[str, Any]]:

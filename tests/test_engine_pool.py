@@ -22,19 +22,19 @@ def test_seed_000_memcache_pair_renders_the_configs_the_seed_describes():
     assert kv_of(rendered, "vllm-p0") == {
         "kv_connector": "MultiConnector",
         "kv_role": "kv_producer",
-        "engine_id": "0",
+        "engine_id": "<instance_id>",
         "kv_connector_extra_config": {"connectors": [
             {"kv_connector": "MooncakeConnectorV1", "kv_role": "kv_producer", "kv_port": "30001",
              "kv_connector_extra_config": {"prefill": sizes, "decode": sizes}},
             {"kv_connector": "AscendStoreConnector", "kv_role": "kv_producer",
-             "kv_connector_extra_config": {"backend": "memcache", "lookup_rpc_port": "0"}},
+             "kv_connector_extra_config": {"backend": "memcache", "lookup_rpc_port": "<instance_id>"}},
         ]},
     }
     decode = kv_of(rendered, "vllm-d0")
-    assert (decode["kv_role"], decode["engine_id"]) == ("kv_consumer", "1")
+    assert (decode["kv_role"], decode["engine_id"]) == ("kv_consumer", "<instance_id>")
     assert decode["kv_connector_extra_config"]["connectors"][0]["kv_port"] == "30002"
     assert decode["kv_connector_extra_config"]["connectors"][1]["kv_connector_extra_config"] == {
-        "backend": "memcache", "lookup_rpc_port": "1"
+        "backend": "memcache", "lookup_rpc_port": "<instance_id>"
     }
 
 
@@ -45,10 +45,10 @@ def test_seed_001_layerwise_mooncake():
     assert extra["use_layerwise"] is True
     assert extra["connectors"][0]["kv_connector"] == "MooncakeLayerwiseConnector"
     assert extra["connectors"][0]["kv_connector_extra_config"]["send_type"] == "PUT"
-    # the seed wrote "0" and "1" by hand; Motor's instance numbering gives the same
-    assert extra["connectors"][1]["kv_connector_extra_config"] == {"backend": "mooncake", "lookup_rpc_port": "0"}
+    # the seed wrote "0" and "1" by hand; Motor's engine server writes the id its controller gave the instance
+    assert extra["connectors"][1]["kv_connector_extra_config"] == {"backend": "mooncake", "lookup_rpc_port": "<instance_id>"}
     assert kv_of(rendered, "vllm-d0")["kv_connector_extra_config"]["connectors"][1]["kv_connector_extra_config"][
-        "lookup_rpc_port"] == "1"
+        "lookup_rpc_port"] == "<instance_id>"
 
 
 def test_omitted_store_backend_and_roles_are_filled_in():
@@ -68,7 +68,7 @@ def test_omitted_store_backend_and_roles_are_filled_in():
 def test_ucm_prefill_instance_1():
     rendered = render_stack("ucm")
     kv = kv_of(rendered, "vllm-p1")
-    assert kv["engine_id"] == "1"
+    assert kv["engine_id"] == "<instance_id>"
     ucm = kv["kv_connector_extra_config"]["connectors"][1]
     assert (ucm["kv_connector"], ucm["kv_role"]) == ("UCMConnector", "kv_both")
     assert "lookup_rpc_port" not in ucm["kv_connector_extra_config"]
