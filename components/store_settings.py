@@ -7,7 +7,9 @@ import ipaddress
 from decimal import Decimal
 from typing import Annotated, Any, Literal, Mapping, Union
 
-from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, StrictFloat, StrictInt, model_validator
+from pydantic import (
+    AfterValidator, BeforeValidator, Field, StrictBool, StrictFloat, StrictInt, field_validator, model_validator,
+)
 
 from components.settings_types import (
     IMAGE_REFERENCE,
@@ -193,10 +195,24 @@ class YuanrongStoreConfig(StoreCommon):
     )
     etcd_client_cidrs: list[Annotated[str, AfterValidator(_cidr)]] = Field(
         default_factory=list,
+        validate_default=True,
         description="Addresses (CIDRs) of the engine nodes: the workers use the host network, so they reach etcd "
         "from their node's address, which no pod selector names. etcd's NetworkPolicy admits its client port from "
-        "these only; unset, from anywhere (etcd has no authentication: set it).",
+        "these only (etcd has no authentication). Required: list the nodes' own addresses, not a range that also "
+        "holds the pod network.",
     )
+
+    @field_validator("etcd_client_cidrs")
+    @classmethod
+    def _engine_nodes_named(cls, cidrs: list[str]) -> list[str]:
+        if not cidrs:
+            raise ValueError(
+                "is unset, and Yuanrong's etcd (plain HTTP, no authentication) would admit every address; list the "
+                "engine nodes' addresses, each as /32, e.g. from `kubectl get nodes -l accelerator -o "
+                "jsonpath='{.items[*].status.addresses[?(@.type==\"InternalIP\")].address}'`, and never a range "
+                "that holds the cluster's pod network, whose every pod would then reach etcd"
+            )
+        return cidrs
 
 
 def _default_backend(store: Any) -> Any:

@@ -6,6 +6,7 @@ import pytest
 
 from kvpool.engine.mock_engine import ProgramError
 from tests.program_runs import env_of, render, render_stack, stack_values
+from tests.service_configs import problems_of
 
 ETCD = "mindie-motor-kv-store-etcd-0.mindie-motor-kv-store-etcd-peers.yuanrong.svc.cluster.local:2379"
 
@@ -54,21 +55,22 @@ def test_etcd_admits_the_worker_nodes_to_its_client_port_and_only_members_to_its
     assert rendered.names("NetworkPolicy") == ["mindie-motor-kv-store-etcd"]
     members = {"podSelector": {"matchLabels": {"app": "mindie-motor-kv-store-etcd"}}}
     assert rendered.get("NetworkPolicy", "mindie-motor-kv-store-etcd")["spec"]["ingress"] == [
-        {"from": [members, {"ipBlock": {"cidr": "192.168.0.0/16"}}], "ports": [{"port": 2379, "protocol": "TCP"}]},
+        {"from": [members, {"ipBlock": {"cidr": "192.168.10.11/32"}}, {"ipBlock": {"cidr": "192.168.10.12/32"}}],
+         "ports": [{"port": 2379, "protocol": "TCP"}]},
         {"from": [members], "ports": [{"port": 2380, "protocol": "TCP"}]},
     ]
 
 
-def test_without_node_cidrs_etcd_warns_and_still_closes_its_peer_port():
+def test_without_node_cidrs_etcd_is_refused_saying_how_to_find_them():
+    """Unset, etcd (plain HTTP, no authentication) would admit every address, the cluster's pod network included."""
     values = stack_values("yuanrong")
     del values["kv_cache_store_config"]["etcd_client_cidrs"]
-    rendered = render(values, stack="yuanrong")
-    members = {"podSelector": {"matchLabels": {"app": "mindie-motor-kv-store-etcd"}}}
-    assert rendered.get("NetworkPolicy", "mindie-motor-kv-store-etcd")["spec"]["ingress"] == [
-        {"ports": [{"port": 2379, "protocol": "TCP"}]},
-        {"from": [members], "ports": [{"port": 2380, "protocol": "TCP"}]},
+    assert problems_of(values, "yuanrong") == [
+        "kv_cache_store_config.etcd_client_cidrs: is unset, and Yuanrong's etcd (plain HTTP, no authentication) would "
+        "admit every address; list the engine nodes' addresses, each as /32, e.g. from `kubectl get nodes -l "
+        "accelerator -o jsonpath='{.items[*].status.addresses[?(@.type==\"InternalIP\")].address}'`, and never a "
+        "range that holds the cluster's pod network, whose every pod would then reach etcd"
     ]
-    assert any("etcd_client_cidrs is unset" in line for line in rendered.run.log_messages)
 
 
 def test_etcd_client_cidrs_must_be_networks():

@@ -145,13 +145,13 @@ def headless_service(ctx: StoreContext, name: str, app: str, ports: Sequence[Por
 
 def network_policy(
     ctx: StoreContext, name: str, app: str, ports: Sequence[Port], peers: Sequence[str] = (),
-    members: Sequence[str] = (), engines: bool = True, node_cidrs: Sequence[str] | None = (),
+    members: Sequence[str] = (), engines: bool = True, node_cidrs: Sequence[str] = (),
     admits: Mapping[str, str] | None = None,
 ) -> k8s.networking.v1.NetworkPolicy:
     """Each port admits exactly who needs it, as `admits` says by port name (CLIENTS unless named there):
     - CLIENTS: with `engines`, engine pods (labelled KV_CLIENT_LABEL) of this namespace and of the allowed
       consumers' namespaces; the pods named in `peers` (the store's own pods that use it); and `node_cidrs`
-      (clients on the host network, which no pod selector names; None: any address, when they are not known);
+      (clients on the host network, which no pod selector names);
     - SCRAPERS: pods labelled METRICS_SCRAPER_LABEL in this namespace and in the allowed consumers' namespaces
       (Motor's coordinator, which fetches the pool's /metrics, and Prometheus) and every pod of the configured
       metrics_scraper_namespaces (where Prometheus runs);
@@ -167,8 +167,7 @@ def network_policy(
         ]
     clients += [{"podSelector": {"matchLabels": selector(peer)}} for peer in peers]
     member_pods = [{"podSelector": {"matchLabels": selector(member)}} for member in members]
-    if node_cidrs is not None:
-        clients += [{"ipBlock": {"cidr": cidr}} for cidr in node_cidrs]
+    clients += [{"ipBlock": {"cidr": cidr}} for cidr in node_cidrs]
     scraper_pods = {"matchLabels": {METRICS_SCRAPER_LABEL: "true"}}
     scrapers: list[dict[str, Any]] = [{"podSelector": scraper_pods}]
     scrapers += [
@@ -179,14 +178,13 @@ def network_policy(
         {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}
         for namespace in ctx.metrics_scraper_namespaces
     ]
-    sources = {CLIENTS: None if node_cidrs is None else clients, SCRAPERS: scrapers, MEMBERS: member_pods}
+    sources = {CLIENTS: clients, SCRAPERS: scrapers, MEMBERS: member_pods}
     group_of = {port.name: (admits or {}).get(port.name, CLIENTS) for port in ports}
     ingress = []
     for group in (CLIENTS, SCRAPERS, MEMBERS):
         admitted = [{"port": p.port, "protocol": "TCP"} for p in ports if group_of[p.name] == group]
         if admitted:
-            # `from` absent admits every source: only the host-network clients of unknown address need it.
-            ingress.append({**({} if sources[group] is None else {"from": sources[group]}), "ports": admitted})
+            ingress.append({"from": sources[group], "ports": admitted})
     return ctx.keep(k8s.networking.v1.NetworkPolicy(
         name,
         metadata=ctx.metadata(name, app),

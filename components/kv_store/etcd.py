@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import pulumi_kubernetes as k8s
 
 from components.kv_store.common import (
@@ -55,13 +57,12 @@ def etcd_command(store_name: str, workloads: Workloads, etcd: EtcdConfig) -> lis
 
 def build_etcd(
     ctx: StoreContext, store_name: str, etcd: EtcdConfig, clients: list[str], engines: bool,
-    node_cidrs: list[str] | None = (),  # type: ignore[assignment]
+    node_cidrs: Sequence[str] = (),
 ) -> k8s.apps.v1.StatefulSet:
     """StatefulSet + headless peer Service + a NetworkPolicy: the peer port admits the members only; the client
     port admits the members, the store pods `clients`, the engine pods when `engines` (Mooncake HA's clients find
     the leader through etcd), and `node_cidrs`: clients on the host network (Yuanrong's workers), whose address no
-    pod selector names; None admits any address to the client port (etcd has no authentication: the stack should
-    name them)."""
+    pod selector names."""
     name = etcd_name(store_name)
     peers = peers_service(store_name)
     ports = [Port(name="client", port=etcd.port), Port(name="peer", port=etcd.peer_port)]

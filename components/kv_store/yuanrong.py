@@ -8,7 +8,6 @@ reference/research/backends.md §3 (verified there: worker with etcd, Python KVC
 
 from __future__ import annotations
 
-import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kv_store.common import (
@@ -70,15 +69,8 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
     # The workers use the host network, so no NetworkPolicy can select them (one applies to pod-network pods
     # only): the worker port on each node is reachable from the node's network, and the engines reach it at
     # $(HOST_IP). etcd runs on the pod network and is protected: its peer port admits its members only, its client
-    # port the workers' node addresses (etcd_client_cidrs); the engines never dial it.
-    if not store.etcd_client_cidrs:
-        pulumi.log.warn(
-            "kv_cache_store_config.etcd_client_cidrs is unset: Yuanrong's etcd (plain HTTP, no authentication) admits "
-            "its client port from any address; set it to the engine nodes' address ranges"
-        )
-    etcd = build_etcd(
-        ctx, STORE_NAME, store.etcd, clients=[], engines=False, node_cidrs=list(store.etcd_client_cidrs) or None
-    )
+    # port the workers' node addresses (etcd_client_cidrs, which the settings require); the engines never dial it.
+    etcd = build_etcd(ctx, STORE_NAME, store.etcd, clients=[], engines=False, node_cidrs=list(store.etcd_client_cidrs))
     worker = {
         "name": "datasystem-worker",
         "image": ctx.image,
