@@ -14,7 +14,9 @@ import yaml
 
 from components.errors import KvpoolError
 from components.input_files import check_stack_name, read_text
-from kvpool.views.manifests import manifest_text
+from kvpool.views.manifests import (
+    DEFAULT_KUBERNETES_VERSION, KubernetesObject, ManifestValidationError, manifest_text, validate_objects,
+)
 
 MANIFESTS = "manifests"
 OUTPUTS = "outputs.json"
@@ -22,6 +24,11 @@ OUTPUTS = "outputs.json"
 
 class MissingPreviewError(KvpoolError):
     """A folder holds no preview of the stack."""
+
+
+class PreviewFileError(KvpoolError):
+    """A preview folder holds a file that `kvpool preview` does not write: a link, a non-regular file, or text that is
+    not one Kubernetes object (a manifest) or one JSON object (outputs.json)."""
 
 
 @dataclass(frozen=True)
@@ -39,12 +46,42 @@ def _files(root: Path, stack: str) -> dict[str, str] | None:
         raise MissingPreviewError(f"{root}: no such folder (the --out of a python -m kvpool preview)")
     if not (folder / MANIFESTS).is_dir():
         return None
-    files = {
-        f"{MANIFESTS}/{path.name}": read_text(path) for path in sorted((folder / MANIFESTS).glob("*.yaml"))
-    }
-    if (folder / OUTPUTS).is_file():
-        files[OUTPUTS] = read_text(folder / OUTPUTS)
+    files = {f"{MANIFESTS}/{path.name}": _read(path) for path in sorted((folder / MANIFESTS).glob("*.yaml"))}
+    if (folder / OUTPUTS).exists() or (folder / OUTPUTS).is_symlink():
+        files[OUTPUTS] = _read(folder / OUTPUTS)
     return files
+
+
+def _read(path: Path) -> str:
+    """A preview's file: a regular file, never a link (which could make the diff show any file of the machine)."""
+    if path.is_symlink() or not path.is_file():
+        raise PreviewFileError(f"{path}: is {'a link' if path.is_symlink() else 'not a regular file'}; kvpool preview "
+                               "writes regular files only: preview again into a fresh --out folder")
+    return read_text(path)
+
+
+def _is_object(body: Any) -> bool:
+    """One Kubernetes object, as far as the diff and the blast radius read it."""
+    metadata = body.get("metadata") if isinstance(body, dict) else None
+    return (
+        isinstance(body.get("apiVersion") if isinstance(body, dict) else None, str)
+        and isinstance(body.get("kind"), str)
+        and isinstance(metadata, dict)
+        and isinstance(metadata.get("name"), str)
+        and isinstance(metadata.get("namespace", ""), str)
+        and all(isinstance(metadata.get(key, {}), dict) for key in ("labels", "annotations"))
+    )
+
+
+def _manifest(path: str, text: str) -> dict[str, Any]:
+    try:
+        body = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise PreviewFileError(f"{path}: is not YAML ({str(error).splitlines()[0]}); preview again") from None
+    if not _is_object(body):
+        raise PreviewFileError(f"{path}: is not one Kubernetes object (a mapping with apiVersion, kind, metadata.name) "
+                               "as kvpool preview writes it; preview again")
+    return body
 
 
 def _both_files(old_root: Path, new_root: Path, stack: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -59,16 +96,32 @@ def _both_files(old_root: Path, new_root: Path, stack: str) -> tuple[dict[str, s
 
 def manifests(root: Path, stack: str) -> dict[str, dict[str, Any]]:
     """The objects of a preview, by manifest file name (none when the folder has no preview of the stack)."""
-    return {
-        name.removeprefix(f"{MANIFESTS}/"): yaml.safe_load(text)
+    found = {
+        name.removeprefix(f"{MANIFESTS}/"): _manifest(f"{root}/{stack}/{name}", text)
         for name, text in (_files(root, stack) or {}).items() if name.startswith(f"{MANIFESTS}/")
     }
+    # What a preview writes passed the strict schema check: anything else is not a preview's (and the blast radius
+    # reads fields by their schema types).
+    try:
+        validate_objects([KubernetesObject("", body, (), ()) for body in found.values()], DEFAULT_KUBERNETES_VERSION)
+    except ManifestValidationError as error:
+        raise PreviewFileError(f"{root}/{stack}/{MANIFESTS}: holds objects kvpool preview would not write: "
+                               f"{error}; preview again") from None
+    return found
 
 
 def outputs(root: Path, stack: str) -> dict[str, Any]:
     """The preview's outputs.json (empty when the folder has none, or no preview of the stack)."""
     text = (_files(root, stack) or {}).get(OUTPUTS)
-    return json.loads(text) if text else {}
+    if not text:
+        return {}
+    try:
+        found = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PreviewFileError(f"{root}/{stack}/{OUTPUTS}: is not JSON ({error.msg}); preview again") from None
+    if not isinstance(found, dict):
+        raise PreviewFileError(f"{root}/{stack}/{OUTPUTS}: is not a JSON object of the stack's outputs; preview again")
+    return found
 
 
 def absent_side(old_root: Path, new_root: Path, stack: str) -> str | None:

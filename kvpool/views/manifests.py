@@ -109,6 +109,9 @@ def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -
     """Check every object strictly; raise ManifestValidationError listing every failing object."""
     schema_version = _schema_version(kubernetes_version)
     validated, not_checked, problems = [], [], []
+    # What the API server's checks read: objects of the schema's types, which the mirror assumes (and kinds without
+    # a bundled schema, whose metadata it checks).
+    well_typed = []
     clashes = _file_name_clashes(objects)
     for obj in objects:
         try:
@@ -116,13 +119,17 @@ def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -
         except kubernetes_validate.SchemaNotFoundError:
             embedded = service_set_objects(obj.body)
             if embedded:
-                problems += _validate_embedded(obj, embedded, schema_version)
+                embedded_problems = _validate_embedded(obj, embedded, schema_version)
+                problems += embedded_problems
+                if not embedded_problems:
+                    well_typed.append(obj)
                 not_checked.append(
                     f"{obj.label} ({obj.body['apiVersion']}): no schema bundled for this kind; its "
                     f"{len(embedded)} role workloads and Services were checked as Deployments and Services"
                 )
             else:
                 not_checked.append(f"{obj.label} ({obj.body['apiVersion']}): no schema bundled for this kind")
+                well_typed.append(obj)
             continue
         except kubernetes_validate.ValidationError as error:
             path = tuple(error.path)
@@ -130,7 +137,8 @@ def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -
             problems.append(f"{obj.label}: {format_path(path)}: {reason} (Kubernetes {error.version})")
             continue
         validated.append(obj.label)
-    problems += apiserver_problems(objects, schema_version)
+        well_typed.append(obj)
+    problems += apiserver_problems(well_typed, schema_version)
     if clashes or problems:
         raise ManifestValidationError([*clashes, *problems])
     return ValidationReport(schema_version, validated, not_checked)
