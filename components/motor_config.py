@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from components.errors import KvpoolError
 from components.input_files import InputFileError, read_text
-from components.motor_env import shell_text
+from components.motor_env import shell_exports
 from components.project_files import ProjectFileError, inside_folder
 from components.settings import ServiceSettings
 
@@ -149,12 +149,10 @@ def role_motor_files(motor_files: Mapping[str, str], role: str, kv_store_backend
 
 def with_env_functions(script: str, functions: Mapping[str, Mapping[str, Any]]) -> str:
     """The script with each `function NAME() { export ...; }` placed on top, as deploy.py's update_shell_safely
-    leaves it (each call prepends, so the last function called comes first)."""
+    leaves it (each call prepends, so the last function called comes first); what each exports: shell_exports."""
     block = ""
     for name, env in functions.items():
-        # `:` keeps an empty function valid bash
-        exports = "".join(f'    export {key}="{shell_text(value)}"\n' for key, value in env.items()) or "    :\n"
-        block = f"function {name}() {{\n{exports}}}\n" + block
+        block = f"function {name}() {{\n{shell_exports(env)}}}\n" + block
     return block + script
 
 

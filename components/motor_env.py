@@ -8,7 +8,6 @@ regenerates the Mooncake client file), so every value wins where it wins under d
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping
 
 from components.errors import KvpoolError
@@ -16,8 +15,15 @@ from components.settings import ServiceSettings
 from policies import rules
 
 
-K8S_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
-
+# Names every Motor pod's container env defines before any env.json entry (motor_pod.FIELD_ENV and motor_pod.motor_env,
+# which env.json may not set: motor_pod.check_internal_env). Motor's scripts leave them alone before a set_*_env
+# function runs, but for JOB_NAME in an engine: engine.sh appends the instance's indexes first (roles/engine.sh:43).
+POD_ENV_NAMES = (
+    "POD_IP", "HOST_IP", "ROLE", "JOB_NAME", "CONFIGMAP_PATH", "CONFIG_PATH",
+    "CONTROLLER_SERVICE", "COORDINATOR_SERVICE", "COORDINATOR_INFER_SERVICE", "COORDINATOR_OBS_SERVICE",
+)
+# What motor_derived_env adds to the functions: no container env holds them, so their values are exported as written.
+DERIVED_ENV_NAMES = ("ENGINE_TYPE", "MODEL_NAME", "SERVICE_ID")
 
 class EngineEnvConflict(KvpoolError):
     """env.json sets a variable the KV store contract sets to another value."""
@@ -30,14 +36,66 @@ def env_text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def shell_text(value: Any) -> str:
-    """env_text escaped for a double-quoted bash string as deploy.py's shell_escape does it: `$` stays, so a value
-    such as `/opt/lib:$LD_LIBRARY_PATH` expands in the pod as it does under deploy.py. A Kubernetes reference
-    `$(HOST_IP)` becomes `${HOST_IP}`: the same value in bash, where `$(...)` would run a command."""
-    text = K8S_REFERENCE.sub(r"${\1}", env_text(value))
-    for raw, escaped in (("\\", "\\\\"), ('"', '\\"'), ("`", "\\`"), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")):
-        text = text.replace(raw, escaped)
-    return text
+def kubernetes_pieces(text: str) -> list[tuple[str, bool]]:
+    """The kubelet's expansion of a container env value (third_party/forked/golang/expansion Expand) as pieces:
+    (text, False) is literal, (NAME, True) a reference `$(NAME)` to be looked up. `$$` is a literal `$`; a `$` before
+    any other character, or last, stays; `$(` without a closing `)` stays; a name runs to the first `)`."""
+    pieces: list[tuple[str, bool]] = []
+    literal, cursor = [], 0
+    while cursor < len(text):
+        char = text[cursor]
+        if char != "$" or cursor + 1 == len(text):
+            literal.append(char)
+            cursor += 1
+        elif text[cursor + 1] == "$":
+            literal.append("$")
+            cursor += 2
+        elif text[cursor + 1] == "(" and (closer := text.find(")", cursor + 2)) != -1:
+            pieces.append(("".join(literal), False))
+            pieces.append((text[cursor + 2:closer], True))
+            literal, cursor = [], closer + 1
+        else:  # `$x` or an unclosed `$(`: both characters stay, as Expand copies them
+            literal.append(text[cursor:cursor + 2])
+            cursor += 2
+    pieces.append(("".join(literal), False))
+    return [piece for piece in pieces if piece[1] or piece[0]]
+
+
+def single_quoted(text: str) -> str:
+    """`text` as one bash word that is exactly `text`: nothing inside single quotes is special but `'` itself."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def shell_exports(env: Mapping[str, Any]) -> str:
+    """The body of a set_*_env function: one `export NAME=WORD` a line, in `env`'s order.
+
+    The contract: each variable the function exports equals, byte for byte, what Kubernetes sets it to in a Motor
+    container whose env lists Motor's own entries (POD_ENV_NAMES) and then `env`'s variables in this order; the same
+    values reach the pod as that container env. So each value is expanded as the kubelet expands it
+    (kubernetes_pieces): a reference `$(NAME)` to a name that container defines before it (POD_ENV_NAMES, or a variable
+    exported earlier in `env`) becomes `"${NAME}"`, which the shell reads from the pod or from that earlier export;
+    `$$` becomes `$`; everything else, an undefined `$(...)` included, is literal text, single-quoted. Nothing in a
+    value runs, expands or splits. A `$` is never live: `/opt/lib:$LD_LIBRARY_PATH` stays those characters (write
+    `$(NAME)` for a variable Kubernetes defines). DERIVED_ENV_NAMES are exported as written and define nothing: no
+    container env holds them. Where the shell's value of a referenced name is not the container's, the function's is
+    not either: `${JOB_NAME}` in an engine's function (see POD_ENV_NAMES). Names some containers alone list before an
+    env.json entry and the function does not export (the control plane's POD_NAMESPACE, secret_env's names, the
+    coordinator's KVS_MASTER_SERVICE, KV_STORE_BACKEND and KV_CONDUCTOR_SERVICE, the KV conductor's KVS_MASTER_SERVICE)
+    are no references here: `$(NAME)` of one stays literal in the function while Kubernetes expands it."""
+    defined = set(POD_ENV_NAMES)
+    lines = []
+    for name, value in env.items():
+        text = env_text(value)
+        pieces = [(text, False)] if name in DERIVED_ENV_NAMES else kubernetes_pieces(text)
+        word = "".join(
+            f'"${{{piece}}}"' if reference and piece in defined
+            else single_quoted(f"$({piece})" if reference else piece)
+            for piece, reference in pieces
+        ) or "''"
+        lines.append(f"    export {name}={word}\n")
+        if name not in DERIVED_ENV_NAMES:
+            defined.add(name)
+    return "".join(lines) or "    :\n"  # `:` keeps an empty function valid bash
 
 
 def motor_derived_env(settings: ServiceSettings) -> dict[str, str]:

@@ -47,9 +47,9 @@ def test_motor_files_are_read_at_deploy_time_under_deploy_pys_keys(tmp_path):
     assert data["kv_store_backends.mooncake.mooncake.sh"] == "# startup/roles/kv_store_backends/mooncake/mooncake.sh\n"
     # deploy.py's update_shell_safely: env.json sections as functions on top of the role scripts
     assert data["controller.sh"] == (
-        'function set_controller_env() {\n    export CANN_INSTALL_PATH="/usr/local/Ascend"\n    export PYTHONHASHSEED="0"\n'
-        '    export ENGINE_TYPE="vllm"\n    export MODEL_NAME="qwen3-8B"\n'
-        '    export SERVICE_ID="dev"\n}\n# startup/roles/controller.sh\n'
+        "function set_controller_env() {\n    export CANN_INSTALL_PATH='/usr/local/Ascend'\n    export PYTHONHASHSEED='0'\n"
+        "    export ENGINE_TYPE='vllm'\n    export MODEL_NAME='qwen3-8B'\n"
+        "    export SERVICE_ID='dev'\n}\n# startup/roles/controller.sh\n"
     )
     engine = data["engine.sh"]
     assert [line for line in engine.splitlines() if line.startswith("function")] == [
@@ -57,8 +57,8 @@ def test_motor_files_are_read_at_deploy_time_under_deploy_pys_keys(tmp_path):
         "function set_encode_env() {",
     ]
     prefill = engine[engine.index("function set_prefill_env"):].split("}\n")[0]
-    assert '    export PYTHONHASHSEED="0"\n' in prefill
-    assert '    export MMC_LOCAL_CONFIG_PATH="/usr/local/Ascend/pyMotor/conf/mmc-local.conf"\n' in prefill
+    assert "    export PYTHONHASHSEED='0'\n" in prefill
+    assert "    export MMC_LOCAL_CONFIG_PATH='/usr/local/Ascend/pyMotor/conf/mmc-local.conf'\n" in prefill
     # the MemCache conf Motor's sync_mmc_local_config copies is ours: the store's Service and configured ports
     assert data["kv_store_backends.memcache.mmc-local.conf"].startswith(
         "ock.mmc.meta_service_url = tcp://mindie-motor-kvs-master.dev.svc.cluster.local:50088\n"
