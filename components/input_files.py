@@ -50,7 +50,7 @@ class NotJsonError(InputFileError):
 
 def check_stack_name(name: str, what: str = "--stack") -> str:
     """`name` when it is a valid Pulumi stack name; it becomes part of file names, so check before any path."""
-    if not isinstance(name, str) or not STACK_NAME.match(name):
+    if not isinstance(name, str) or not STACK_NAME.fullmatch(name):
         shown = name if len(name) <= 40 else f"{name[:40]}... ({len(name)} characters)"
         raise InputFileError(
             f"{what} {shown!r}: not a stack name; use 1 to 100 letters, digits, '-', '_' and '.' (the Pulumi CLI's rule)"

@@ -62,7 +62,7 @@ def _secret_env_problems(full_key: str, text: str) -> list[str]:
                 f"each value with `pulumi config set --secret --path {SECRET_ENV_KEY}.NAME VALUE`"]
     problems = []
     for name, item in value.items():
-        if not _ENV_NAME.match(name):
+        if not _ENV_NAME.fullmatch(name):
             problems.append(f"{full_key}.{name}: not an environment variable name (letters, digits, '_', '-', '.'; "
                             f"not starting with a digit)")
         if isinstance(item, (dict, list)):

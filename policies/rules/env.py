@@ -43,8 +43,9 @@ def _whole_number(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    text = str(value).strip()
-    return int(text) if isinstance(value, str) and len(text) <= 20 and _WHOLE_NUMBER.match(text) else None
+    # digits only, as the message says: no surrounding whitespace, no trailing newline
+    text = str(value)
+    return int(text) if isinstance(value, str) and len(text) <= 20 and _WHOLE_NUMBER.fullmatch(text) else None
 
 
 def check_numeric_env(sections: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
