@@ -335,6 +335,22 @@ def test_a_plain_text_secret_env_is_refused():
     )
 
 
+def test_a_secret_env_name_that_env_json_also_sets_is_refused_naming_both():
+    """Issue 33 class 10: a container's env entry beats its envFrom one, so the plain value hid the secret silently."""
+    values = stack_values("dev")
+    values["secret_env"] = {"HTTPS_PROXY": "http://user:pw@proxy:3128", "OTHER": "x"}
+    values["env"]["motor_common_env"]["HTTPS_PROXY"] = "http://proxy:3128"
+    values["env"]["motor_engine_decode_env"]["HTTPS_PROXY"] = "http://proxy:3128"
+    with pytest.raises(ProgramError) as caught:
+        run_program(PROJECT_DIR, config_with(values, ["motor-kvpool:secret_env"]))
+    assert str(caught.value) == "stack 'dev': 2 problems\n" + "".join(
+        f"  - env.{section}.HTTPS_PROXY: secret_env.HTTPS_PROXY sets the same variable, and this plain value would hide "
+        f"the secret in every pod that gets both (Kubernetes prefers env over envFrom); remove one of "
+        f"env.{section}.HTTPS_PROXY and secret_env.HTTPS_PROXY.{end}"
+        for section, end in (("motor_common_env", "\n"), ("motor_engine_decode_env", ""))
+    )
+
+
 def test_a_misspelt_string_key_is_named_as_unknown():
     values = stack_values("dev")
     values["motor_deployer_dirr"] = "../deployer"

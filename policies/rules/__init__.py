@@ -30,7 +30,8 @@ from .connectors import (
 )
 from .env import (
     ASCEND_CONNECT_TIMEOUT_DEFAULT_MS, HCCL_RDMA_RETRY_CNT_DEFAULT, HCCL_RDMA_TIMEOUT_DEFAULT, NUMERIC_ENV,
-    check_cann_install_path, check_hash_seed, check_numeric_env, effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int,
+    SECRET_ENV_SECTIONS, check_cann_install_path, check_hash_seed, check_numeric_env, check_secret_env_shadowing,
+    effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int,
 )
 from .kv_conductor import (
     CONDUCTOR_POOL_BACKEND, KV_CACHE_AFFINITY, KV_EVENTS_CONFIG, MOTOR_DEFAULT_BLOCK_SIZE, check_kv_cache_affinity,
