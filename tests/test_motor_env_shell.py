@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Mapping
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from components.motor_config import ENV_FUNCTIONS, MOTOR_FILES, motor_config_data
@@ -263,3 +264,37 @@ def test_a_store_name_the_coordinator_lists_first_stays_literal_in_its_function(
     data = motor_config_data(settings_, FAKE_MOTOR_FILES, script_envs(settings_, {}), {})
     exported = exported_by_bash({"coordinator.sh": data["coordinator.sh"]}, ["set_coordinator_env"], ["COORD"], tmp_path)
     assert exported == {"set_coordinator_env": {"COORD": "$(KVS_MASTER_SERVICE)"}}
+
+
+SHELLS = ("sh", "bash", "/bin/sh", "/bin/bash")
+
+
+def shell_scripts(node) -> list[str]:
+    """Every `<shell> -c SCRIPT` argv (command, args, exec probes, hooks) in a manifest, as SCRIPT."""
+    found = []
+    if isinstance(node, dict):
+        argv = [*(node.get("command") or []), *(node.get("args") or [])] if isinstance(node.get("command"), list) else []
+        if len(argv) >= 3 and argv[0] in SHELLS and argv[1] == "-c":
+            found.append(argv[2])
+        for value in node.values():
+            found += shell_scripts(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += shell_scripts(value)
+    return found
+
+
+@pytest.mark.parametrize("stack", ["dev", "yuanrong", "mooncake-ha", "kv-affinity", "service-set"])
+def test_no_setting_reaches_a_shell_command_string(stack) -> None:
+    """Besides motor-config's functions, the shells our manifests start run fixed text only: every `sh -c` script
+    is one of these constants, whatever the stack says (a value reaches them as argv after the script, "$@", or as
+    a file the script reads as data)."""
+    from components.kv_store.memcache import META_COMMAND
+    from components.kv_store.yuanrong import WORKER_COMMAND
+    from components.motor_pod import BOOT_COMMAND, ENGINE_LIFECYCLE, probe
+    from tests.program_runs import render_stack
+
+    fixed = {BOOT_COMMAND[2], META_COMMAND, WORKER_COMMAND, ENGINE_LIFECYCLE["preStop"]["exec"]["command"][2],
+             *(probe(stage, 1)["exec"]["command"][2] for stage in ("startup", "readiness", "liveness"))}
+    scripts = [script for body in render_stack(stack).objects.values() for script in shell_scripts(body)]
+    assert scripts and set(scripts) <= fixed
