@@ -171,3 +171,13 @@ def test_the_api_server_mirror_refuses_a_trailing_newline_in_a_node_selector() -
     ]
     assert dns1123_label("dev\n") == ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
                                       "or '-', and must start and end with an alphanumeric character")
+
+
+def test_the_policy_rules_refuse_a_trailing_newline() -> None:
+    """The rules took a stripped text: "v0.17.0rc2\\n" was a version."""
+    from policies import rules
+
+    assert [str(finding) for finding in rules.check_layerwise_pool_patch("v0.17.0rc2\n", {})] == [
+        "vllm_ascend_version: 'v0.17.0rc2\\n' is not a version such as v0.17.0rc2."
+    ]
+    assert rules.parse_version("v0.17.0rc2") == (0, 17, 0, "rc", 2)

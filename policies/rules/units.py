@@ -41,7 +41,7 @@ def mooncake_size_bytes(size: str | int) -> int:
 
 def parse_version(text: str) -> tuple[int, int, int, str, int] | None:
     """'v0.17.0rc2' -> (0, 17, 0, 'rc', 2); a final release sorts after its release candidates."""
-    match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:rc(\d+))?(?:\.post\d+)?", text.strip())
+    match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:rc(\d+))?(?:\.post\d+)?", text)
     if not match:
         return None
     major, minor, patch, rc = match.groups()
