@@ -8,7 +8,7 @@ regenerates the Mooncake client file), so every value wins where it wins under d
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from components.errors import KvpoolError
 from components.settings import ServiceSettings
@@ -66,35 +66,36 @@ def single_quoted(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def shell_exports(env: Mapping[str, Any]) -> str:
+def shell_exports(env: Mapping[str, Any], container: Sequence[str] | None = None) -> str:
     """The body of a set_*_env function: one `export NAME=WORD` a line, in `env`'s order.
 
-    The contract: each variable the function exports equals, byte for byte, what Kubernetes sets it to in a Motor
-    container whose env lists Motor's own entries (POD_ENV_NAMES) and then `env`'s variables in this order; the same
-    values reach the pod as that container env. So each value is expanded as the kubelet expands it
-    (kubernetes_pieces): a reference `$(NAME)` to a name that container defines before it (POD_ENV_NAMES, or a variable
-    exported earlier in `env`) becomes `"${NAME}"`, which the shell reads from the pod or from that earlier export;
+    The contract: each variable the function exports equals, byte for byte, what Kubernetes sets it to in the Motor
+    container that runs the function, whose env lists Motor's own entries (POD_ENV_NAMES) and then `container`, the
+    names of its other entries in order (default: `env`'s own, as in the controller and the engines; the coordinator
+    and the KV conductor list store entries too); the same values reach the pod as that container env. So each value
+    is expanded as the kubelet expands it (kubernetes_pieces): a reference `$(NAME)` to a name the container defines
+    before it becomes `"${NAME}"`, which the shell reads from the pod or from an earlier export of the function;
     `$$` becomes `$`; everything else, an undefined `$(...)` included, is literal text, single-quoted. Nothing in a
     value runs, expands or splits. A `$` is never live: `/opt/lib:$LD_LIBRARY_PATH` stays those characters (write
     `$(NAME)` for a variable Kubernetes defines). DERIVED_ENV_NAMES are exported as written and define nothing: no
     container env holds them. Where the shell's value of a referenced name is not the container's, the function's is
-    not either: `${JOB_NAME}` in an engine's function (see POD_ENV_NAMES). Names some containers alone list before an
-    env.json entry and the function does not export (the control plane's POD_NAMESPACE, secret_env's names, the
-    coordinator's KVS_MASTER_SERVICE, KV_STORE_BACKEND and KV_CONDUCTOR_SERVICE, the KV conductor's KVS_MASTER_SERVICE)
-    are no references here: `$(NAME)` of one stays literal in the function while Kubernetes expands it."""
-    defined = set(POD_ENV_NAMES)
+    not either: `${JOB_NAME}` in an engine's function (see POD_ENV_NAMES). Names only some of a function's pods
+    define (the control plane's POD_NAMESPACE, secret_env's names from envFrom) are no references here: `$(NAME)` of
+    one stays literal in the function while Kubernetes expands it."""
+    order = list(container) if container is not None else [name for name in env if name not in DERIVED_ENV_NAMES]
+    position = {name: index for index, name in enumerate(order)}
     lines = []
     for name, value in env.items():
         text = env_text(value)
-        pieces = [(text, False)] if name in DERIVED_ENV_NAMES else kubernetes_pieces(text)
+        derived = name in DERIVED_ENV_NAMES
+        defined = set(POD_ENV_NAMES) if derived else {*POD_ENV_NAMES, *order[:position[name]]}
+        pieces = [(text, False)] if derived else kubernetes_pieces(text)
         word = "".join(
             f'"${{{piece}}}"' if reference and piece in defined
             else single_quoted(f"$({piece})" if reference else piece)
             for piece, reference in pieces
         ) or "''"
         lines.append(f"    export {name}={word}\n")
-        if name not in DERIVED_ENV_NAMES:
-            defined.add(name)
     return "".join(lines) or "    :\n"  # `:` keeps an empty function valid bash
 
 

@@ -209,10 +209,11 @@ ROLE_FUNCTIONS = {
 HOSTILE_ENV = {
     "motor_common_env": {"FOO": f"$(touch {MARKER}) '\"`\\\n\t$$(HOST_IP) $(HOST_IP)", "BAR": "$(FOO)|$(ROLE);$X"},
     "motor_controller_env": {"CTL": f"${{X:-$(touch {MARKER})}}$(BAR)"},
-    "motor_coordinator_env": {"COORD": "$((6*7)) $(CONFIG_PATH)", "FOO": "coordinator's own $(BAR)"},
+    "motor_coordinator_env": {"COORD": "$((6*7)) $(CONFIG_PATH) $(KVS_MASTER_SERVICE) $(KV_CONDUCTOR_SERVICE)",
+                              "FOO": "coordinator's own $(BAR) $(KVS_MASTER_SERVICE)"},
     "motor_engine_prefill_env": {"ENG": f"\\$(touch {MARKER}) $(MOONCAKE_CONFIG_PATH) $(POD_IP)"},
     "motor_engine_decode_env": {"ENG": "'; touch x; '", "BAR": "decode's"},
-    "motor_kv_conductor_env": {"COND": "$(COORDINATOR_SERVICE) `id`"},
+    "motor_kv_conductor_env": {"COND": "$(COORDINATOR_SERVICE) $(KVS_MASTER_SERVICE) `id`"},
 }
 
 
@@ -255,15 +256,20 @@ def test_each_roles_functions_export_its_container_env(motor_checkout, tmp_path)
     assert not (tmp_path / MARKER).exists() and not (tmp_path / "x").exists()
 
 
-def test_a_store_name_the_coordinator_lists_first_stays_literal_in_its_function(tmp_path) -> None:
-    """shell_exports' stated exception: the coordinator's container lists KVS_MASTER_SERVICE before
-    motor_coordinator_env, its function does not export it, so `$(KVS_MASTER_SERVICE)` is expanded by Kubernetes only."""
-    service = plain_pd()
-    service["env"] = {"motor_coordinator_env": {"COORD": "$(KVS_MASTER_SERVICE)"}}
-    settings_ = load_from_pulumi_config(service, "svc")
-    data = motor_config_data(settings_, FAKE_MOTOR_FILES, script_envs(settings_, {}), {})
-    exported = exported_by_bash({"coordinator.sh": data["coordinator.sh"]}, ["set_coordinator_env"], ["COORD"], tmp_path)
-    assert exported == {"set_coordinator_env": {"COORD": "$(KVS_MASTER_SERVICE)"}}
+def test_a_name_the_container_lists_before_a_variable_is_a_reference_only_after_it(tmp_path) -> None:
+    """The coordinator's container lists the store's KVS_MASTER_SERVICE after motor_common_env and before its own
+    section, which its function does not export: a common variable's `$(KVS_MASTER_SERVICE)` stays literal (as
+    Kubernetes leaves it), a coordinator variable's reads it."""
+    from components.motor_env import shell_exports
+
+    body = shell_exports({"COMMON": "$(KVS_MASTER_SERVICE)", "OWN": "$(KVS_MASTER_SERVICE)"},
+                         ["COMMON", "KVS_MASTER_SERVICE", "OWN"])
+    (tmp_path / "f.sh").write_text(f"function set_coordinator_env() {{\n{body}}}\n")
+    result = subprocess.run(
+        ["bash", "-c", 'source f.sh; set_coordinator_env; printf "%s\\0%s" "$COMMON" "$OWN"'],
+        cwd=tmp_path, capture_output=True, text=True, check=True, env={"KVS_MASTER_SERVICE": "master.ns.svc"},
+    )
+    assert result.stdout.split("\0") == ["$(KVS_MASTER_SERVICE)", "master.ns.svc"]
 
 
 SHELLS = ("sh", "bash", "/bin/sh", "/bin/bash")
