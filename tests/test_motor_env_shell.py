@@ -83,7 +83,7 @@ def exported_by_bash(scripts: Mapping[str, str], functions: list[str], names: li
     )
     fields = result.stdout.decode().split("\0")[:-1]
     exported: dict[str, dict[str, str]] = {}
-    for function, name, value in zip(fields[::3], fields[1::3], fields[2::3]):
+    for function, name, value in zip(fields[::3], fields[1::3], fields[2::3], strict=True):
         exported.setdefault(function, {})[name] = value
     return exported
 
@@ -118,7 +118,7 @@ def check_functions(service: dict[str, Any], folder: Path) -> None:
 # Pieces of hostile text: every shell metacharacter, quotes, escapes, newline and tab, command and arithmetic
 # substitutions, parameter expansions, Kubernetes references (defined, undefined, escaped, unclosed) and non-ASCII.
 HOSTILE_PIECES = [
-    f"$(touch {MARKER})", f"`touch {MARKER}`", f"$((1+1))", f"${{X:-$(touch {MARKER})}}", f"\\$(touch {MARKER})",
+    f"$(touch {MARKER})", f"`touch {MARKER}`", "$((1+1))", f"${{X:-$(touch {MARKER})}}", f"\\$(touch {MARKER})",
     "$", "$$", "$(", ")", "${", "}", "'", '"', "\\", "\n", "\t", "'\\''", "!", "#", "&", ";", "|", "<", ">", "*", "?",
     "[", "]", "~", "=", " ", "$HOME", "$1", "$@", "$'x'", '$"x"', "$(POD_IP)", "$(HOST_IP)", "$(ROLE)", "$$(POD_IP)",
     "$(MODEL_NAME)", "$(SERVICE_ID)", "$(NOT_DEFINED)", "$(FOO)", "$(BAR)", "$(A$(FOO))", "$(POD_NAMESPACE)",
@@ -250,7 +250,7 @@ def test_each_roles_functions_export_its_container_env(motor_checkout, tmp_path)
             cwd=tmp_path, capture_output=True, check=True, env=env,
         )
         fields_out = result.stdout.decode().split("\0")[:-1]
-        exported = dict(zip(fields_out[::2], fields_out[1::2]))
+        exported = dict(zip(fields_out[::2], fields_out[1::2], strict=True))
         assert exported == env, role
         assert "FOO" in env and "BAR" in env, role  # the hostile values did reach the pod
     assert not (tmp_path / MARKER).exists() and not (tmp_path / "x").exists()
