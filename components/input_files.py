@@ -2,6 +2,7 @@
 env.json, --policy-config, --stack-outputs, previews to diff) and the config text the program parses.
 
 A bad file is an InputFileError naming the file (and line where there is one), never another exception:
+- only a regular file is read: a FIFO, device or socket is refused before anything waits on it;
 - size is capped before reading (MAX_FILE_BYTES) and text must be UTF-8 (a UTF-16 file says so);
 - nesting is capped (MAX_DEPTH) and YAML aliases may not expand beyond MAX_YAML_NODES nodes, both checked on the
   parser's event stream, before a tree is built (a "billion laughs" document is refused, not expanded);
@@ -14,7 +15,9 @@ Stack names are checked as the Pulumi CLI checks them before one is used in a pa
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +53,7 @@ class NotJsonError(InputFileError):
 
 def check_stack_name(name: str, what: str = "--stack") -> str:
     """`name` when it is a valid Pulumi stack name; it becomes part of file names, so check before any path."""
-    if not isinstance(name, str) or not STACK_NAME.match(name):
+    if not isinstance(name, str) or not STACK_NAME.fullmatch(name):
         shown = name if len(name) <= 40 else f"{name[:40]}... ({len(name)} characters)"
         raise InputFileError(
             f"{what} {shown!r}: not a stack name; use 1 to 100 letters, digits, '-', '_' and '.' (the Pulumi CLI's rule)"
@@ -63,17 +66,36 @@ def read_text(path: Path | str, what: str | None = None) -> str:
     path = Path(path)
     label = f"{what} {path}" if what else str(path)
     try:
-        with path.open("rb") as stream:
-            data = stream.read(MAX_FILE_BYTES + 1)
+        # O_NONBLOCK: opening a FIFO for reading would wait for a writer; the kind is then checked on what was opened
+        # (not on the name, which could be swapped in between). Only regular files are read: a FIFO, device or socket
+        # would hang or never end.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         raise InputFileError(f"{label}: no such file") from None
-    except IsADirectoryError:
-        raise InputFileError(f"{label}: is a folder, not a file") from None
     except OSError as error:
         raise InputFileError(f"{label}: cannot read it: {error.strerror or error}") from None
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        if stat.S_ISDIR(mode):
+            raise InputFileError(f"{label}: is a folder, not a file")
+        raise InputFileError(f"{label}: is {_special_kind(mode)}, not a regular file; name a file")
+    with os.fdopen(descriptor, "rb") as stream:
+        try:
+            data = stream.read(MAX_FILE_BYTES + 1)
+        except OSError as error:
+            raise InputFileError(f"{label}: cannot read it: {error.strerror or error}") from None
     if len(data) > MAX_FILE_BYTES:
         raise InputFileError(f"{label}: larger than {MAX_FILE_BYTES // 1024} KiB; this is not a configuration file")
     return decode_text(data, label)
+
+
+def _special_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "a special file"
 
 
 def decode_text(data: bytes, label: str) -> str:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from components.errors import KvpoolError
 from components.input_files import InputFileError, read_text
-from components.motor_env import shell_text
+from components.motor_env import shell_exports
 from components.project_files import ProjectFileError, inside_folder
 from components.settings import ServiceSettings
 
@@ -147,14 +147,15 @@ def role_motor_files(motor_files: Mapping[str, str], role: str, kv_store_backend
     return {key: motor_files[key] for key in role_scripts(role, kv_store_backend)}
 
 
-def with_env_functions(script: str, functions: Mapping[str, Mapping[str, Any]]) -> str:
+def with_env_functions(
+    script: str, functions: Mapping[str, Mapping[str, Any]], containers: Mapping[str, Sequence[str]] | None = None
+) -> str:
     """The script with each `function NAME() { export ...; }` placed on top, as deploy.py's update_shell_safely
-    leaves it (each call prepends, so the last function called comes first)."""
+    leaves it (each call prepends, so the last function called comes first); what each exports: shell_exports, with
+    `containers`' entry for the function (the env names of the container that runs it), if any."""
     block = ""
     for name, env in functions.items():
-        # `:` keeps an empty function valid bash
-        exports = "".join(f'    export {key}="{shell_text(value)}"\n' for key, value in env.items()) or "    :\n"
-        block = f"function {name}() {{\n{exports}}}\n" + block
+        block = f"function {name}() {{\n{shell_exports(env, (containers or {}).get(name))}}}\n" + block
     return block + script
 
 
@@ -163,15 +164,20 @@ def motor_config_data(
     motor_files: Mapping[str, str],
     role_envs: Mapping[str, Mapping[str, Any]],
     client_files: Mapping[str, str],
+    role_containers: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, str]:
     """`motor_files`: read_motor_files(); `role_envs`: env.json section name -> what its set_*_env function exports
     (motor_common_env included; a section without an entry exports motor_common_env's);
-    `client_files`: the store's client files by endpoint file name."""
+    `client_files`: the store's client files by endpoint file name; `role_containers`: section name -> the env names
+    (past Motor's own) of the container running its function, where they are not the function's own (shell_exports)."""
     data = dict(motor_files)
     for key, functions in ENV_FUNCTIONS.items():
         if key in data:
             common = role_envs.get("motor_common_env", {})
-            data[key] = with_env_functions(data[key], {name: role_envs.get(section, common) for name, section in functions})
+            data[key] = with_env_functions(
+                data[key], {name: role_envs.get(section, common) for name, section in functions},
+                {name: (role_containers or {})[section] for name, section in functions if section in (role_containers or {})},
+            )
     for name, key in CLIENT_FILE_KEYS.items():
         if name in client_files:
             data[key] = client_files[name]

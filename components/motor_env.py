@@ -8,16 +8,22 @@ regenerates the Mooncake client file), so every value wins where it wins under d
 
 from __future__ import annotations
 
-import re
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from components.errors import KvpoolError
 from components.settings import ServiceSettings
 from policies import rules
 
 
-K8S_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
-
+# Names every Motor pod's container env defines before any env.json entry (motor_pod.FIELD_ENV and motor_pod.motor_env,
+# which env.json may not set: motor_pod.check_internal_env). Motor's scripts leave them alone before a set_*_env
+# function runs, but for JOB_NAME in an engine: engine.sh appends the instance's indexes first (roles/engine.sh:43).
+POD_ENV_NAMES = (
+    "POD_IP", "HOST_IP", "ROLE", "JOB_NAME", "CONFIGMAP_PATH", "CONFIG_PATH",
+    "CONTROLLER_SERVICE", "COORDINATOR_SERVICE", "COORDINATOR_INFER_SERVICE", "COORDINATOR_OBS_SERVICE",
+)
+# What motor_derived_env adds to the functions: no container env holds them, so their values are exported as written.
+DERIVED_ENV_NAMES = ("ENGINE_TYPE", "MODEL_NAME", "SERVICE_ID")
 
 class EngineEnvConflict(KvpoolError):
     """env.json sets a variable the KV store contract sets to another value."""
@@ -30,14 +36,67 @@ def env_text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def shell_text(value: Any) -> str:
-    """env_text escaped for a double-quoted bash string as deploy.py's shell_escape does it: `$` stays, so a value
-    such as `/opt/lib:$LD_LIBRARY_PATH` expands in the pod as it does under deploy.py. A Kubernetes reference
-    `$(HOST_IP)` becomes `${HOST_IP}`: the same value in bash, where `$(...)` would run a command."""
-    text = K8S_REFERENCE.sub(r"${\1}", env_text(value))
-    for raw, escaped in (("\\", "\\\\"), ('"', '\\"'), ("`", "\\`"), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")):
-        text = text.replace(raw, escaped)
-    return text
+def kubernetes_pieces(text: str) -> list[tuple[str, bool]]:
+    """The kubelet's expansion of a container env value (third_party/forked/golang/expansion Expand) as pieces:
+    (text, False) is literal, (NAME, True) a reference `$(NAME)` to be looked up. `$$` is a literal `$`; a `$` before
+    any other character, or last, stays; `$(` without a closing `)` stays; a name runs to the first `)`."""
+    pieces: list[tuple[str, bool]] = []
+    literal, cursor = [], 0
+    while cursor < len(text):
+        char = text[cursor]
+        if char != "$" or cursor + 1 == len(text):
+            literal.append(char)
+            cursor += 1
+        elif text[cursor + 1] == "$":
+            literal.append("$")
+            cursor += 2
+        elif text[cursor + 1] == "(" and (closer := text.find(")", cursor + 2)) != -1:
+            pieces.append(("".join(literal), False))
+            pieces.append((text[cursor + 2:closer], True))
+            literal, cursor = [], closer + 1
+        else:  # `$x` or an unclosed `$(`: both characters stay, as Expand copies them
+            literal.append(text[cursor:cursor + 2])
+            cursor += 2
+    pieces.append(("".join(literal), False))
+    return [piece for piece in pieces if piece[1] or piece[0]]
+
+
+def single_quoted(text: str) -> str:
+    """`text` as one bash word that is exactly `text`: nothing inside single quotes is special but `'` itself."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def shell_exports(env: Mapping[str, Any], container: Sequence[str] | None = None) -> str:
+    """The body of a set_*_env function: one `export NAME=WORD` a line, in `env`'s order.
+
+    The contract: each variable the function exports equals, byte for byte, what Kubernetes sets it to in the Motor
+    container that runs the function, whose env lists Motor's own entries (POD_ENV_NAMES) and then `container`, the
+    names of its other entries in order (default: `env`'s own, as in the controller and the engines; the coordinator
+    and the KV conductor list store entries too); the same values reach the pod as that container env. So each value
+    is expanded as the kubelet expands it (kubernetes_pieces): a reference `$(NAME)` to a name the container defines
+    before it becomes `"${NAME}"`, which the shell reads from the pod or from an earlier export of the function;
+    `$$` becomes `$`; everything else, an undefined `$(...)` included, is literal text, single-quoted. Nothing in a
+    value runs, expands or splits. A `$` is never live: `/opt/lib:$LD_LIBRARY_PATH` stays those characters (write
+    `$(NAME)` for a variable Kubernetes defines). DERIVED_ENV_NAMES are exported as written and define nothing: no
+    container env holds them. Where the shell's value of a referenced name is not the container's, the function's is
+    not either: `${JOB_NAME}` in an engine's function (see POD_ENV_NAMES). Names only some of a function's pods
+    define (the control plane's POD_NAMESPACE, secret_env's names from envFrom) are no references here: `$(NAME)` of
+    one stays literal in the function while Kubernetes expands it."""
+    order = list(container) if container is not None else [name for name in env if name not in DERIVED_ENV_NAMES]
+    position = {name: index for index, name in enumerate(order)}
+    lines = []
+    for name, value in env.items():
+        text = env_text(value)
+        derived = name in DERIVED_ENV_NAMES
+        defined = set(POD_ENV_NAMES) if derived else {*POD_ENV_NAMES, *order[:position[name]]}
+        pieces = [(text, False)] if derived else kubernetes_pieces(text)
+        word = "".join(
+            f'"${{{piece}}}"' if reference and piece in defined
+            else single_quoted(f"$({piece})" if reference else piece)
+            for piece, reference in pieces
+        ) or "''"
+        lines.append(f"    export {name}={word}\n")
+    return "".join(lines) or "    :\n"  # `:` keeps an empty function valid bash
 
 
 def motor_derived_env(settings: ServiceSettings) -> dict[str, str]:

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 from components.motor_config import MOTOR_CONFIG_NAME
 from components.errors import KvpoolError
-from components.motor_env import env_text
+from components.motor_env import DERIVED_ENV_NAMES, env_text
 from components.pod_layout import CONFIGMAP_PATH, LOG_MOUNT_PATH, LOG_VOLUME_NAME, MOTOR_CONF_DIR
 from components.settings import ServiceSettings
 from components.workloads import Workloads
@@ -128,7 +128,7 @@ class InternalEnvConflict(KvpoolError):
 # alarms and log folders read them); the control plane's pods also get POD_NAMESPACE.
 MOTOR_INTERNAL_ENV = (
     "ROLE", "JOB_NAME", "CONFIGMAP_PATH", "CONFIG_PATH", "CONTROLLER_SERVICE", "COORDINATOR_SERVICE",
-    "COORDINATOR_INFER_SERVICE", "COORDINATOR_OBS_SERVICE", *FIELD_ENV, "ENGINE_TYPE", "MODEL_NAME", "SERVICE_ID",
+    "COORDINATOR_INFER_SERVICE", "COORDINATOR_OBS_SERVICE", *FIELD_ENV, *DERIVED_ENV_NAMES,
 )
 _CONTROL_PLANE_INTERNAL_ENV = (*MOTOR_INTERNAL_ENV, "POD_NAMESPACE")
 INTERNAL_ENV_BY_SECTION = {

@@ -14,6 +14,7 @@ from components.errors import SettingsError
 from components.input_files import InputFileError, NotJsonError, loads_json
 from components.settings import PROJECT, ServiceSettings
 from components.settings_loader import ALIASES, PULUMI_CONFIG_KEYS, load_from_pulumi_config
+from policies import rules
 
 _PREFIX = f"{PROJECT}:"
 STRING_KEYS = ("motor_deployer_dir", "vllm_ascend_version", "cluster_domain")
@@ -48,26 +49,27 @@ def _shorten(text: str) -> str:
     return text if len(text) <= 80 else f"{text[:80]}..."
 
 
-def _secret_env_problems(full_key: str, text: str) -> list[str]:
-    """secret_env must be a mapping of environment variable names to plain values (each becomes one key of the
-    Secret loaded with envFrom). Whole-object ciphertext, which cannot be decrypted offline, is taken as it is."""
+def _secret_env_problems(full_key: str, text: str) -> tuple[list[str], list[str]]:
+    """(problems, names): secret_env must be a mapping of environment variable names to plain values (each becomes
+    one key of the Secret loaded with envFrom). Whole-object ciphertext, which cannot be decrypted offline, is taken
+    as it is (no names known)."""
     try:
         value = loads_json(text, full_key)
     except NotJsonError:
-        return []  # ciphertext of the whole object: its shape is checked where it is decrypted
+        return [], []  # ciphertext of the whole object: its shape is checked where it is decrypted
     except InputFileError as error:
-        return [str(error)]
+        return [str(error)], []
     if not isinstance(value, dict):
         return [f"{full_key}: must be a mapping of environment variable names to values, found a {_kind(value)}; set "
-                f"each value with `pulumi config set --secret --path {SECRET_ENV_KEY}.NAME VALUE`"]
+                f"each value with `pulumi config set --secret --path {SECRET_ENV_KEY}.NAME VALUE`"], []
     problems = []
     for name, item in value.items():
-        if not _ENV_NAME.match(name):
+        if not _ENV_NAME.fullmatch(name):
             problems.append(f"{full_key}.{name}: not an environment variable name (letters, digits, '_', '-', '.'; "
                             f"not starting with a digit)")
         if isinstance(item, (dict, list)):
             problems.append(f"{full_key}.{name}: must be one value, found a {_kind(item)}")
-    return problems
+    return problems, list(value)
 
 
 def _kind(value: Any) -> str:
@@ -79,7 +81,8 @@ def settings_from_config(
 ) -> ServiceSettings:
     """The settings from a stack's config as the CLI hands it to a program: full keys -> text."""
     values: dict[str, Any] = {}
-    problems = []
+    problems: list[str] = []
+    secret_names: list[str] = []
     for full_key in sorted(k for k in texts if k.startswith(_PREFIX)):
         key, text, secret = full_key.removeprefix(_PREFIX), texts[full_key], full_key in secret_keys
         if key == SECRET_ENV_KEY:
@@ -89,7 +92,8 @@ def settings_from_config(
                     f"{SECRET_ENV_KEY}.NAME VALUE` so that it stays encrypted"
                 )
             elif secret:
-                problems += _secret_env_problems(full_key, text)
+                secret_problems, secret_names = _secret_env_problems(full_key, text)
+                problems += secret_problems
             continue
         if secret:
             problems.append(
@@ -108,7 +112,11 @@ def settings_from_config(
     source = f"stack {stack!r}"
     if problems:
         raise SettingsError(problems, source)
-    return load_from_pulumi_config(values, stack, source)
+    settings = load_from_pulumi_config(values, stack, source)
+    shadowed = rules.check_secret_env_shadowing(secret_names, settings.env.model_dump(mode="json"))
+    if shadowed:
+        raise SettingsError([str(finding) for finding in shadowed], source)
+    return settings
 
 
 def read_stack_settings() -> ServiceSettings:

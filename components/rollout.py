@@ -56,7 +56,7 @@ class RoleRollout(Closed):
     def _count_or_percentage(cls, value: Any) -> Any:
         if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
             return value
-        if isinstance(value, str) and _PERCENT.match(value):
+        if isinstance(value, str) and _PERCENT.fullmatch(value):
             return value
         raise ValueError(
             f"{value!r} is not allowed: an instance is updated by stopping it (strategy Recreate: its NPUs are "

@@ -111,9 +111,14 @@ def control_plane_args(
         },
         log_host_dir=settings.host_log_dir("controller"),
     )
+    coordinator_env = {**common, **store_env, **conductor_env, **settings.env.motor_coordinator_env}
+    # The containers whose env lists more than their function exports: their functions expand references as they do.
+    role_containers = {"motor_coordinator_env": list(coordinator_env)}
+    if settings.kv_conductor_config is not None:
+        role_containers[kv_conductor.ENV_SECTION] = list(kv_conductor_env(settings, endpoint))
     coordinator = MotorRoleArgs(
         node_selector=deploy.coordinator_node_selector,
-        env={**common, **store_env, **conductor_env, **settings.env.motor_coordinator_env},
+        env=coordinator_env,
         restart_env=dict(role_envs["motor_coordinator_env"]),
         restart_scripts=role_motor_files(motor_files, COORDINATOR_ROLE),
         services={
@@ -136,7 +141,9 @@ def control_plane_args(
         namespace=settings.namespace,
         workloads=workloads,
         image=deploy.image_name,
-        motor_config=motor_config_data(settings, motor_files, role_envs, endpoint.client_files if endpoint else {}),
+        motor_config=motor_config_data(
+            settings, motor_files, role_envs, endpoint.client_files if endpoint else {}, role_containers
+        ),
         controller=controller,
         coordinator=coordinator,
         controller_calls=controller_calls(controller_config),
@@ -194,6 +201,16 @@ def engine_pool_args(
     )
 
 
+def kv_conductor_env(settings: ServiceSettings, endpoint: KVStoreEndpoint | None) -> dict[str, Any]:
+    """The KV conductor container's env past Motor's own entries."""
+    master = kv_conductor.master_host(endpoint)
+    return {
+        **({"KVS_MASTER_SERVICE": master} if master else {}),  # deploy.py's kv_conductor.py sets it
+        **settings.env.motor_common_env,
+        **settings.env.motor_kv_conductor_env,
+    }
+
+
 def kv_conductor_args(
     settings: ServiceSettings,
     workloads: Workloads,
@@ -209,17 +226,12 @@ def kv_conductor_args(
     kv_conductor.check_env(settings, workloads, endpoint)
     kv_conductor.check_pool_port(settings, endpoint)
     user_config = settings.user_config()
-    master = kv_conductor.master_host(endpoint)
     return KVConductorArgs(
         namespace=settings.namespace,
         workloads=workloads,
         image=settings.motor_deploy_config.image_name,
         port=Port(name="http", port=config.http_server_port),
-        env={
-            **({"KVS_MASTER_SERVICE": master} if master else {}),  # deploy.py's kv_conductor.py sets it
-            **settings.env.motor_common_env,
-            **settings.env.motor_kv_conductor_env,
-        },
+        env=kv_conductor_env(settings, endpoint),
         restart_inputs={
             "motor-scripts": role_motor_files(motor_files, kv_conductor.BOOT_ROLE),
             "motor-env": role_envs.get(kv_conductor.ENV_SECTION),

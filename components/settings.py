@@ -213,7 +213,7 @@ class ServiceSettings(Closed):
     @field_validator("cluster_domain", mode="before")
     @classmethod
     def _dns_domain(cls, domain: Any) -> Any:
-        if not isinstance(domain, str) or len(domain) > CLUSTER_DOMAIN_MAX or not re.match(DNS_SUBDOMAIN, domain):
+        if not isinstance(domain, str) or len(domain) > CLUSTER_DOMAIN_MAX or not re.fullmatch(DNS_SUBDOMAIN, domain):
             raise ValueError(f"{domain!r} is not a DNS domain such as {DEFAULT_CLUSTER_DOMAIN} (the kubelet's "
                              f"clusterDomain; lower-case labels joined by dots)")
         return domain

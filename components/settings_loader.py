@@ -102,9 +102,9 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
     for element in loc:
         if isinstance(element, int):
             parts[-1] = f"{parts[-1]}[{element}]" if parts else f"[{element}]"
-        elif element in _UNION_TAGS or element == "[key]" or _MEMBER_TAG.match(str(element)):
+        elif element in _UNION_TAGS or element == "[key]" or _MEMBER_TAG.fullmatch(str(element)):
             continue
-        elif not _PLAIN_KEY.match(str(element)):  # a key a dotted path cannot show: quoted, escaped
+        elif not _PLAIN_KEY.fullmatch(str(element)):  # a key a dotted path cannot show: quoted, escaped
             parts[-1:] = [f"{parts[-1] if parts else ''}[{str(element)!a}]"]
         else:
             parts.append(str(element))
@@ -215,7 +215,7 @@ def _describe(error: Mapping[str, Any]) -> str:
         message = _TYPE_MESSAGES[kind](error.get("input"), loc)
     # A section's validator names the key it is about first (`port: ...`): that key belongs to the path.
     field, separator, rest = message.partition(": ")
-    if path and separator and _DOTTED_KEY.match(field) and not field[0].isupper():
+    if path and separator and _DOTTED_KEY.fullmatch(field) and not field[0].isupper():
         return f"{path}.{field}: {rest}"
     return f"{path}: {message}" if path else message
 

@@ -82,17 +82,17 @@ def _qualified_name(key: str) -> str:
     """A label or annotation key (apimachinery IsQualifiedName): [DNS subdomain prefix/]name, name <= 63
     characters, alphanumeric at both ends with '-', '_', '.' inside."""
     prefix, slash, name = key.rpartition("/")
-    if slash and (key.count("/") > 1 or not prefix or len(prefix) > 253 or not re.match(DNS_SUBDOMAIN, prefix)):
+    if slash and (key.count("/") > 1 or not prefix or len(prefix) > 253 or not re.fullmatch(DNS_SUBDOMAIN, prefix)):
         raise ValueError(f"{key!r} is not a label or annotation key: its prefix before '/' must be a DNS subdomain "
                          "such as example.com")
-    if not (len(name) <= 63 and re.match(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", name)):
+    if not (len(name) <= 63 and re.fullmatch(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", name)):
         raise ValueError(f"{key!r} is not a label or annotation key: the name (after any prefix/) must be 1-63 "
                          "letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
     return key
 
 
 def _label_value(value: str) -> str:
-    if len(value) > 63 or not re.match(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$", value):
+    if len(value) > 63 or not re.fullmatch(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$", value):
         raise ValueError(f"{value!r} is not a label value: at most 63 letters, digits, '-', '_' or '.', starting and "
                          "ending with a letter or digit (or empty)")
     return value

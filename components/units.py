@@ -20,7 +20,7 @@ MAX_PORT = 65535
 
 
 def is_dns_label(name: str) -> bool:
-    return len(name) <= MAX_NAME_LENGTH and bool(DNS_LABEL.match(name))
+    return len(name) <= MAX_NAME_LENGTH and bool(DNS_LABEL.fullmatch(name))
 
 
 def integral_floats_to_ints(document: Any) -> Any:

@@ -47,9 +47,9 @@ def test_motor_files_are_read_at_deploy_time_under_deploy_pys_keys(tmp_path):
     assert data["kv_store_backends.mooncake.mooncake.sh"] == "# startup/roles/kv_store_backends/mooncake/mooncake.sh\n"
     # deploy.py's update_shell_safely: env.json sections as functions on top of the role scripts
     assert data["controller.sh"] == (
-        'function set_controller_env() {\n    export CANN_INSTALL_PATH="/usr/local/Ascend"\n    export PYTHONHASHSEED="0"\n'
-        '    export ENGINE_TYPE="vllm"\n    export MODEL_NAME="qwen3-8B"\n'
-        '    export SERVICE_ID="dev"\n}\n# startup/roles/controller.sh\n'
+        "function set_controller_env() {\n    export CANN_INSTALL_PATH='/usr/local/Ascend'\n    export PYTHONHASHSEED='0'\n"
+        "    export ENGINE_TYPE='vllm'\n    export MODEL_NAME='qwen3-8B'\n"
+        "    export SERVICE_ID='dev'\n}\n# startup/roles/controller.sh\n"
     )
     engine = data["engine.sh"]
     assert [line for line in engine.splitlines() if line.startswith("function")] == [
@@ -57,8 +57,8 @@ def test_motor_files_are_read_at_deploy_time_under_deploy_pys_keys(tmp_path):
         "function set_encode_env() {",
     ]
     prefill = engine[engine.index("function set_prefill_env"):].split("}\n")[0]
-    assert '    export PYTHONHASHSEED="0"\n' in prefill
-    assert '    export MMC_LOCAL_CONFIG_PATH="/usr/local/Ascend/pyMotor/conf/mmc-local.conf"\n' in prefill
+    assert "    export PYTHONHASHSEED='0'\n" in prefill
+    assert "    export MMC_LOCAL_CONFIG_PATH='/usr/local/Ascend/pyMotor/conf/mmc-local.conf'\n" in prefill
     # the MemCache conf Motor's sync_mmc_local_config copies is ours: the store's Service and configured ports
     assert data["kv_store_backends.memcache.mmc-local.conf"].startswith(
         "ock.mmc.meta_service_url = tcp://mindie-motor-kvs-master.dev.svc.cluster.local:50088\n"
@@ -332,6 +332,22 @@ def test_a_plain_text_secret_env_is_refused():
     assert str(caught.value) == (
         "stack 'dev': 1 problem\n  - motor-kvpool:secret_env: is stored in plain text; set each value with "
         "`pulumi config set --secret --path secret_env.NAME VALUE` so that it stays encrypted"
+    )
+
+
+def test_a_secret_env_name_that_env_json_also_sets_is_refused_naming_both():
+    """Issue 33 class 10: a container's env entry beats its envFrom one, so the plain value hid the secret silently."""
+    values = stack_values("dev")
+    values["secret_env"] = {"HTTPS_PROXY": "http://user:pw@proxy:3128", "OTHER": "x"}
+    values["env"]["motor_common_env"]["HTTPS_PROXY"] = "http://proxy:3128"
+    values["env"]["motor_engine_decode_env"]["HTTPS_PROXY"] = "http://proxy:3128"
+    with pytest.raises(ProgramError) as caught:
+        run_program(PROJECT_DIR, config_with(values, ["motor-kvpool:secret_env"]))
+    assert str(caught.value) == "stack 'dev': 2 problems\n" + "".join(
+        f"  - env.{section}.HTTPS_PROXY: secret_env.HTTPS_PROXY sets the same variable, and this plain value would hide "
+        f"the secret in every pod that gets both (Kubernetes prefers env over envFrom); remove one of "
+        f"env.{section}.HTTPS_PROXY and secret_env.HTTPS_PROXY.{end}"
+        for section, end in (("motor_common_env", "\n"), ("motor_engine_decode_env", ""))
     )
 
 

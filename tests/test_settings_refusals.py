@@ -309,3 +309,32 @@ def test_a_store_process_without_the_ascend_transport_or_inside_the_engine_is_ac
     service["kv_cache_store_config"].update(store_mode=store_mode, protocol=protocol)
     settings = load_from_pulumi_config(service, "svc")
     assert settings.user_config()["kv_cache_store_config"]["store_mode"] == store_mode
+
+
+# Issue 33 class 3: a trailing newline is refused where the value without it is accepted (checks are full matches:
+# `$` in re.match accepts a final "\n"), each naming the dotted field.
+@pytest.mark.parametrize(("change", "expected"), [
+    (lambda s: s["motor_deploy_config"].__setitem__("job_id", "dev\n"),
+     "motor_deploy_config.job_id: 'dev\\n' is not a valid namespace name: use at most 63 lower-case letters, digits "
+     "and '-', starting and ending with a letter or digit"),
+    (lambda s: s["motor_deploy_config"].__setitem__("prefill_node_selector", {"disk": "ssd\n"}),
+     "motor_deploy_config.prefill_node_selector.disk: 'ssd\\n' is not a label value: at most 63 letters, digits, "
+     "'-', '_' or '.', starting and ending with a letter or digit (or empty)"),
+    (lambda s: s["motor_deploy_config"].__setitem__("decode_node_selector", {"pool\n": "kv"}),
+     "motor_deploy_config.decode_node_selector['pool\\n']: 'pool\\n' is not a label or annotation key: the name "
+     "(after any prefix/) must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"),
+    (lambda s: s["kv_cache_store_config"].__setitem__("additional_labels", {"tier": "kv\n"}),
+     "kv_cache_store_config.additional_labels.tier: 'kv\\n' is not a label value: at most 63 letters, digits, '-', "
+     "'_' or '.', starting and ending with a letter or digit (or empty)"),
+    (lambda s: s["env"]["motor_engine_prefill_env"].__setitem__("ASCEND_CONNECT_TIMEOUT", "10000\n"),
+     "env.motor_engine_prefill_env.ASCEND_CONNECT_TIMEOUT: '10000\\n' is not a whole number: Mooncake's "
+     "ascend_direct transport reads it as milliseconds and fails to start; write digits only, e.g. \"10000\"."),
+    (lambda s: s.__setitem__("rollout", {"prefill": {"max_unavailable_instances": "50%\n"}}),
+     "rollout.prefill.max_unavailable_instances: '50%\\n' is not allowed: an instance is updated by stopping it "
+     "(strategy Recreate: its NPUs are exclusive), so at least 1 is unavailable; write a whole number from 1, or a "
+     "percentage from 1% to 100% such as \"50%\""),
+], ids=["job_id", "node-selector-value", "node-selector-key", "store-label", "numeric-env", "rollout-percent"])
+def test_a_trailing_newline_is_refused_naming_the_field(change, expected):
+    service = mooncake_pool()
+    change(service)
+    assert problems_of(service) == [expected]

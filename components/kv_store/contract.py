@@ -270,7 +270,7 @@ def _sidecars(
     env_entries = sidecar.get("env") if isinstance(sidecar.get("env"), list) else []
     env = {e.get("name"): e.get("value") for e in env_entries if isinstance(e, dict) and isinstance(e.get("value"), str)}
     command = sidecar.get("command")
-    port_match = _PORT_ARG.match(command[-1]) if isinstance(command, list) and command and isinstance(command[-1], str) else None
+    port_match = _PORT_ARG.fullmatch(command[-1]) if isinstance(command, list) and command and isinstance(command[-1], str) else None
     fields: dict[str, Any] = {name: env.get(variable) for variable, name in _SIDECAR_FIELDS.items()}
     try:
         store = MooncakeStoreConfig.model_validate({

@@ -74,7 +74,7 @@ def parse_conf(text: str, source: str) -> dict[str, str]:
     see (a path mistaken for a conf, a secret)."""
     entries = {}
     for number, key, value in rules.conf_entries(text):
-        if value is None or not CONF_KEY.match(key):
+        if value is None or not CONF_KEY.fullmatch(key):
             raise LocalServiceConfError(f"{source}:{number}: expected `key = value` with a MemCache option name")
         entries[key] = value
     return entries

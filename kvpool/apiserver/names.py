@@ -26,7 +26,7 @@ _PORT_NAME = re.compile(r"^[-a-z0-9]+$")
 def dns1123_label(value: str) -> str | None:
     if len(value) > 63:
         return f"must be no more than 63 characters (is {len(value)})"
-    if not _DNS1123_LABEL.match(value):
+    if not _DNS1123_LABEL.fullmatch(value):
         return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must " \
                "start and end with an alphanumeric character"
     return None
@@ -35,7 +35,7 @@ def dns1123_label(value: str) -> str | None:
 def dns1123_subdomain(value: str) -> str | None:
     if len(value) > 253:
         return f"must be no more than 253 characters (is {len(value)})"
-    if not _DNS1123_SUBDOMAIN.match(value):
+    if not _DNS1123_SUBDOMAIN.fullmatch(value):
         return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and " \
                "must start and end with an alphanumeric character"
     return None
@@ -44,7 +44,7 @@ def dns1123_subdomain(value: str) -> str | None:
 def dns1035_label(value: str) -> str | None:
     if len(value) > 63:
         return f"must be no more than 63 characters (is {len(value)})"
-    if not _DNS1035_LABEL.match(value):
+    if not _DNS1035_LABEL.fullmatch(value):
         return "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an " \
                "alphabetic character, and end with an alphanumeric character"
     return None
@@ -65,7 +65,7 @@ def qualified_name(value: str) -> str | None:
         return "name part must be non-empty"
     if len(name) > 63:
         return f"name part must be no more than 63 characters (is {len(name)})"
-    if not _QUALIFIED_NAME.match(name):
+    if not _QUALIFIED_NAME.fullmatch(name):
         return "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with " \
                "an alphanumeric character"
     return None
@@ -74,7 +74,7 @@ def qualified_name(value: str) -> str | None:
 def label_value(value: str) -> str | None:
     if len(value) > 63:
         return f"must be no more than 63 characters (is {len(value)})"
-    if not _LABEL_VALUE.match(value):
+    if not _LABEL_VALUE.fullmatch(value):
         return "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', " \
                "and must start and end with an alphanumeric character"
     return None
@@ -149,7 +149,7 @@ def port_name(name: str) -> str | None:
     """apimachinery IsValidPortName (IANA_SVC_NAME)."""
     if len(name) > 15:
         return "must be no more than 15 characters"
-    if not _PORT_NAME.match(name):
+    if not _PORT_NAME.fullmatch(name):
         return "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"
     if not re.search("[a-z]", name):
         return "must contain at least one letter (a-z)"
@@ -164,7 +164,7 @@ def config_map_key(key: str) -> str | None:
     """apimachinery IsConfigMapKey (also Secret keys)."""
     if len(key) > 253:
         return "must be no more than 253 characters"
-    if not _CONFIG_MAP_KEY.match(key):
+    if not _CONFIG_MAP_KEY.fullmatch(key):
         return "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
     if key in (".", ".."):
         return f"must not be {key!r}"

@@ -38,7 +38,7 @@ _OVERCOMMITTABLE = {"cpu", "memory", "ephemeral-storage"}
 
 def parse_quantity(text: Any) -> Decimal | None:
     """resource.ParseQuantity's value, or None when it is no quantity."""
-    match = _QUANTITY.match(str(text))
+    match = _QUANTITY.fullmatch(str(text))
     if not match:
         return None
     try:
@@ -101,7 +101,7 @@ def _check_container(container: dict[str, Any], path: Path_, volumes: set[str], 
     env_names: set[str] = set()
     for index, entry in enumerate(container.get("env") or []):
         name = entry.get("name")
-        if isinstance(name, str) and not _ENV_VAR_NAME.match(name):  # core ValidateEnv: IsEnvVarName
+        if isinstance(name, str) and not _ENV_VAR_NAME.fullmatch(name):  # core ValidateEnv: IsEnvVarName
             problems.append(((*path, "env", index, "name"), f"{show(name)}: a valid environment variable name must "
                              "consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit"))
         if name in env_names:  # ssa: env is a map keyed by name

@@ -130,7 +130,7 @@ def format_path(path: PropertyPath) -> str:
     for step in path:
         if isinstance(step, int):
             text += f"[{step}]"
-        elif _PLAIN_KEY.match(step):
+        elif _PLAIN_KEY.fullmatch(step):
             text += f".{step}"
         else:
             text += "['" + step.replace("'", "\\'") + "']"

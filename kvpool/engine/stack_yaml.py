@@ -72,7 +72,7 @@ def go_kind(text: str) -> tuple[str, Any]:
     if text in _SPECIAL_FLOATS:
         return "float", _SPECIAL_FLOATS[text]
     if text[0] == ".":
-        value = float(text) if _GO_DECIMAL_FLOAT.match(text) else math.inf
+        value = float(text) if _GO_DECIMAL_FLOAT.fullmatch(text) else math.inf
         return ("float", value) if math.isfinite(value) else ("str", text)
     if text[0] not in _NUMBER_START:
         return "str", text
@@ -82,7 +82,7 @@ def go_kind(text: str) -> tuple[str, Any]:
     number = _go_parse_int(plain)
     if number is not None and (_INT64[0] <= number <= _INT64[1] or (plain[0] not in "+-" and number <= _UINT64_MAX)):
         return "int", number
-    if _YAML_STYLE_FLOAT.match(plain):
+    if _YAML_STYLE_FLOAT.fullmatch(plain):
         value = float(plain)
         if math.isfinite(value):  # Go's ParseFloat fails out of range: the text stays text
             return "float", value
@@ -90,7 +90,7 @@ def go_kind(text: str) -> tuple[str, Any]:
 
 
 def _is_timestamp(text: str) -> bool:
-    match = _TIMESTAMP.match(text)
+    match = _TIMESTAMP.fullmatch(text)
     if not match:
         return False
     try:

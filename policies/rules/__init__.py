@@ -32,7 +32,8 @@ from .connectors import (
 )
 from .env import (
     ASCEND_CONNECT_TIMEOUT_DEFAULT_MS, HCCL_RDMA_RETRY_CNT_DEFAULT, HCCL_RDMA_TIMEOUT_DEFAULT, NUMERIC_ENV,
-    check_cann_install_path, check_hash_seed, check_numeric_env, effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int,
+    SECRET_ENV_SECTIONS, check_cann_install_path, check_hash_seed, check_numeric_env, check_secret_env_shadowing,
+    effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int,
 )
 from .kv_conductor import (
     CONDUCTOR_POOL_BACKEND, KV_CACHE_AFFINITY, KV_EVENTS_CONFIG, MOTOR_DEFAULT_BLOCK_SIZE, check_kv_cache_affinity,
@@ -73,7 +74,7 @@ __all__ = [
     "MAX_PODS_PER_INSTANCE", "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE",
     "MOTOR_MAX_INSTANCES", "MULTI_CONNECTOR", "NODE_RESERVED_PORTS", "NOT_SECRET_LAST_WORDS", "NUMERIC_ENV",
     "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE", "ROLE_PORTS", "SECRET_WORDS", "SENSITIVE_HOST_PATHS",
-    "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR", "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK",
+    "SECRET_ENV_SECTIONS", "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR", "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK",
     "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES", "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
     "Finding", "check_backend_consistency", "check_cann_install_path", "check_deploy_host_paths", "check_dispatch_connector",
     "check_duplicate_names", "check_engine_server_layout", "check_fabric_segment_alignment", "check_hash_seed", "check_host_path",
@@ -81,7 +82,7 @@ __all__ = [
     "check_kv_event_ports", "check_kv_role_by_side", "check_layerwise_pool_backend", "check_layerwise_pool_patch",
     "check_lease_exceeds_timeouts", "check_max_model_len", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
     "check_not_ucm_store_backend", "check_numeric_env", "check_plaintext_conf_secrets", "check_plaintext_config_secrets", "check_plaintext_secrets",
-    "check_ports", "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_service",
+    "check_ports", "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_secret_env_shadowing", "check_service",
     "check_standalone_store_memory", "check_standalone_store_protocol", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
     "conf_entries", "connectors_of", "coordinator_reads_model", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
     "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps", "host_path_problem",

@@ -4,7 +4,7 @@ hash seed for every pool engine."""
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from .sections import SIDES, Finding, engine_env_section, uses_pool
 
@@ -43,8 +43,9 @@ def _whole_number(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    text = str(value).strip()
-    return int(text) if isinstance(value, str) and len(text) <= 20 and _WHOLE_NUMBER.match(text) else None
+    # digits only, as the message says: no surrounding whitespace, no trailing newline
+    text = str(value)
+    return int(text) if isinstance(value, str) and len(text) <= 20 and _WHOLE_NUMBER.fullmatch(text) else None
 
 
 def check_numeric_env(sections: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
@@ -138,3 +139,28 @@ def check_cann_install_path(role_envs: Mapping[str, Mapping[str, Any]]) -> list[
         "set_env.sh\", which is /ascend-toolkit/set_env.sh unless the image sets CANN_INSTALL_PATH; set it to the "
         "image's CANN folder (Motor's env examples: /usr/local/Ascend).",
     )]
+
+
+# env.json's sections whose variables are container env of the pods that load secret_env's Secret with envFrom (the
+# controller, the coordinator and the engines: components/secret_env.py), where an env entry beats an envFrom one.
+SECRET_ENV_SECTIONS = (
+    "motor_common_env", "motor_controller_env", "motor_coordinator_env", "motor_engine_prefill_env",
+    "motor_engine_decode_env",
+)
+
+
+def check_secret_env_shadowing(secret_names: Iterable[str], sections: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
+    """A secret_env name that env.json also sets: Kubernetes lets the plain env entry win over envFrom, so the secret
+    would silently never arrive. `sections`: env.json's section name -> its variables."""
+    secret = set(secret_names)
+    return [
+        Finding(
+            f"env.{section}.{name}",
+            f"secret_env.{name} sets the same variable, and this plain value would hide the secret in every pod "
+            f"that gets both (Kubernetes prefers env over envFrom); remove one of env.{section}.{name} and "
+            f"secret_env.{name}.",
+        )
+        for section in SECRET_ENV_SECTIONS
+        for name in (sections.get(section) or {})
+        if name in secret
+    ]

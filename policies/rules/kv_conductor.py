@@ -31,7 +31,7 @@ def _engine_config(user_config: Mapping[str, Any], side: str) -> Mapping[str, An
 
 def kv_event_port(endpoint: Any) -> int | None:
     """The base port of a kv-events-config endpoint in the only form Motor's coordinator registers (tcp://*:<port>)."""
-    match = _KV_EVENT_ENDPOINT.match(endpoint) if isinstance(endpoint, str) else None
+    match = _KV_EVENT_ENDPOINT.fullmatch(endpoint) if isinstance(endpoint, str) else None
     return int(match.group(1)) if match and 1 <= int(match.group(1)) <= 65535 else None
 
 

@@ -22,7 +22,7 @@ _MOONCAKE_FACTORS = {"GB": 2**30, "MB": 2**20, "KB": 2**10, "B": 1}
 
 
 def k8s_quantity_bytes(quantity: str) -> int:
-    match = K8S_QUANTITY.match(quantity)
+    match = K8S_QUANTITY.fullmatch(quantity)
     if not match:
         raise ValueError(f"{quantity!r} is not a size with a unit such as 4Gi or 512Mi")
     return int(Decimal(quantity[: match.start(2)]) * _K8S_FACTORS[match.group(2)])  # exact: no float overflow
@@ -33,7 +33,7 @@ def mooncake_size_bytes(size: str | int) -> int:
         return int(size)
     if not isinstance(size, str):
         raise ValueError(f"{size!r} is not a size such as 1GB, 512MB or a number of bytes")
-    match = MOONCAKE_SIZE.match(size)
+    match = MOONCAKE_SIZE.fullmatch(size)
     if not match:
         raise ValueError(f"{size!r} is not a size such as 1GB, 512MB or a number of bytes")
     return int(Decimal(size[: match.start(2)]) * _MOONCAKE_FACTORS[match.group(2).upper()])
@@ -41,7 +41,7 @@ def mooncake_size_bytes(size: str | int) -> int:
 
 def parse_version(text: str) -> tuple[int, int, int, str, int] | None:
     """'v0.17.0rc2' -> (0, 17, 0, 'rc', 2); a final release sorts after its release candidates."""
-    match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:rc(\d+))?(?:\.post\d+)?", text.strip())
+    match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:rc(\d+))?(?:\.post\d+)?", text)
     if not match:
         return None
     major, minor, patch, rc = match.groups()
