@@ -35,6 +35,7 @@ from components.settings import ServiceSettings
 from components.store_settings import EtcdConfig, MooncakeStoreConfig
 from components.units import MAX_PORT, is_dns_label
 from components.workloads import Workloads
+from policies import rules
 
 OUTPUT = "kv_store"
 BACKENDS = ("mooncake", "memcache", "yuanrong")
@@ -187,7 +188,7 @@ def _master_address_ok(address: Any, host: str, port: int, workloads: Workloads)
     endpoints = mooncake.master_endpoints(address)
     number = endpoints[0].rpartition(":")[2]
     try:
-        etcd = EtcdConfig(replicas=len(endpoints), port=int(number) if number.isdigit() else -1)
+        etcd = EtcdConfig(replicas=len(endpoints), port=int(number) if rules.is_decimal(number) else -1)
     except ValidationError:
         return False
     return endpoints == client_endpoints(STORE_NAME, workloads, etcd)
@@ -237,7 +238,7 @@ def _mmc_local_conf(problems: _Problems, where: str, text: str, host: str, port:
         bad = True
     store_url = entries.get("ock.mmc.local_service.config_store_url", "")
     number = store_url.removeprefix(f"tcp://{host}:")
-    if store_url == number or not number.isdigit() or not 1 <= int(number) <= 65535:
+    if store_url == number or not rules.is_decimal(number) or not 1 <= int(number) <= 65535:
         problems.add(f"{where}.ock.mmc.local_service.config_store_url", f"must be tcp://{host}:<port>")
         bad = True
     return None if bad else memcache.render_conf(entries)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import subprocess
 import threading
 from collections import deque
@@ -151,7 +152,7 @@ class PackProcess:
             raise PolicyPackError(
                 with_stderr(f"{where} exited with code {self.exit_code()} before serving", self.stderr_tail())
             )
-        if not line.strip().isdigit():
+        if not re.fullmatch(r"[0-9]+", line.strip()):
             raise PolicyPackError(
                 with_stderr(
                     f"{where} printed {line.rstrip()!r} before its port (nothing may print to stdout before "

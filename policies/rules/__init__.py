@@ -65,7 +65,7 @@ from .store import (
     check_standalone_store_memory, check_standalone_store_protocol, store_protection_problem,
 )
 from .ucm import check_ucm_placement, check_ucm_storage, ucm_store_configs
-from .units import K8S_QUANTITY, MOONCAKE_SIZE, k8s_quantity_bytes, mooncake_size_bytes, parse_version
+from .units import K8S_QUANTITY, MOONCAKE_SIZE, is_decimal, k8s_quantity_bytes, mooncake_size_bytes, parse_version
 
 __all__ = [
     "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE", "DEFAULT_HOST_LOG_DIR",
@@ -85,7 +85,7 @@ __all__ = [
     "check_ports", "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_secret_env_shadowing", "check_service",
     "check_standalone_store_memory", "check_standalone_store_protocol", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
     "conf_entries", "connectors_of", "coordinator_reads_model", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
-    "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps", "host_path_problem",
+    "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps", "host_path_problem", "is_decimal",
     "is_read_only_configmap_role", "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs",
     "kv_transfer_path", "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "role_port",
     "service_set_objects", "service_set_roles", "store_connector_backends", "store_protection_problem",

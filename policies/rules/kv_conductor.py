@@ -6,6 +6,7 @@ import re
 from typing import Any, Mapping
 
 from .sections import DEFAULT_BACKEND, Finding, connectors_of, engine_section, kv_transfer_path
+from .units import is_decimal
 
 
 # Motor 8919e55: the coordinator's scheduler_type kv_cache_affinity queries the conductor named by KV_CONDUCTOR_SERVICE
@@ -162,7 +163,7 @@ def _transfer_port_ranges(user_config: Mapping[str, Any]) -> list[tuple[str, ran
     path = kv_transfer_path("prefill")
     for suffix, connector in connectors_of(engine.get("kv_transfer_config")):
         port = connector.get("kv_port")
-        if isinstance(port, str) and port.isdigit():
+        if isinstance(port, str) and is_decimal(port):
             port = int(port)
         if isinstance(port, int) and not isinstance(port, bool):
             found.append((f"{path}{suffix}.kv_port", range(port, port + devices), "the KV transfer ports"))

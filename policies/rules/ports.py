@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .sections import Finding
+from .units import is_decimal
 
 # The ports each Motor role's pod binds: deploy.py's defaults, which the role's api_config may move. None: not
 # configurable (the controller's observability port).
@@ -41,7 +42,7 @@ def _written_port(section: Any, key: str | None, default: int) -> Any:
 def role_port(section: Any, key: str | None, default: int) -> int | None:
     """A port of a role from its (pass-through) api_config, else deploy.py's default; None when it is no port."""
     value = _written_port(section, key, default)
-    if isinstance(value, bool) or not str(value).isdigit() or not 1 <= int(value) <= 65535:
+    if isinstance(value, bool) or not is_decimal(str(value)) or not 1 <= int(value) <= 65535:
         return None
     return int(value)
 

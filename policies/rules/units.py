@@ -17,8 +17,14 @@ _K8S_FACTORS = {
 }
 
 
+DECIMAL = re.compile(r"[0-9]+")
 MOONCAKE_SIZE = re.compile(r"^[0-9]+(\.[0-9]+)?\s*(GB|MB|KB|B)$", re.IGNORECASE)
 _MOONCAKE_FACTORS = {"GB": 2**30, "MB": 2**20, "KB": 2**10, "B": 1}
+
+
+def is_decimal(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also takes "²" and "٣", which int() then refuses or reads as digits."""
+    return DECIMAL.fullmatch(text) is not None
 
 
 def k8s_quantity_bytes(quantity: str) -> int:
@@ -29,7 +35,7 @@ def k8s_quantity_bytes(quantity: str) -> int:
 
 
 def mooncake_size_bytes(size: str | int) -> int:
-    if isinstance(size, int) and size >= 0 or isinstance(size, str) and size.isdigit():  # bytes, also as env text
+    if isinstance(size, int) and size >= 0 or isinstance(size, str) and is_decimal(size):  # bytes, also as env text
         return int(size)
     if not isinstance(size, str):
         raise ValueError(f"{size!r} is not a size such as 1GB, 512MB or a number of bytes")
