@@ -30,6 +30,9 @@ MAX_FILE_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 """Nesting levels of mappings and lists; Motor's deepest section (a MultiConnector's UCM store) needs 9."""
 MAX_YAML_NODES = 200_000
+# Text an alias repeats counts each time it is repeated: what a document expands to is what the program and the
+# preview copy (JSON, manifests), so a 300 KB anchor named 2,000 times would take gigabytes before any check.
+MAX_YAML_EXPANDED_BYTES = 4 * MAX_FILE_BYTES
 """Nodes of a YAML document with every alias expanded: anchors may share a section, not multiply it."""
 
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
@@ -225,23 +228,24 @@ _EventParser: type = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False
 
 
 def _check_events(text: str, label: str, parser_class: type = _EventParser) -> None:
-    """Depth and alias expansion from the parser's events, before any tree exists (the parser does not recurse).
-    libyaml stops at its own nesting limit (1000) before emitting the events that would show the depth, and PyYAML's
-    composer would then recurse into what libyaml refused: a libyaml error is checked again with PyYAML's parser."""
-    open_nodes: list[list[Any]] = []  # [anchor, expanded size, height] of each open collection
-    anchors: dict[str, tuple[int, int]] = {}
-    total = 0
+    """Depth and alias expansion (in values and in bytes of text) from the parser's events, before any tree exists
+    (the parser does not recurse). libyaml stops at its own nesting limit (1000) before emitting the events that would
+    show the depth, and PyYAML's composer would then recurse into what libyaml refused: a libyaml error is checked
+    again with PyYAML's parser."""
+    open_nodes: list[list[Any]] = []  # [anchor, expanded values, height, expanded bytes] of each open collection
+    anchors: dict[str, tuple[int, int, int]] = {}
+    total = total_bytes = 0
 
-    def close(anchor: str | None, size: int, height: int, mark: Any) -> None:
-        nonlocal total
+    def close(anchor: str | None, size: int, height: int, size_bytes: int, mark: Any) -> None:
         if anchor is not None:
-            anchors[anchor] = (size, height)
+            anchors[anchor] = (size, height, size_bytes)
         if len(open_nodes) + height > MAX_DEPTH:
             raise InputFileError(f"{label}:{mark.line + 1}: nested more than {MAX_DEPTH} levels deep")
         if open_nodes:
             parent = open_nodes[-1]
             parent[1] += size
             parent[2] = max(parent[2], height + 1)
+            parent[3] += size_bytes
 
     loader = parser_class(text)
     try:
@@ -256,23 +260,28 @@ def _check_events(text: str, label: str, parser_class: type = _EventParser) -> N
                 return  # a syntax error: the composer reports it, in PyYAML's words, after what was checked here
             if isinstance(event, yaml.CollectionStartEvent):
                 total += 1
+                total_bytes += 2
                 if len(open_nodes) >= MAX_DEPTH:
                     raise InputFileError(f"{label}:{event.start_mark.line + 1}: nested more than {MAX_DEPTH} levels deep")
-                open_nodes.append([event.anchor, 1, 1])
+                open_nodes.append([event.anchor, 1, 1, 2])
             elif isinstance(event, yaml.CollectionEndEvent):
-                anchor, size, height = open_nodes.pop()
-                close(anchor, size, height, event.start_mark)
+                anchor, size, height, size_bytes = open_nodes.pop()
+                close(anchor, size, height, size_bytes, event.start_mark)
             elif isinstance(event, yaml.ScalarEvent):
                 total += 1
-                close(event.anchor, 1, 0, event.start_mark)
+                total_bytes += len(event.value) + 1
+                close(event.anchor, 1, 0, len(event.value) + 1, event.start_mark)
             elif isinstance(event, yaml.AliasEvent):
-                size, height = anchors.get(event.anchor, (1, 0))
+                size, height, size_bytes = anchors.get(event.anchor, (1, 0, 1))
                 total += size
-                close(None, size, height, event.start_mark)
-            if total > MAX_YAML_NODES:
+                total_bytes += size_bytes
+                close(None, size, height, size_bytes, event.start_mark)
+            if total > MAX_YAML_NODES or total_bytes > MAX_YAML_EXPANDED_BYTES:
+                beyond = (f"{MAX_YAML_NODES} values" if total > MAX_YAML_NODES
+                          else f"{MAX_YAML_EXPANDED_BYTES // 2**20} MiB of text")
                 raise InputFileError(
-                    f"{label}:{event.start_mark.line + 1}: aliases expand the document beyond {MAX_YAML_NODES} "
-                    f"values; write the sections out instead of multiplying them with anchors"
+                    f"{label}:{event.start_mark.line + 1}: aliases expand the document beyond {beyond}; write the "
+                    f"sections out instead of multiplying them with anchors"
                 )
     finally:
         loader.dispose()

@@ -75,6 +75,19 @@ def test_stack_file_billion_laughs(project: Path) -> None:
     refused(stack_settings(project, "laughs", content), "Pulumi.laughs.yaml:", "aliases expand the document")
 
 
+# One anchor of 100 KB named 2,000 times: a 112 KB value (under the 128 KiB an argument may have) that expands to
+# 200 MB of text; few values, so only a bound in bytes stops it (a 300 KB anchor took 2.3 GiB before it was refused).
+BIG_ANCHOR = "&big " + "x" * 100_000
+BIG_ALIASES = "[" + ", ".join(["*big"] * 2000) + "]"
+
+
+def test_stack_file_aliases_of_a_large_anchor(project: Path) -> None:
+    content = DEV.replace("config:\n", f"big: {BIG_ANCHOR}\nconfig:\n  motor-kvpool:motor_controller_config: "
+                                         f"{{x: {BIG_ALIASES}}}\n", 1)
+    result = stack_settings(project, "wide", content)
+    refused(result, "Pulumi.wide.yaml:", "aliases expand the document beyond 4 MiB of text; write the sections out")
+
+
 def test_stack_file_duplicate_top_level_key(project: Path) -> None:
     content = with_config_line("motor-kvpool:create_namespace: true\n  motor-kvpool:create_namespace: false")
     refused(stack_settings(project, "dup", content),
@@ -237,6 +250,13 @@ def test_import_set_billion_laughs(motor_files: tuple[Path, Path], tmp_path: Pat
     value = "[" + ",".join(["&a [1,1,1,1,1,1,1,1,1,1]"] + ["&a [" + ",".join(["*a"] * 10) + "]"] * 7) + "]"
     result = run_import(user, env, tmp_path / "stacks", "--set", f"motor_controller_config.x={value}")
     refused(result, "--set 'motor_controller_config.x=[", "VALUE is read as YAML: 1:", "aliases expand")
+
+
+def test_import_set_aliases_of_a_large_anchor(motor_files: tuple[Path, Path], tmp_path: Path) -> None:
+    user, env = motor_files
+    value = f"[{BIG_ANCHOR}, {BIG_ALIASES}]"
+    result = run_import(user, env, tmp_path / "stacks", "--set", f"motor_controller_config.x={value}")
+    refused(result, "VALUE is read as YAML: 1:", "aliases expand the document beyond 4 MiB of text")
 
 
 # --- preview and diff ----------------------------------------------------------------------------------------
