@@ -272,3 +272,29 @@ def test_a_date_is_refused_naming_the_key_and_the_quoting(tmp_path: Path) -> Non
         "CLI hands over in Go's words (2026-12-02 as '2026-12-02 00:00:00 +0000 UTC'); write it in quotes "
         '("2026-12-02")'
     )
+
+
+def test_merge_keys_are_merged_as_the_cli_merges_them(tmp_path: Path) -> None:
+    """yaml.v3 merges `<<: *anchor` into `config` and into values (tests/e2e/test_stack_file_yaml.py holds it to the
+    CLI); a key beside the merge wins, and so does the first of several merged mappings. Go's encoding/json escapes
+    <, > and & in the JSON text the program gets."""
+    project = write_project(tmp_path, "name: demo\nruntime: python\n", {"dev": """\
+        common: &common
+          demo:merged: 1
+          demo:kept: {x: 1}
+        base: &base {x: 1, y: 2, z: 3}
+        other: &other {z: 4, w: 5}
+        config:
+          <<: *common
+          demo:kept: {x: 2}
+          demo:value: {<<: *base, y: 9}
+          demo:several: {<<: [*base, *other]}
+          demo:text: [<<, a&b]
+        """})
+    assert load_stack_config(project, "dev").values == {
+        "demo:merged": "1",
+        "demo:kept": '{"x":2}',
+        "demo:value": '{"x":1,"y":9,"z":3}',
+        "demo:several": '{"w":5,"x":1,"y":2,"z":3}',
+        "demo:text": '["\\u003c\\u003c","a\\u0026b"]',
+    }

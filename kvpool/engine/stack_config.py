@@ -229,9 +229,13 @@ def _read_stack_values(stack_file: Path) -> tuple[dict[str, Any], set[str]]:
 
 
 def _config_value_nodes(root: yaml.MappingNode | None) -> list[tuple[str, yaml.Node]]:
+    """(key, value node) of `config`, with `<<` merge keys merged in as yaml.v3 merges them (a key written beside
+    them wins; the first merged mapping wins over later ones)."""
     for key_node, value_node in root.value if root is not None else []:
         if key_node.value == "config" and isinstance(value_node, yaml.MappingNode):
-            return [(str(k.value), v) for k, v in value_node.value]
+            GoYamlLoader("").flatten_mapping(value_node)
+            merged = {str(k.value): v for k, v in value_node.value}  # later pairs (written beside `<<`) win
+            return list(merged.items())
     return []
 
 
@@ -324,7 +328,12 @@ def _config_text(value: Any) -> str:
     if isinstance(value, float):
         return go_json_float(value)
     if isinstance(value, (dict, list)):
-        # Sorted keys: the CLI marshals with Go's encoding/json, which sorts map keys, so a program sees them so.
-        return json.dumps(as_go_json(value), separators=(",", ":"), sort_keys=True)
+        # Sorted keys: the CLI marshals with Go's encoding/json, which sorts map keys, so a program sees them so; it
+        # writes text as UTF-8 but escapes <, >, & and the two Unicode line separators (its HTML-safe default).
+        text = json.dumps(as_go_json(value), separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+        return text.translate(GO_JSON_ESCAPES)
     return json.dumps(value)
+
+
+GO_JSON_ESCAPES = str.maketrans({char: f"\\u{ord(char):04x}" for char in "<>&\u2028\u2029"})
 

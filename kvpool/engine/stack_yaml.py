@@ -46,8 +46,13 @@ class GoYamlLoader(SafeYamlLoader):
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
         if kind is yaml.ScalarNode and implicit[0]:
-            return TAG + go_kind(value)[0]
+            # yaml.v3 resolves a plain `<<` as its merge tag: as a key it merges the aliased mappings in
+            return TAG + ("merge" if value == "<<" else go_kind(value)[0])
         return super().resolve(kind, value, implicit)
+
+    def construct_merge_scalar(self, node: yaml.ScalarNode) -> str:
+        """A plain `<<` that is not a key is the text "<<" for yaml.v3."""
+        return node.value
 
     def construct_go_scalar(self, node: yaml.ScalarNode) -> Any:
         kind, value = go_kind(node.value)
@@ -61,6 +66,7 @@ class GoYamlLoader(SafeYamlLoader):
 
 for _kind in ("null", "bool", "int", "float"):
     GoYamlLoader.add_constructor(TAG + _kind, GoYamlLoader.construct_go_scalar)
+GoYamlLoader.add_constructor(TAG + "merge", GoYamlLoader.construct_merge_scalar)
 
 
 def go_kind(text: str) -> tuple[str, Any]:

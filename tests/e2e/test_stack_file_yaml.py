@@ -34,7 +34,7 @@ VALUES = [
     "host:8080", "http://host:80/x", "a:b:c", "key=value", "a #not a comment", "'quoted: colon'", '"0x10"',
     "!!str 10", "!!str yes", "!!int 0x10", "!!float 1", "!!float 1e3", "!!bool true", "!!null ''",
     "[1, 0x10, yes]", "{a: 1_0, b: on}",
-    "!custom x", "!!binary aGk=", "!!timestamp 2026-12-02", "!!set {a: null}",
+    "!custom x", "!!binary aGk=", "!!timestamp 2026-12-02", "!!set {a: null}", "<<", "[<<, 1]", "[é, a&b, x>y]",
 ]
 # Values the CLI refuses to read at all (the whole file fails): read one per file.
 CLI_REFUSED = [".inf", "-.Inf", ".NaN", "!!bool yes", "!!int 1.5", "!!float abc", "!!null x"]
@@ -112,6 +112,35 @@ def test_the_offline_reader_reads_every_value_as_the_cli(offline_workspace: Pulu
     print(f"{len(keys)} values ({len(VALUES)} written 3 ways): {len(keys) - len(refused)} read alike, "
           f"{len(refused)} refused offline")  # the counts issue 21 asks for (shown with -s)
     assert not disagreements, "\n".join(disagreements)
+
+
+# YAML merge keys (`<<: *anchor`), which yaml.v3 merges: into a value and into `config` itself, a key written beside
+# them winning, the first of several merged mappings winning over the later ones.
+MERGES = f"""common: &common
+  {PROJECT}:merged: 1
+  {PROJECT}:kept: {{x: 1}}
+base: &base {{x: 1, y: 2, z: 3}}
+other: &other {{z: 4, w: 5}}
+config:
+  <<: *common
+  {PROJECT}:kept: {{x: 2}}
+  {PROJECT}:value: {{<<: *base, y: 9}}
+  {PROJECT}:several: {{<<: [*base, *other]}}
+  {PROJECT}:nested:
+    inner:
+      <<: *other
+      w: 6
+"""
+
+
+def test_merge_keys_are_merged_as_the_cli_merges_them(offline_workspace: PulumiWorkspace, project: Path) -> None:
+    cli, error = cli_values(offline_workspace, project, "merges", MERGES)
+    assert cli is not None, error
+    (project / "Pulumi.offline.yaml").write_text(MERGES)
+    offline = load_stack_config(project, "offline").values
+    assert {key: typed(json.loads(value)) if value.startswith("{") else value for key, value in offline.items()} == {
+        key: typed(json.loads(value)) if value.startswith("{") else value for key, value in cli.items()}
+    assert json.loads(offline[f"{PROJECT}:several"]) == {"x": 1, "y": 2, "z": 3, "w": 5}
 
 
 @pytest.mark.parametrize("value", CLI_REFUSED)
