@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from components.deploy_settings import DEPLOY_PY_NODE_PORTS
 from components.pulumi_settings import settings_from_config
@@ -21,7 +22,11 @@ from kvpool.fleet import report as fleet_report
 from kvpool.fleet.clashes import Footprint, HostPort, clashes, footprint_from_settings
 from kvpool.fleet.model import build_fleet
 from kvpool.fleet.offline import ClusterClashError, check_cluster_clashes, offline_facts
+from kvpool.views.importer import import_pair
 from tests.program_runs import PROJECT_DIR, project_with_stacks, stack_values
+from tests.service_configs import plain_pd
+from tests.test_examples import FILL, project_copy
+from tests.test_importer import write_pair
 
 ALPHA, BETA = "organization/motor-kvpool/alpha", "organization/motor-kvpool/beta"
 
@@ -198,3 +203,45 @@ def test_the_cluster_stays_out_of_motors_user_config() -> None:
              for key, value in values.items()}
     settings = settings_from_config(texts, set(), "dev")
     assert settings.cluster == "lab-1" and "cluster" not in settings.user_config()
+
+
+# --- kvpool import picks free values -------------------------------------------------------------------------
+
+
+def test_a_second_deploy_py_pair_imported_gets_free_node_ports_and_namespace(tmp_path: Path) -> None:
+    """A deploy.py user's pair keeps its explicit NodePorts and job_id where nothing in the project holds them; the
+    same pair imported again gets the free values the clashes name, each said in a note, and then previews clean."""
+    project = project_copy(tmp_path)
+    service = plain_pd()
+    service["motor_deploy_config"].update(DEPLOY_PY_NODE_PORTS, job_id="mindie-motor")
+    user_config, env = write_pair(tmp_path / "src", service)
+    _, first = import_pair(user_config, env, "first", project / "stacks")
+    assert not [note for note in first.notes if "free value" in note]
+    target, second = import_pair(user_config, env, "second", project / "stacks")
+    assert [note for note in second.notes if "free value" in note] == [
+        "motor_deploy_config.coordinator_infer_node_port 31015 became 30000: stack first of the project holds 31015 "
+        "in cluster 'default' (node-port); a free value picked",
+        "motor_deploy_config.coordinator_obs_node_port 31017 became 30001: stack first of the project holds 31017 in "
+        "cluster 'default' (node-port); a free value picked",
+        "motor_deploy_config.controller_observability_node_port 31027 became 30002: stack first of the project holds "
+        "31027 in cluster 'default' (node-port); a free value picked",
+        "motor_deploy_config.job_id 'mindie-motor' became 'second': stack first of the project holds 'mindie-motor' in "
+        "cluster 'default' (shared-namespace); a free value picked",
+    ]
+    written = yaml.safe_load(target.read_text())["config"]["motor-kvpool:motor_deploy_config"]
+    assert (written["job_id"], written["coordinator_infer_node_port"]) == ("second", 30000)
+    for stack in ("first", "second"):
+        check_cluster_clashes(project, load_stack_config(project, stack))
+
+
+def test_two_of_motors_examples_imported_as_they_are_share_one_cluster(motor_examples: Path, tmp_path: Path) -> None:
+    """Every Motor example carries deploy.py's job_id mindie-motor (and no NodePort)."""
+    project = project_copy(tmp_path)
+    folder = motor_examples / "vllm"
+    for stack in ("first", "second"):
+        _, conversion = import_pair(folder / "user_config.json", folder / "env.json", stack, project / "stacks", FILL)
+    assert conversion.notes[-1] == (
+        "motor_deploy_config.job_id 'mindie-motor' became 'second': stack first of the project holds 'mindie-motor' "
+        "in cluster 'default' (shared-namespace); a free value picked"
+    )
+    assert build_fleet(offline_facts(project)).problems == ()

@@ -17,11 +17,11 @@ from components.errors import KvpoolError
 from components.input_files import load_json, load_yaml
 from components.local_backend import LOCAL_ORGANIZATION
 from components.pulumi_settings import settings_from_config
-from components.settings import PROJECT
+from components.settings import PROJECT, ServiceSettings
 from kvpool.engine.mock_engine import run_program
 from kvpool.engine.stack_config import StackConfig, load_stack_config, stack_names
 from kvpool.engine.stack_references import referenced_stacks, resolve
-from kvpool.fleet.clashes import clashes, footprint_from_settings
+from kvpool.fleet.clashes import Clash, clashes, footprint_from_settings
 from kvpool.fleet.model import StackFacts
 from kvpool.views.manifests import kubernetes_objects
 
@@ -100,37 +100,42 @@ class ClusterClashError(KvpoolError):
 
 def check_cluster_clashes(project_dir: Path, config: StackConfig) -> None:
     """Refuse `config`'s stack when it asks its cluster for a NodePort or a namespace that another stack file of the
-    project deploying to the same cluster asks for. Cheap enough for every preview: each stack is read with the
-    settings loader, without running its program, since its NodePorts are its *_node_port settings and its
-    namespace is its job_id exactly as its preview renders them (kvpool/fleet/clashes.py); the host ports and the
-    objects outside a namespace, which need the rendered objects, are `kvpool fleet`'s to check. Another project's
-    program (the preview runs any Pulumi program) has no such settings: nothing to check there."""
+    project deploying to the same cluster asks for. Another project's program (the preview runs any Pulumi program)
+    has no such settings: nothing to check there."""
     if config.project != PROJECT:
         return
-    own = reference(config)
-    footprints = []
+    settings = settings_from_config(config.values, set(config.secret_keys), config.stack)
+    found = clashes_with_stack_files(project_dir, reference(config), settings)
+    if found:
+        others = sorted({_stack(clash.first) for clash in found})
+        raise ClusterClashError("\n".join([
+            f"stack {config.stack} asks cluster {settings.cluster!r} for what stack {', '.join(others)} of the project "
+            "holds there (both deploy to it: top-level setting `cluster`); nothing written:",
+            *(f"  [{clash.kind}] {clash.message}" for clash in found),
+        ]))
+
+
+def clashes_with_stack_files(project_dir: Path, own: str, settings: ServiceSettings) -> list[Clash]:
+    """The NodePort and namespace clashes of stack `own` (a reference; `settings`: its settings) with every other
+    stack file of the project, the field to change being `own`'s. Cheap enough for every preview: each stack is read
+    with the settings loader, without running its program, since its NodePorts are its *_node_port settings and its
+    namespace is its job_id exactly as its preview renders them (kvpool/fleet/clashes.py); the host ports and the
+    objects outside a namespace, which need the rendered objects, are `kvpool fleet`'s to check."""
+    footprints = [footprint_from_settings(own, settings)]
     for name in stack_names(project_dir):
-        other = config if name == config.stack else load_stack_config(project_dir, name)
+        other = load_stack_config(project_dir, name)
+        if reference(other) == own:
+            continue
         try:
-            settings = settings_from_config(other.values, set(other.secret_keys), name)
+            other_settings = settings_from_config(other.values, set(other.secret_keys), name)
         except KvpoolError as error:
-            if other is config:
-                raise
             raise ClusterClashError(
-                f"stack {config.stack} is checked against every stack file of the project for what their cluster "
+                f"stack {_stack(own)} is checked against every stack file of the project for what their cluster "
                 f"allocates once, but stack {name}'s file is refused: {error}\nfix {name}'s stack file, or move it "
                 f"out of the stacks folder"
             ) from None
-        footprints.append(footprint_from_settings(reference(other), settings))
-    found = [clash for clash in clashes(footprints, changing=own) if own in (clash.first, clash.second)]
-    if found:
-        cluster = next(footprint.cluster for footprint in footprints if footprint.reference == own)
-        others = sorted({_stack(clash.first) for clash in found})
-        raise ClusterClashError("\n".join([
-            f"stack {config.stack} asks cluster {cluster!r} for what stack {', '.join(others)} of the project holds "
-            "there (both deploy to it: top-level setting `cluster`); nothing written:",
-            *(f"  [{clash.kind}] {clash.message}" for clash in found),
-        ]))
+        footprints.append(footprint_from_settings(reference(other), other_settings))
+    return [clash for clash in clashes(footprints, changing=own) if own in (clash.first, clash.second)]
 
 
 def _stack(reference: str) -> str:
