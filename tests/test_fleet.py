@@ -68,7 +68,7 @@ def test_example_stacks_json(example_fleet):
     by_stack = {stack["stack"].rsplit("/", 1)[1]: stack for stack in document["stacks"]}
     assert by_stack["service-a"] == {
         "stack": "organization/motor-kvpool/service-a", "cluster": "default", "role": "owner", "namespace": "service-a",
-        "clashes_checked_on": "rendered objects", "backend": "memcache", "compatibility_key": "87b40f557eba6d0d",
+        "backend": "memcache", "compatibility_key": "87b40f557eba6d0d",
         "engines": [
             {"role": "prefill", "instances": 1, "pods_per_instance": 1, "pool_bytes_per_pod": 2**30},
             {"role": "decode", "instances": 1, "pods_per_instance": 1, "pool_bytes_per_pod": 2**30},

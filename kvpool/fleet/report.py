@@ -96,8 +96,9 @@ def report(fleet: Fleet) -> list[str]:
 
 def _stack_json(fleet: Fleet, stack: FleetStack) -> dict[str, Any]:
     document: dict[str, Any] = {
+        # What each stack's clashes were checked on is the source's, not the stack's: the text report says it.
         "stack": stack.reference, "cluster": stack.cluster, "role": stack.role, "namespace": stack.namespace,
-        "clashes_checked_on": "settings" if stack.unrendered else "rendered objects", "backend": stack.backend,
+        "backend": stack.backend,
         "compatibility_key": stack.compatibility_key,
         "engines": [
             {"role": group.role, "instances": group.instances, "pods_per_instance": group.pods_per_instance,
