@@ -260,6 +260,9 @@ def _pattern_message(path: str, value: Any) -> str:
         return f"{value!r} is not a stack reference; write <organization>/<project>/<stack>"
     if isinstance(value, str) and path.endswith(("_path", ".path")) and not value.startswith("/"):
         return f"{value!r} is not an absolute path; write one starting with /"
+    if path == "cluster":
+        return (f"{value!r} is not a cluster name: one line of letters, digits and -_.:@/, starting with a letter or "
+                "digit, e.g. your kubeconfig context's name")
     if path.startswith("env."):
         return f"{value!r} is not an environment variable name (letters, digits, _; not starting with a digit)"
     return f"{value!r} has the wrong form; see the field's description in components/settings.py"

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from components.deploy_settings import DEPLOY_PY_NODE_PORTS
+from components.errors import SettingsError
 from components.pulumi_settings import settings_from_config
 from kvpool.commands.cli import main
 from kvpool.engine.stack_config import load_stack_config, stack_names
@@ -245,3 +246,15 @@ def test_two_of_motors_examples_imported_as_they_are_share_one_cluster(motor_exa
         "in cluster 'default' (shared-namespace); a free value picked"
     )
     assert build_fleet(offline_facts(project)).problems == ()
+
+
+def test_a_cluster_name_that_is_not_one_line_is_refused_naming_the_key() -> None:
+    values = stack_values("dev")
+    values["cluster"] = "prod cluster"
+    texts = {f"motor-kvpool:{key}": value if isinstance(value, str) else json.dumps(value) for key, value in values.items()}
+    with pytest.raises(SettingsError) as raised:
+        settings_from_config(texts, set(), "dev")
+    assert raised.value.problems == [
+        "cluster: 'prod cluster' is not a cluster name: one line of letters, digits and -_.:@/, starting with a letter "
+        "or digit, e.g. your kubeconfig context's name"
+    ]
