@@ -27,7 +27,7 @@ from kvpool.views.importer import import_pair
 from tests.program_runs import PROJECT_DIR, project_with_stacks, stack_values
 from tests.service_configs import plain_pd
 from tests.test_examples import FILL, project_copy
-from tests.test_importer import write_pair
+from tests.test_importer import NODE_PORT_NOTE, write_pair
 
 ALPHA, BETA = "organization/motor-kvpool/alpha", "organization/motor-kvpool/beta"
 
@@ -217,7 +217,7 @@ def test_a_second_deploy_py_pair_imported_gets_free_node_ports_and_namespace(tmp
     service["motor_deploy_config"].update(DEPLOY_PY_NODE_PORTS, job_id="mindie-motor")
     user_config, env = write_pair(tmp_path / "src", service)
     _, first = import_pair(user_config, env, "first", project / "stacks")
-    assert not [note for note in first.notes if "free value" in note]
+    assert not [note for note in first.notes if "free value" in note] and NODE_PORT_NOTE not in first.notes
     target, second = import_pair(user_config, env, "second", project / "stacks")
     assert [note for note in second.notes if "free value" in note] == [
         "motor_deploy_config.coordinator_infer_node_port 31015 became 30000: stack first of the project holds 31015 "
@@ -241,6 +241,7 @@ def test_two_of_motors_examples_imported_as_they_are_share_one_cluster(motor_exa
     folder = motor_examples / "vllm"
     for stack in ("first", "second"):
         _, conversion = import_pair(folder / "user_config.json", folder / "env.json", stack, project / "stacks", FILL)
+    assert NODE_PORT_NOTE in conversion.notes  # deploy.py's templates served NodePorts; the stack asks for none
     assert conversion.notes[-1] == (
         "motor_deploy_config.job_id 'mindie-motor' became 'second': stack first of the project holds 'mindie-motor' "
         "in cluster 'default' (shared-namespace); a free value picked"

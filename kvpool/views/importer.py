@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from components.deploy_settings import DEPLOY_PY_NODE_PORTS
 from components.errors import KvpoolError, SettingsError
 from components.input_files import check_stack_name, load_json
 from components.local_backend import LOCAL_ORGANIZATION
@@ -162,6 +163,14 @@ def _convert_deploy(deploy: dict[str, Any], notes: list[str]) -> None:
         notes.append("motor_deploy_config.deploy_mode was absent: written as infer_service_set, deploy.py's default")
     if "env_path" in deploy:
         notes.append(f"motor_deploy_config.env_path ({deploy.pop('env_path')}) dropped: env.json is imported under `env`")
+    unset = {key: port for key, port in DEPLOY_PY_NODE_PORTS.items() if key not in deploy}
+    if unset:  # deploy.py's templates serve them whatever the file says; a stack asks for none unless told
+        notes.append(
+            f"motor_deploy_config: {', '.join(unset)} absent: deploy.py's templates served NodePorts "
+            f"{', '.join(map(str, unset.values()))}; this stack's Services are ClusterIP (a cluster allocates a "
+            "NodePort once). For clients outside the cluster: "
+            + " ".join(f"--set motor_deploy_config.{key}={port}" for key, port in unset.items())
+        )
 
 
 def _convert_store(user: dict[str, Any], notes: list[str]) -> None:
