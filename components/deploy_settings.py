@@ -88,6 +88,9 @@ class HostPathStorage(StorageCommon):
 StorageEntry = Annotated[Union[PvcStorage, NfsStorage, HostPathStorage], Field(discriminator="type")]
 
 
+# deploy.py's NodePorts (its yaml_template/ files write them as fixed numbers): what a stack writes to keep them.
+DEPLOY_PY_NODE_PORTS = dict(zip(rules.NODE_PORT_KEYS, (31015, 31017, 31027), strict=True))
+
 # The deploy modes motor-kvpool renders (components/workloads.py).
 DEPLOY_MODES = ("multi_deployment", "infer_service_set")
 
@@ -125,9 +128,19 @@ class DeployConfig(Closed):
     coordinator_node_selector: Labels = Field(default_factory=dict, description="Nodes of the coordinator pods.")
     kv_pool_node_selector: Labels = Field(default_factory=dict, description="Nodes of the KV store pods.")
     scheduling_queue: NonEmpty | None = Field(None, description="Volcano queue (scheduling.volcano.sh/queue-name).")
-    coordinator_infer_node_port: NodePort = Field(31015, description="NodePort of the inference API (deploy.py's).")
-    coordinator_obs_node_port: NodePort = Field(31017, description="NodePort of coordinator observability.")
-    controller_observability_node_port: NodePort = Field(31027, description="NodePort of controller observability.")
+    # No NodePort unless asked: a NodePort is allocated once per cluster, so deploy.py's fixed 31015/31017/31027 would
+    # refuse every second service of a cluster. Motor's own processes and probes dial the Services' DNS names and
+    # container ports, never a NodePort; only clients outside the cluster use one.
+    coordinator_infer_node_port: NodePort | None = Field(
+        None, description="NodePort of the inference API for clients outside the cluster; unset, the Service is "
+        "ClusterIP. deploy.py's is 31015: write it to keep it (one stack per cluster may hold it).",
+    )
+    coordinator_obs_node_port: NodePort | None = Field(
+        None, description="NodePort of coordinator observability; unset, the Service is ClusterIP (deploy.py's: 31017).",
+    )
+    controller_observability_node_port: NodePort | None = Field(
+        None, description="NodePort of controller observability; unset, the Service is ClusterIP (deploy.py's: 31027).",
+    )
     tls_config: dict[str, Any] | None = Field(None, description="Motor's TLS settings, passed to Motor untouched.")
 
     @field_validator("p_instances_num", "d_instances_num")
@@ -171,10 +184,11 @@ class DeployConfig(Closed):
     @model_validator(mode="after")
     def _distinct_node_ports(self) -> DeployConfig:
         """A NodePort is allocated once per cluster: the API server refuses the second Service asking for it."""
-        fields = ("coordinator_infer_node_port", "coordinator_obs_node_port", "controller_observability_node_port")
         seen: dict[int, str] = {}
-        for name in fields:
+        for name in DEPLOY_PY_NODE_PORTS:
             port = getattr(self, name)
+            if port is None:
+                continue
             if port in seen:
                 raise ValueError(f"{name}: {port} is already {seen[port]}; a NodePort serves one Service, give each "
                                  "its own")

@@ -78,13 +78,10 @@ def build(
     pulumi.export("namespace", settings.namespace)
     pulumi.export("deploy_mode", deploy.deploy_mode)
     pulumi.export("motor_config", f"{settings.namespace}/{MOTOR_CONFIG_NAME}")
-    pulumi.export(
-        "coordinator",
-        {
-            "service": workloads.service_host(COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE),
-            "node_port": deploy.coordinator_infer_node_port,
-        },
-    )
+    coordinator = {"service": workloads.service_host(COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE)}
+    if deploy.coordinator_infer_node_port is not None:  # a ClusterIP Service has none to tell
+        coordinator["node_port"] = deploy.coordinator_infer_node_port
+    pulumi.export("coordinator", coordinator)
     if settings.kv_conductor_config is not None:
         pulumi.export("kv_conductor", {"service": conductor_host(workloads),
                                        "port": settings.kv_conductor_config.http_server_port})

@@ -17,7 +17,7 @@ from components.settings_loader import ALIASES, PULUMI_CONFIG_KEYS, load_from_pu
 from policies import rules
 
 _PREFIX = f"{PROJECT}:"
-STRING_KEYS = ("motor_deployer_dir", "vllm_ascend_version", "cluster_domain")
+STRING_KEYS = ("motor_deployer_dir", "vllm_ascend_version", "cluster_domain", "cluster")
 # Read as a Pulumi secret by the program (components/secret_env.py), never into the settings model.
 SECRET_ENV_KEY = "secret_env"
 SECRET_ENV_DESCRIPTION = (

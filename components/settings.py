@@ -24,7 +24,7 @@ from components.connectors import with_store_connector_config
 from components.deploy_settings import DeployConfig
 from components.engine_settings import EngineSection
 from components.hardware import MEMCACHE_LOCAL_SERVICE_MODE
-from components.settings_types import DNS_SUBDOMAIN, Closed, EnvName, EnvValue
+from components.settings_types import DNS_SUBDOMAIN, ClusterName, Closed, EnvName, EnvValue
 from components.store_settings import (
     DEPLOYMENT_ONLY_STORE_KEYS,
     MemcacheStoreConfig,
@@ -38,6 +38,7 @@ from components.units import is_dns_label
 from policies import rules
 
 PROJECT = "motor-kvpool"
+DEFAULT_CLUSTER = "default"
 USER_CONFIG_VERSION = "v2.0"
 
 
@@ -164,6 +165,14 @@ class ServiceSettings(Closed):
         "ends in .svc.<cluster_domain>, another stack's store included, whatever that stack's output says. (Motor "
         "itself assumes cluster.local only when its node manager restores a snapshot that lacks its namespace, "
         "motor/node_manager/core/engine_manager.py:157.)",
+    )
+    cluster: ClusterName = Field(
+        DEFAULT_CLUSTER,
+        description="The cluster this stack deploys to, by a name of your choosing (e.g. the kubeconfig context). "
+        "What a cluster allocates once (NodePorts, namespaces and the names in them, host ports, cluster-scoped "
+        "objects) is checked across the project's stacks of one cluster: `kvpool fleet` lists every clash and "
+        f"`kvpool preview` refuses one. Default {DEFAULT_CLUSTER!r}: every stack of the project shares one cluster; "
+        "give stacks that deploy elsewhere another name. Not Motor's: kept out of user_config.json.",
     )
     motor_deploy_config: DeployConfig = Field(
         description="Where and how the service runs: namespace, deploy mode, instances, pods and NPUs, image, "
@@ -329,6 +338,7 @@ class ServiceSettings(Closed):
                 exclude={
                     "create_namespace": True,
                     "cluster_domain": True,
+                    "cluster": True,
                     "motor_deployer_dir": True,
                     "vllm_ascend_version": True,
                     "env": True,

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Mapping, Union
 
 from pydantic import BaseModel, ValidationError
 
+from components.deploy_settings import DEPLOY_PY_NODE_PORTS
 from components.errors import SettingsError
 from components.passthrough import check_passthrough_sections
 from components.local_backend import LOCAL_ORGANIZATION
@@ -30,7 +31,7 @@ USER_CONFIG_SECTIONS = (
     "motor_engine_prefill_config", "motor_engine_decode_config", "kv_cache_store_config", "kv_conductor_config",
 )
 PULUMI_CONFIG_KEYS = (
-    "create_namespace", "motor_deployer_dir", "vllm_ascend_version", "cluster_domain", *USER_CONFIG_SECTIONS, "env", "rollout",
+    "create_namespace", "motor_deployer_dir", "vllm_ascend_version", "cluster_domain", "cluster", *USER_CONFIG_SECTIONS, "env", "rollout",
 )
 
 # Older names accepted in place of the current ones (seed 001 and env.json of the kv_cache_pool generation).
@@ -160,10 +161,12 @@ def _example(loc: tuple[Any, ...], kind: type) -> Any:
     return next((value for value in defaults if type(value) is kind), _PLAIN_EXAMPLES[kind])
 
 
-# Values the advisory policy accepts (kvpool-configure-sustainable-mooncake-eviction); these fields have no default.
+# Fields without a default to show: values the advisory policy accepts (kvpool-configure-sustainable-mooncake-
+# eviction), and deploy.py's NodePorts.
 _RULE_EXAMPLES = {
     "kv_cache_store_config.eviction_high_watermark_ratio": rules.SUSTAINABLE_HIGH_WATERMARK,
     "kv_cache_store_config.eviction_ratio": rules.SUSTAINABLE_EVICTION_RATIO,
+    **{f"motor_deploy_config.{key}": port for key, port in DEPLOY_PY_NODE_PORTS.items()},
 }
 _PLAIN_EXAMPLES = {int: 2, float: 0.5}
 
@@ -257,6 +260,9 @@ def _pattern_message(path: str, value: Any) -> str:
         return f"{value!r} is not a stack reference; write <organization>/<project>/<stack>"
     if isinstance(value, str) and path.endswith(("_path", ".path")) and not value.startswith("/"):
         return f"{value!r} is not an absolute path; write one starting with /"
+    if path == "cluster":
+        return (f"{value!r} is not a cluster name: one line of letters, digits and -_.:@/, starting with a letter or "
+                "digit, e.g. your kubeconfig context's name")
     if path.startswith("env."):
         return f"{value!r} is not an environment variable name (letters, digits, _; not starting with a digit)"
     return f"{value!r} has the wrong form; see the field's description in components/settings.py"

@@ -7,6 +7,7 @@ import json
 import pulumi
 import pytest
 
+from components.deploy_settings import DEPLOY_PY_NODE_PORTS
 from components.motor_config import MOTOR_FILES
 from components.workloads import Workloads
 from kvpool.engine.mock_engine import ProgramError, run_program
@@ -104,19 +105,35 @@ def test_up_without_motor_scripts_is_refused_and_preview_warns():
     )
 
 
-def test_services_keep_deploy_pys_names_ports_and_node_ports():
-    rendered = render_stack("dev")
-    ports = {
-        name: [(p["port"], p.get("nodePort")) for p in rendered.get("Service", name)["spec"]["ports"]]
+def _control_plane_ports(rendered) -> dict[str, tuple[str, list[tuple[int, int | None]]]]:
+    return {
+        name: (rendered.get("Service", name)["spec"]["type"],
+               [(p["port"], p.get("nodePort")) for p in rendered.get("Service", name)["spec"]["ports"]])
         for name in rendered.names("Service")
         if name != "mindie-motor-kvs-master"
     }
-    assert ports == {
-        "mindie-motor-controller-service": [(1026, None)],
-        "mindie-motor-controller-observability-service": [(1027, 31027)],
-        "mindie-motor-coordinator-infer": [(1025, 31015)],
-        "mindie-motor-coordinator-mgmt": [(1026, None)],
-        "mindie-motor-coordinator-obs": [(1027, 31017)],
+
+
+def test_services_keep_deploy_pys_names_and_ports_and_ask_for_no_node_port():
+    """A NodePort is allocated once per cluster: unasked, a second service would be refused (issue 34)."""
+    assert _control_plane_ports(render_stack("dev")) == {
+        "mindie-motor-controller-service": ("ClusterIP", [(1026, None)]),
+        "mindie-motor-controller-observability-service": ("ClusterIP", [(1027, None)]),
+        "mindie-motor-coordinator-infer": ("ClusterIP", [(1025, None)]),
+        "mindie-motor-coordinator-mgmt": ("ClusterIP", [(1026, None)]),
+        "mindie-motor-coordinator-obs": ("ClusterIP", [(1027, None)]),
+    }
+
+
+def test_deploy_pys_node_ports_when_written():
+    values = stack_values("dev")
+    values["motor_deploy_config"].update(DEPLOY_PY_NODE_PORTS)
+    assert _control_plane_ports(render(values)) == {
+        "mindie-motor-controller-service": ("ClusterIP", [(1026, None)]),
+        "mindie-motor-controller-observability-service": ("NodePort", [(1027, 31027)]),
+        "mindie-motor-coordinator-infer": ("NodePort", [(1025, 31015)]),
+        "mindie-motor-coordinator-mgmt": ("ClusterIP", [(1026, None)]),
+        "mindie-motor-coordinator-obs": ("NodePort", [(1027, 31017)]),
     }
 
 

@@ -6,6 +6,7 @@ namespace) as exact tables, JSON and problems; the pictures drawn by Graphviz an
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import struct
@@ -17,13 +18,12 @@ import pytest
 from pulumi.automation import StackSummary
 
 from kvpool.commands.cli import main
-from kvpool.engine.mock_engine import run_program
-from kvpool.engine.stack_config import load_stack_config
 from kvpool.fleet import report as fleet_report
 from kvpool.fleet.backend import stack_reference
 from kvpool.fleet.graph import PictureError, render
 from kvpool.fleet.model import build_fleet
 from kvpool.fleet.offline import MissingPreviewError, offline_facts
+from kvpool.preview import preview
 from tests.program_runs import PROJECT, PROJECT_DIR, project_with_stacks, stack_values
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -36,16 +36,16 @@ def example_fleet():
 
 def test_example_stacks_table(example_fleet):
     assert fleet_report.report(example_fleet) == [
-        "STACK               ROLE      NAMESPACE           BACKEND   READS      ALLOWED CONSUMERS  KEY               PREFILL             DECODE              POOL MEMORY",
-        "dev                 owner     dev                 memcache  -          -                  279288a82e88af5d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
-        "kv-affinity         owner     kv-affinity         mooncake  -          -                  87b40f557eba6d0d  2x1 pod, 1GiB each  1x1 pod, 1GiB each  3GiB",
-        "mooncake-ha         owner     mooncake-ha         mooncake  -          -                  dd863391253d1585  1x1 pod, 8GiB each  1x1 pod, 8GiB each  16GiB",
-        "mooncake-layerwise  owner     mooncake-layerwise  mooncake  -          -                  dd863391253d1585  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
-        "service-a           owner     service-a           memcache  -          service-b          87b40f557eba6d0d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
-        "service-b           consumer  service-b           memcache  service-a  -                  87b40f557eba6d0d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
-        "service-set         owner     service-set         memcache  -          -                  279288a82e88af5d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
-        "ucm                 owner     ucm                 mooncake  -          -                  279288a82e88af5d  2x1 pod, 1GiB each  1x1 pod, 1GiB each  3GiB",
-        "yuanrong            owner     yuanrong            yuanrong  -          -                  279288a82e88af5d  1x1 pod, 0B each    1x1 pod, 0B each    0B",
+        "STACK               CLUSTER  ROLE      NAMESPACE           BACKEND   READS      ALLOWED CONSUMERS  KEY               PREFILL             DECODE              POOL MEMORY",
+        "dev                 default  owner     dev                 memcache  -          -                  279288a82e88af5d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
+        "kv-affinity         default  owner     kv-affinity         mooncake  -          -                  87b40f557eba6d0d  2x1 pod, 1GiB each  1x1 pod, 1GiB each  3GiB",
+        "mooncake-ha         default  owner     mooncake-ha         mooncake  -          -                  dd863391253d1585  1x1 pod, 8GiB each  1x1 pod, 8GiB each  16GiB",
+        "mooncake-layerwise  default  owner     mooncake-layerwise  mooncake  -          -                  dd863391253d1585  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
+        "service-a           default  owner     service-a           memcache  -          service-b          87b40f557eba6d0d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
+        "service-b           default  consumer  service-b           memcache  service-a  -                  87b40f557eba6d0d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
+        "service-set         default  owner     service-set         memcache  -          -                  279288a82e88af5d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
+        "ucm                 default  owner     ucm                 mooncake  -          -                  279288a82e88af5d  2x1 pod, 1GiB each  1x1 pod, 1GiB each  3GiB",
+        "yuanrong            default  owner     yuanrong            yuanrong  -          -                  279288a82e88af5d  1x1 pod, 0B each    1x1 pod, 0B each    0B",
         "",
         "Pools:",
         "  dev (memcache, namespace dev): 2GiB in 2 engine pods; consumers: none",
@@ -67,7 +67,7 @@ def test_example_stacks_json(example_fleet):
     assert document["problems"] == []
     by_stack = {stack["stack"].rsplit("/", 1)[1]: stack for stack in document["stacks"]}
     assert by_stack["service-a"] == {
-        "stack": "organization/motor-kvpool/service-a", "role": "owner", "namespace": "service-a",
+        "stack": "organization/motor-kvpool/service-a", "cluster": "default", "role": "owner", "namespace": "service-a",
         "backend": "memcache", "compatibility_key": "87b40f557eba6d0d",
         "engines": [
             {"role": "prefill", "instances": 1, "pods_per_instance": 1, "pool_bytes_per_pod": 2**30},
@@ -130,14 +130,14 @@ TEAM = {n: f"organization/motor-kvpool/team-{n}" for n in range(1, 6)}
 
 def test_generated_fleet_table(generated_fleet):
     assert fleet_report.table(generated_fleet) == [
-        "STACK     ROLE      NAMESPACE  BACKEND   READS   ALLOWED CONSUMERS            KEY               PREFILL              DECODE              POOL MEMORY",
-        "hub       owner     hub        memcache  -       team-1,team-2,team-4,team-5  87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
-        "hub-twin  owner     hub        memcache  -       -                            87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
-        "team-1    consumer  team-1     memcache  hub     -                            87b40f557eba6d0d  2x2 pods, 1GiB each  1x1 pod, 1GiB each  5GiB",
-        "team-2    consumer  team-2     memcache  hub     -                            ead711650c547ccc  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
-        "team-3    consumer  team-3     memcache  hub     -                            87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
-        "team-4    consumer  team-4     memcache  gone    -                            87b40f557eba6d0d  1x1 pod, ? each      1x1 pod, ? each     ?",
-        "team-5    consumer  team-5     memcache  team-1  -                            87b40f557eba6d0d  1x1 pod, ? each      1x1 pod, ? each     ?",
+        "STACK     CLUSTER  ROLE      NAMESPACE  BACKEND   READS   ALLOWED CONSUMERS            KEY               PREFILL              DECODE              POOL MEMORY",
+        "hub       default  owner     hub        memcache  -       team-1,team-2,team-4,team-5  87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
+        "hub-twin  default  owner     hub        memcache  -       -                            87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
+        "team-1    default  consumer  team-1     memcache  hub     -                            87b40f557eba6d0d  2x2 pods, 1GiB each  1x1 pod, 1GiB each  5GiB",
+        "team-2    default  consumer  team-2     memcache  hub     -                            ead711650c547ccc  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
+        "team-3    default  consumer  team-3     memcache  hub     -                            87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
+        "team-4    default  consumer  team-4     memcache  gone    -                            87b40f557eba6d0d  1x1 pod, ? each      1x1 pod, ? each     ?",
+        "team-5    default  consumer  team-5     memcache  team-1  -                            87b40f557eba6d0d  1x1 pod, ? each      1x1 pod, ? each     ?",
     ]
 
 
@@ -168,10 +168,16 @@ def test_generated_fleet_problems(generated_fleet):
         f"kv_cache_store_config.target_stack: stack {TEAM[1]} has no `kv_store` output, so {TEAM[5]} has no store"
     )
     assert messages["shared-namespace"] == (
-        f"motor_deploy_config.job_id: {HUB} and organization/motor-kvpool/hub-twin both own a KV store in namespace "
-        f"'hub': their store objects have the same names; give one of them another job_id, or let it read the "
-        f"other's store with target_stack."
+        f"motor_deploy_config.job_id: {HUB} and organization/motor-kvpool/hub-twin both deploy into namespace 'hub' "
+        "of cluster 'default': both create the Namespace and their objects have the same names (ConfigMap "
+        "motor-config, the controller, the coordinator, their Services), so the second `pulumi up` is refused or "
+        "takes them over. Set motor_deploy_config.job_id: hub-twin in hub-twin, or let it read the other's KV pool "
+        "with kv_cache_store_config.target_stack."
     )
+    # The consumers whose programs refuse to run render nothing: their clashes come from their settings, said so.
+    assert [(stack.name, stack.unrendered.split(" (")[0]) for stack in generated_fleet.stacks if stack.unrendered] == [
+        (f"team-{n}", "its program refuses to run") for n in (2, 3, 4, 5)
+    ]
 
 
 def test_generated_fleet_pool_counts_only_consumers_that_pass(generated_fleet):
@@ -225,14 +231,20 @@ def test_picture_needs_a_known_format(generated_fleet, tmp_path):
 
 
 def test_fleet_from_previews_equals_the_fleet_from_the_program(generated_project, generated_fleet, tmp_path):
-    for owner in ("hub", "hub-twin"):
-        with pytest.raises(MissingPreviewError, match=rf"no {tmp_path}/{owner}/outputs\.json \(run python -m kvpool "
-                                                      rf"preview --stack {owner} --out {tmp_path}\)"):
-            offline_facts(generated_project, tmp_path)
-        run = run_program(generated_project, load_stack_config(generated_project, owner))
-        (tmp_path / owner).mkdir()
-        (tmp_path / owner / "outputs.json").write_text(json.dumps(run.outputs))
-    assert build_fleet(offline_facts(generated_project, tmp_path)) == generated_fleet
+    with pytest.raises(MissingPreviewError, match=rf"no {tmp_path}/hub/outputs\.json \(run python -m kvpool "
+                                                  rf"preview --stack hub --out {tmp_path}\)"):
+        offline_facts(generated_project, tmp_path)
+    for stack in ("hub", "hub-twin", "team-1"):  # the others' previews are refused, as their programs are
+        preview(generated_project, stack, tmp_path)
+    from_previews = build_fleet(offline_facts(generated_project, tmp_path))
+    assert from_previews.problems == generated_fleet.problems
+    # Without a preview, a stack's clashes are checked on its settings, as when its program refuses to run.
+    assert [(stack.name, stack.unrendered) for stack in from_previews.stacks if stack.unrendered] == [
+        (f"team-{n}", f"no {tmp_path}/team-{n}/manifests (python -m kvpool preview --stack team-{n} --out {tmp_path} "
+                      "writes it)") for n in (2, 3, 4, 5)
+    ]
+    assert ([dataclasses.replace(stack, unrendered=None) for stack in from_previews.stacks]
+            == [dataclasses.replace(stack, unrendered=None) for stack in generated_fleet.stacks])
 
 
 # --- the destroy guard ---------------------------------------------------------------------------------------
@@ -281,7 +293,8 @@ def test_only_the_stacks_named(generated_project, capsys):
     assert main(["fleet", "--project-dir", str(generated_project), "--stack", "team-5", "--stack", "team-1"]) == 1
     out = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in out[1:3]] == ["team-1", "team-5"]
-    assert out[-3:] == [
+    problems = out.index("Problems: 2")
+    assert out[problems:problems + 3] == [
         "Problems: 2",
         "  [no-store] team-5 -> team-1: " + next(p.message for p in build_fleet(offline_facts(generated_project))
                                                  .problems if p.kind == "no-store"),

@@ -33,6 +33,16 @@ def write_pair(folder: Path, service: dict) -> tuple[Path, Path]:
     return folder / "user_config.json", folder / "env.json"
 
 
+# Every pair of these tests leaves the NodePorts to deploy.py's templates, as Motor's examples do.
+NODE_PORT_NOTE = (
+    "motor_deploy_config: coordinator_infer_node_port, coordinator_obs_node_port, controller_observability_node_port "
+    "absent: deploy.py's templates served NodePorts 31015, 31017, 31027; this stack's Services are ClusterIP (a "
+    "cluster allocates a NodePort once). For clients outside the cluster: --set "
+    "motor_deploy_config.coordinator_infer_node_port=31015 --set motor_deploy_config.coordinator_obs_node_port=31017 "
+    "--set motor_deploy_config.controller_observability_node_port=31027"
+)
+
+
 def stack_values(path: Path) -> dict:
     config = yaml.safe_load(path.read_text())["config"]
     return {key.split(":", 1)[1]: value for key, value in config.items()}
@@ -51,7 +61,8 @@ def test_deploy_mode_is_written_explicitly():
     conversion = convert(*as_motor_files(plain_pd()))
     assert conversion.user_config["motor_deploy_config"]["deploy_mode"] == "infer_service_set"
     assert conversion.notes == [
-        "motor_deploy_config.deploy_mode was absent: written as infer_service_set, deploy.py's default"
+        "motor_deploy_config.deploy_mode was absent: written as infer_service_set, deploy.py's default",
+        NODE_PORT_NOTE,
     ]
 
 
@@ -65,6 +76,7 @@ def test_target_job_id_becomes_target_stack_with_the_assumption_said():
         "target_stack": "organization/motor-kvpool/service-a",
     }
     assert conversion.notes == [
+        NODE_PORT_NOTE,
         "kv_cache_store_config.target_job_id 'service-a' became target_stack 'organization/motor-kvpool/service-a', "
         "assuming the service that owns the store is the stack named after its job_id; edit it if that stack has "
         "another name or lives in another organization"
@@ -78,7 +90,9 @@ def test_target_job_id_equal_to_own_job_id_is_dropped():
     conversion = convert(*as_motor_files(service))
     assert "target_job_id" not in conversion.user_config["kv_cache_store_config"]
     assert "target_stack" not in conversion.user_config["kv_cache_store_config"]
-    assert conversion.notes == ["kv_cache_store_config.target_job_id 'svc' is this service itself: dropped (deploy.py ignores it)"]
+    assert conversion.notes == [
+        NODE_PORT_NOTE, "kv_cache_store_config.target_job_id 'svc' is this service itself: dropped (deploy.py ignores it)"
+    ]
 
 
 def test_legacy_pool_config_becomes_a_mooncake_store():
@@ -95,6 +109,7 @@ def test_legacy_pool_config_becomes_a_mooncake_store():
     assert "kv_cache_pool_config" not in conversion.user_config
     assert conversion.env["motor_kv_cache_store_env"] == {}
     assert conversion.notes == [
+        NODE_PORT_NOTE,
         "kv_cache_pool_config renamed to kv_cache_store_config (its current name)",
         "kv_cache_store_config.backend set to mooncake: kv_cache_pool_config comes from the Mooncake-only generation "
         "of deploy.py, and its keys are Mooncake's",
@@ -108,7 +123,9 @@ def test_empty_sections_of_roles_not_deployed_are_dropped_and_said():
     env["motor_mf_store_env"] = {}
     conversion = convert(user_config, env)
     assert "motor_mf_store_env" not in conversion.env
-    assert conversion.notes == ["env motor_mf_store_env dropped: it was empty and motor-kvpool deploys no reader for it"]
+    assert conversion.notes == [
+        NODE_PORT_NOTE, "env motor_mf_store_env dropped: it was empty and motor-kvpool deploys no reader for it"
+    ]
 
 
 def test_non_empty_sections_of_roles_not_deployed_are_refused(tmp_path):
@@ -221,6 +238,7 @@ def test_hybrid_connector_declares_hybrid_attention():
     conversion = convert(*as_motor_files(service))
     assert [conversion.user_config[f"motor_engine_{side}_config"]["hybrid_attention"] for side in ("prefill", "decode")] == [True, True]
     assert conversion.notes == [
+        NODE_PORT_NOTE,
         "hybrid_attention: true declared for both engines: they transfer with MooncakeHybridConnector, Motor's "
         "connector for hybrid-attention models (seed FAQ 7)"
     ]
@@ -237,7 +255,7 @@ def test_legacy_pool_without_eviction_gets_the_masters_defaults_and_the_advisory
     conversion = convert(*as_motor_files(service))
     imported = conversion.user_config["kv_cache_store_config"]
     assert (imported["eviction_high_watermark_ratio"], imported["eviction_ratio"]) == (0.9, 0.05)
-    assert conversion.notes[3] == (
+    assert conversion.notes[4] == (
         "kv_cache_store_config: eviction_high_watermark_ratio 0.9, eviction_ratio 0.05 written: the file sets none, "
         "and these are mooncake_master's own defaults, which that generation of deploy.py ran with; once engines use "
         "the pool (AscendStoreConnector), the preview's advisory says what to change"

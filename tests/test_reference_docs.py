@@ -57,8 +57,9 @@ def test_the_configuration_page_names_exactly_the_keys_the_settings_take() -> No
 def test_a_field_row_says_its_type_limits_default_and_description() -> None:
     text = page("configuration.md")
     assert ("| `p_pod_npu_num` | integer 1..16 | required | NPUs per prefill pod. |" in text)
-    assert ("| `coordinator_infer_node_port` | integer 30000..32767 | `31015` | NodePort of the inference API "
-            "(deploy.py's). |") in text
+    assert ("| `coordinator_infer_node_port` | integer 30000..32767 | unset | NodePort of the inference API for "
+            "clients outside the cluster; unset, the Service is ClusterIP. deploy.py's is 31015: write it to keep it "
+            "(one stack per cluster may hold it). |") in text
     assert "| `etcd` | [kv_cache_store_config.ha.etcd](#kv_cache_store_confighaetcd) | `{\"replicas\": 3}` |" in text
     assert "PYTHONHASHSEED=0, ASCEND_CONNECT_TIMEOUT=10000, ASCEND_TRANSFER_TIMEOUT=10000" in text
 

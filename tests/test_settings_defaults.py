@@ -21,8 +21,10 @@ def test_deploy_config_defaults():
     assert deploy.weight_mount_path == "/mnt/weight"
     assert deploy.dshm_size == "4Gi"
     assert deploy.storage == []
-    assert (deploy.coordinator_infer_node_port, deploy.coordinator_obs_node_port) == (31015, 31017)
-    assert deploy.controller_observability_node_port == 31027
+    # No NodePort unless asked (one cluster allocates each once; issue 34).
+    assert (deploy.coordinator_infer_node_port, deploy.coordinator_obs_node_port) == (None, None)
+    assert deploy.controller_observability_node_port is None
+    assert settings.cluster == "default"
     assert settings.create_namespace is True
 
 

@@ -13,7 +13,10 @@ Two sources, one model. offline (the default): every stack file of the project; 
 comes from its offline preview. backend: every stack of the project in the backend the `pulumi` CLI is logged in
 to, its config and its outputs as its last `pulumi up` left them (through the SDK's Automation API). Checks each
 consumer against its owner with the consumer's own contract checks (not admitted, compatibility key, no such
-stack, no kv_store output, any other mismatch), and two owners on one namespace. Exit 1 when there is any problem.
+stack, no kv_store output, any other mismatch), and, between the stacks of one cluster (top-level setting
+`cluster`), what the cluster allocates once: NodePorts, namespaces, objects, host ports (kvpool/fleet/clashes.py;
+on what each stack's preview renders, on its settings where the source renders none). Exit 1 when there is any
+problem.
 --check-destroy STACK checks only that no stack file's target_stack names STACK (exit 1 naming each that does).
 """
 

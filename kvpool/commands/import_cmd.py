@@ -15,7 +15,7 @@ from pathlib import Path
 
 from components.input_files import InputFileError, loads_yaml
 from kvpool.engine.stack_config import stack_config_dir
-from kvpool.views.importer import ConversionError, import_pair
+from kvpool.views.importer import ConversionError, import_pair, project_of
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -67,11 +67,10 @@ def next_step(target: Path, stack: str) -> str:
     """The preview command that reads `target`: preview finds a stack file in its project's stackConfigDir only."""
     command = f"{_interpreter()} -m kvpool preview --stack {stack}"
     folder = target.parent.resolve()
-    for project in (Path.cwd().resolve(), folder.parent):
-        config_dir = stack_config_dir(project)
-        if config_dir is not None and config_dir.resolve() == folder:
-            where = "" if project == Path.cwd().resolve() else f" --project-dir {_shown(project)}"
-            return f"next: {command}{where}"
+    project = project_of(folder)
+    if project is not None:
+        where = "" if project == Path.cwd().resolve() else f" --project-dir {_shown(project)}"
+        return f"next: {command}{where}"
     home = stack_config_dir(Path.cwd())
     into = f"into {_shown(home.resolve())}/ " if home is not None else "into the stack folder of a Pulumi project "
     return (f"next: {_shown(folder)} is no project's stack folder, so preview cannot read it there; copy "

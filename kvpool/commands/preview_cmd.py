@@ -3,7 +3,8 @@
 Steps: merge the stack's config -> run the program under mocks -> run the policy pack over the run (as
 `pulumi preview --policy-pack` would; a mandatory violation stops here) -> build and strictly validate the
 Kubernetes manifests -> write `<out>/<stack>/manifests/` and `<out>/<stack>/outputs.json`. Nothing is written
-unless every step passed.
+unless every step passed. First of all, the stack is refused when it asks its cluster for a NodePort or a namespace
+that another stack file of the project deploying to the same cluster asks for (`cluster`; kvpool/fleet/clashes.py).
 
 The policy pack is `<project-dir>/policies` when it has a PulumiPolicy.yaml, else none; --policy-pack DIR names
 another, --no-policy runs none. --policy-config FILE is the CLI's `--policy-pack-config` file:
@@ -21,7 +22,9 @@ from typing import Any
 
 from components.local_backend import LOCAL_ORGANIZATION
 from kvpool.engine.mock_engine import STACK_REFERENCE_TYPE, RecordedResource
+from kvpool.engine.stack_config import load_stack_config
 from kvpool.engine.stack_references import read_outputs_file
+from kvpool.fleet.offline import check_cluster_clashes
 from kvpool.policy_host.pack_config import load_policy_config_file
 from kvpool.preview import (
     DEFAULT_POLICY_PACK_DIR,
@@ -130,6 +133,8 @@ def _command(args: argparse.Namespace) -> int:
             "name one with --policy-pack DIR)"
         )
     policy_config = load_policy_config_file(args.policy_config) if args.policy_config is not None else None
+    # What `pulumi up` of this stack would meet in its cluster from the project's other stacks, refused first.
+    check_cluster_clashes(args.project_dir, load_stack_config(args.project_dir, args.stack))
     try:
         result = _preview_from_args(args, policy_pack, policy_config)
     except PolicyViolationError as error:

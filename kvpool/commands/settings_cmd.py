@@ -43,6 +43,7 @@ def effective_settings(settings: ServiceSettings, secret_env_names: list[str]) -
             "motor_deployer_dir": settings.motor_deployer_dir,
             "vllm_ascend_version": settings.vllm_ascend_version,
             "cluster_domain": settings.cluster_domain,
+            "cluster": settings.cluster,
             SECRET_ENV_KEY: {name: "[secret]" for name in secret_env_names},
             # How the store is deployed (HA, resources, protection, consumers): motor-kvpool's, not Motor's.
             "kv_cache_store_config": store_deployment,

@@ -87,5 +87,6 @@ def backend_facts(project_dir: Path, only: Sequence[str] = ()) -> list[StackFact
                                         {key for key, value in config.items() if value.secret},
                                         name.rsplit("/", 1)[-1])
         facts.append(StackFacts(stack_reference(summaries[name], project), settings,
-                                {key: output.value for key, output in outputs.items()}))
+                                {key: output.value for key, output in outputs.items()},
+                                unrendered="the backend source reads each stack's config and outputs, not its objects"))
     return facts

@@ -14,11 +14,11 @@ from pathlib import Path
 import graphviz
 
 from components.errors import KvpoolError
+from kvpool.fleet.clashes import SHARED_NAMESPACE
 from kvpool.fleet.model import (
     CONSUMER,
     NO_POOL,
     OWNER,
-    SHARED_NAMESPACE,
     Fleet,
     FleetStack,
     stack_name,

@@ -4,7 +4,9 @@ One model whatever the source: a source (kvpool/fleet/offline.py: the stack file
 per stack, its reference, its settings and its outputs (StackFacts); build_fleet does the rest. Between a consumer
 and its owner the fleet runs the consumer's own contract checks (components/kv_store/shared.py) on the owner's
 outputs, as the consumer's program runs them on its next `pulumi up`; it adds what no single stack can see: a
-reference to a stack that is not there, two owners on one namespace, and consumers that a destroy would strand.
+reference to a stack that is not there, consumers that a destroy would strand, and what two stacks of one cluster
+both ask the cluster for (NodePorts, namespaces, objects, host ports: kvpool/fleet/clashes.py, over the objects a
+source rendered for the stack, else over its settings).
 
 Pool memory per engine pod is what the owner's `kv_store` output configures in every engine that reads the pool
 (the consumers' engines get the same client files and store container): Mooncake's global_segment_size (in the
@@ -34,12 +36,18 @@ from components.local_backend import LOCAL_ORGANIZATION
 from components.settings import PROJECT, ServiceSettings
 from components.store_settings import YuanrongStoreConfig
 from components.units import integral_floats_to_ints, mooncake_size_bytes
+from kvpool.fleet.clashes import (
+    CLASH_KINDS,
+    Footprint,
+    clashes,
+    footprint_from_objects,
+    footprint_from_settings,
+)
 
 MISSING_STACK = "missing-stack"
-SHARED_NAMESPACE = "shared-namespace"
 DESTROY = "destroy"
-PROBLEM_KINDS = (NOT_ADMITTED, COMPATIBILITY, NO_STORE, MISSING_STACK, CONTRACT, SHARED_NAMESPACE, DESTROY)
-"""In the order a report lists them: what breaks a running consumer first."""
+PROBLEM_KINDS = (NOT_ADMITTED, COMPATIBILITY, NO_STORE, MISSING_STACK, CONTRACT, *CLASH_KINDS, DESTROY)
+"""In the order a report lists them: what breaks a running consumer first, then what the cluster refuses."""
 
 OWNER, CONSUMER, NO_POOL = "owner", "consumer", "no pool"
 
@@ -51,6 +59,13 @@ class StackFacts:
     reference: str  # <org>/<project>/<stack>
     settings: ServiceSettings
     outputs: Mapping[str, Any] | None  # None when the source has none (a consumer's are not needed)
+    objects: tuple[Mapping[str, Any], ...] | None = None  # the manifests its preview rendered; None: not at hand
+    unrendered: str | None = None  # why there are no objects (its clashes are then checked on its settings)
+
+    def footprint(self) -> Footprint:
+        if self.objects is None:
+            return footprint_from_settings(self.reference, self.settings)
+        return footprint_from_objects(self.reference, self.settings, self.objects)
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,7 @@ class FleetStack:
     reference: str
     name: str  # the stack's name when it is this project's on the local backend, else its reference
     role: str  # OWNER, CONSUMER or NO_POOL
+    cluster: str
     namespace: str
     backend: str | None
     target: str | None  # the owner's reference, for a consumer
@@ -81,6 +97,7 @@ class FleetStack:
     compatibility_key: str
     engines: tuple[EngineGroup, ...]
     node_worker_mib: int | None = None  # a Yuanrong owner: shared memory each node's worker offers
+    unrendered: str | None = None  # set: why its clashes were checked on its settings alone, not rendered objects
 
     @property
     def pool_bytes(self) -> int | None:
@@ -178,11 +195,13 @@ def build_fleet(all_facts: list[StackFacts]) -> Fleet:
             role, backend, allowed, owner_endpoint, worker_mib = NO_POOL, None, (), None, None
         per_pod = pool_bytes_per_pod(owner_endpoint) if owner_endpoint is not None else (0 if role == NO_POOL else None)
         stacks.append(FleetStack(
-            reference=reference, name=stack_name(reference), role=role, namespace=settings.namespace, backend=backend,
-            target=target, allowed_consumers=allowed, compatibility_key=compatibility(settings)["key"],
-            engines=_engines(settings, per_pod), node_worker_mib=worker_mib,
+            reference=reference, name=stack_name(reference), role=role, cluster=settings.cluster,
+            namespace=settings.namespace, backend=backend, target=target, allowed_consumers=allowed,
+            compatibility_key=compatibility(settings)["key"], engines=_engines(settings, per_pod),
+            node_worker_mib=worker_mib, unrendered=facts.unrendered,
         ))
-    problems += _shared_namespaces([stack for stack in stacks if stack.role == OWNER])
+    problems += [Problem(clash.kind, clash.first, clash.second, clash.message)
+                 for clash in clashes([facts.footprint() for facts in all_facts])]
     order = {kind: index for index, kind in enumerate(PROBLEM_KINDS)}
     problems.sort(key=lambda p: (order[p.kind], p.consumer, p.owner))
     return Fleet(tuple(stacks), tuple(problems))
@@ -198,19 +217,6 @@ def _consumer_problems(consumer: StackFacts, target: str, owner: StackFacts | No
         Problem(finding.kind, target, consumer.reference, finding.message)
         for finding in contract_findings(consumer.settings, consumer.reference, target, _kv_store(owner))
     ]
-
-
-def _shared_namespaces(owners: list[FleetStack]) -> list[Problem]:
-    problems = []
-    for index, first in enumerate(owners):
-        for second in owners[index + 1:]:
-            if first.namespace == second.namespace:
-                problems.append(Problem(SHARED_NAMESPACE, first.reference, second.reference, (
-                    f"motor_deploy_config.job_id: {first.reference} and {second.reference} both own a KV store in "
-                    f"namespace {first.namespace!r}: their store objects have the same names; give one of them "
-                    f"another job_id, or let it read the other's store with target_stack."
-                )))
-    return problems
 
 
 def destroy_problems(owner: str, consumers: list[str]) -> list[Problem]:

@@ -15,7 +15,7 @@ from kvpool.fleet.model import (
     stack_name,
 )
 
-COLUMNS = ("STACK", "ROLE", "NAMESPACE", "BACKEND", "READS", "ALLOWED CONSUMERS", "KEY", "PREFILL", "DECODE",
+COLUMNS = ("STACK", "CLUSTER", "ROLE", "NAMESPACE", "BACKEND", "READS", "ALLOWED CONSUMERS", "KEY", "PREFILL", "DECODE",
            "POOL MEMORY")
 
 
@@ -38,7 +38,7 @@ def _engines(group: EngineGroup) -> str:
 def _row(stack: FleetStack) -> tuple[str, ...]:
     prefill, decode = stack.engines
     return (
-        stack.name, stack.role, stack.namespace, stack.backend or "-",
+        stack.name, stack.cluster, stack.role, stack.namespace, stack.backend or "-",
         stack_name(stack.target) if stack.target else "-",
         ",".join(stack.allowed_consumers) or "-", stack.compatibility_key,
         _engines(prefill), _engines(decode), size(stack.pool_bytes),
@@ -79,13 +79,26 @@ def problem_lines(problems: list[Problem] | tuple[Problem, ...]) -> list[str]:
     return lines
 
 
+def settings_only_lines(fleet: Fleet) -> list[str]:
+    """The stacks whose clashes were checked on their settings (NodePorts, namespace) because the source rendered
+    none of their objects: said, so that no reader takes their host ports and objects as checked."""
+    unrendered = [stack for stack in fleet.stacks if stack.unrendered]
+    if not unrendered:
+        return []
+    return ["Clashes checked on the settings only (NodePorts, namespace; not host ports or objects outside the "
+            "namespace), for want of rendered objects:",
+            *(f"  {stack.name}: {stack.unrendered}" for stack in unrendered)]
+
+
 def report(fleet: Fleet) -> list[str]:
-    return [*table(fleet), "", *pool_lines(fleet), "", *problem_lines(fleet.problems)]
+    return [*table(fleet), "", *pool_lines(fleet), "", *problem_lines(fleet.problems), *settings_only_lines(fleet)]
 
 
 def _stack_json(fleet: Fleet, stack: FleetStack) -> dict[str, Any]:
     document: dict[str, Any] = {
-        "stack": stack.reference, "role": stack.role, "namespace": stack.namespace, "backend": stack.backend,
+        # What each stack's clashes were checked on is the source's, not the stack's: the text report says it.
+        "stack": stack.reference, "cluster": stack.cluster, "role": stack.role, "namespace": stack.namespace,
+        "backend": stack.backend,
         "compatibility_key": stack.compatibility_key,
         "engines": [
             {"role": group.role, "instances": group.instances, "pods_per_instance": group.pods_per_instance,

@@ -15,12 +15,15 @@ from typing import Any, Mapping
 
 import yaml
 
+from components.deploy_settings import DEPLOY_PY_NODE_PORTS
 from components.errors import KvpoolError, SettingsError
 from components.input_files import check_stack_name, load_json
 from components.local_backend import LOCAL_ORGANIZATION
 from components.settings import PROJECT, USER_CONFIG_VERSION, ServiceSettings
 from components.settings_loader import PULUMI_CONFIG_KEYS, load_from_motor_files
 from components.store_settings import MooncakeStoreConfig
+from kvpool.engine.stack_config import stack_config_dir
+from kvpool.fleet.offline import clashes_with_stack_files
 from policies import rules
 
 # deploy.py of the kv_cache_pool generation drove only Mooncake (Ascend/MindIE-PyMotor master).
@@ -160,6 +163,14 @@ def _convert_deploy(deploy: dict[str, Any], notes: list[str]) -> None:
         notes.append("motor_deploy_config.deploy_mode was absent: written as infer_service_set, deploy.py's default")
     if "env_path" in deploy:
         notes.append(f"motor_deploy_config.env_path ({deploy.pop('env_path')}) dropped: env.json is imported under `env`")
+    unset = {key: port for key, port in DEPLOY_PY_NODE_PORTS.items() if key not in deploy}
+    if unset:  # deploy.py's templates serve them whatever the file says; a stack asks for none unless told
+        notes.append(
+            f"motor_deploy_config: {', '.join(unset)} absent: deploy.py's templates served NodePorts "
+            f"{', '.join(map(str, unset.values()))}; this stack's Services are ClusterIP (a cluster allocates a "
+            "NodePort once). For clients outside the cluster: "
+            + " ".join(f"--set motor_deploy_config.{key}={port}" for key, port in unset.items())
+        )
 
 
 def _convert_store(user: dict[str, Any], notes: list[str]) -> None:
@@ -301,7 +312,10 @@ def import_pair(
     check_stack_name(stack)
     source = f"{user_config_path} + {env_path}"
     conversion = convert(read_json(user_config_path), read_json(env_path), overrides)
-    validate(conversion, stack, str(user_config_path))
+    settings = validate(conversion, stack, str(user_config_path))
+    project = project_of(stacks_dir)
+    if project is not None and _pick_free_values(conversion, settings, stack, project):
+        validate(conversion, stack, str(user_config_path))
     target = stacks_dir / f"Pulumi.{stack}.yaml"
     if target.exists() and not force:
         raise ConversionError(f"{target} exists; pass --force to overwrite it")
@@ -311,3 +325,28 @@ def import_pair(
     except OSError as error:
         raise ConversionError(f"--stacks-dir {stacks_dir}: cannot write {target.name}: {error.strerror or error}") from None
     return target, conversion
+
+
+def project_of(stacks_dir: Path) -> Path | None:
+    """The project whose stack folder `stacks_dir` is: the current folder's or its parent's; None when neither."""
+    folder = stacks_dir.resolve()
+    for project in (Path.cwd().resolve(), folder.parent):
+        config_dir = stack_config_dir(project)
+        if config_dir is not None and config_dir.resolve() == folder:
+            return project
+    return None
+
+
+def _pick_free_values(conversion: Conversion, settings: ServiceSettings, stack: str, project: Path) -> bool:
+    """Motor's examples all carry deploy.py's job_id mindie-motor (and a deploy.py user's files its NodePorts): where
+    the imported values clash with a stack already in the project's cluster, write the free value the clash names
+    instead, and say so. True when a value changed."""
+    found = clashes_with_stack_files(project, f"{LOCAL_ORGANIZATION}/{PROJECT}/{stack}", settings)
+    deploy = conversion.user_config.setdefault("motor_deploy_config", {})
+    for clash in found:  # from stack settings, a clash is a NodePort's or the namespace's: motor_deploy_config's
+        deploy[clash.field.removeprefix("motor_deploy_config.")] = clash.free
+        conversion.notes.append(
+            f"{clash.field} {clash.value!r} became {clash.free!r}: stack {clash.first.rsplit('/', 1)[-1]} of the "
+            f"project holds {clash.value!r} in cluster {settings.cluster!r} ({clash.kind}); a free value picked"
+        )
+    return bool(found)

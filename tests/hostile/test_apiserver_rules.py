@@ -150,13 +150,6 @@ CORPUS = [
     ("yuanrong-etcd-peer-is-client-port", "yuanrong", ("kv_cache_store_config", "etcd"), {"port": 2400, "peer_port": 2400},
      f"kv_cache_store_config.etcd.peer_port: 2400 is also port; etcd listens on each separately (and the Service "
      f"would list one port twice), {OTHER_PORT}"),
-    # a NodePort is allocated once (the API server's NodePort allocator)
-    ("node-port-clash", "dev", ("motor_deploy_config", "coordinator_obs_node_port"), 31015,
-     "motor_deploy_config.coordinator_obs_node_port: 31015 is already coordinator_infer_node_port; a NodePort serves "
-     "one Service, give each its own"),
-    ("node-port-clash-controller", "dev", ("motor_deploy_config", "controller_observability_node_port"), 31017,
-     "motor_deploy_config.controller_observability_node_port: 31017 is already coordinator_obs_node_port; a NodePort "
-     "serves one Service, give each its own"),
     # requests above limits (core ValidateResourceRequirements)
     ("cpu-request-above-limit", "dev", ("kv_cache_store_config", "resources"),
      {"requests": {"cpu": "16"}, "limits": {"cpu": "8000m"}},
@@ -178,6 +171,21 @@ CORPUS = [
 @pytest.mark.parametrize(("stack", "path", "value", "line"), [case[1:] for case in CORPUS], ids=[c[0] for c in CORPUS])
 def test_a_one_mistake_stack_is_refused_at_its_field(stack: str, path: tuple, value: Any, line: str) -> None:
     assert problems_of(one_mistake(stack, path, value)) == [line]
+
+
+@pytest.mark.parametrize(("first", "second", "line"), [
+    ("coordinator_infer_node_port", "coordinator_obs_node_port",
+     "motor_deploy_config.coordinator_obs_node_port: 31015 is already coordinator_infer_node_port; a NodePort serves "
+     "one Service, give each its own"),
+    ("coordinator_obs_node_port", "controller_observability_node_port",
+     "motor_deploy_config.controller_observability_node_port: 31015 is already coordinator_obs_node_port; a NodePort "
+     "serves one Service, give each its own"),
+])
+def test_one_node_port_for_two_services_is_refused(first: str, second: str, line: str) -> None:
+    """A NodePort is allocated once (the API server's NodePort allocator); none is asked for unless written."""
+    values = stack_values("dev")
+    values["motor_deploy_config"].update({first: 31015, second: 31015})
+    assert problems_of(values) == [line]
 
 
 @pytest.mark.parametrize(

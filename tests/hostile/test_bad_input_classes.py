@@ -88,7 +88,11 @@ def test_a_host_network_worker_on_a_privileged_port():
 
 
 def test_a_host_network_worker_on_the_services_node_port():
-    assert problems("yuanrong", lambda values: values["kv_cache_store_config"].update(port=31015)) == [
+    def worker_on_the_node_port(values: dict) -> None:
+        values["motor_deploy_config"]["coordinator_infer_node_port"] = 31015
+        values["kv_cache_store_config"].update(port=31015)
+
+    assert problems("yuanrong", worker_on_the_node_port) == [
         "kv_cache_store_config.port: is 31015, the NodePort of motor_deploy_config.coordinator_infer_node_port: "
         "kube-proxy takes that port's traffic on every node, so the host-network pod would never receive it; choose "
         "another port."
