@@ -5,7 +5,7 @@
 The real Pulumi CLI and Kubernetes provider on a file backend, against one fresh loopback-only cluster (etcd,
 kube-apiserver, controller manager, scheduler, kwok nodes): the binaries of `bash tools/real-engine/build.sh`,
 started by tests/e2e/realengine.py. For each size NP+ND, preview_vs_deploy.py's service is imported as stack nN
-(namespace svc-nN, its own NodePorts) into one copy of the project, and timed, wall, start to exit:
+(namespace svc-nN) into one copy of the project, and timed, wall, start to exit:
 
   pulumi preview --policy-pack policies -s nN       --reps times, before the stack is up
   python -m kvpool preview --stack nN               --reps times, alternating with it (its pack included)
@@ -51,7 +51,7 @@ from tests.e2e.realengine import (
     PulumiWorkspace,
     find_binaries,
 )
-from tests.e2e.cluster_stacks import deployment_namespaces, deployments_not_ready_in, manifests, own_node_ports, up_stack
+from tests.e2e.cluster_stacks import deployment_namespaces, deployments_not_ready_in, manifests, up_stack
 
 
 def spread(walls: list[float]) -> str:
@@ -62,7 +62,6 @@ def measure(size: int, reps: int, workspace: PulumiWorkspace, cluster: Cluster, 
     stack = f"n{size}"
     import_stack(workspace.project, service_files(size), size)
     workspace.stack_init(stack)
-    own_node_ports(workspace, stack)
     pulumi = ["preview", "--policy-pack", "policies", "-s", stack]
     ours = [sys.executable, "-m", "kvpool", "preview", "--stack", stack, "--project-dir", str(workspace.project),
             "--out", str(out)]
@@ -142,7 +141,7 @@ def main() -> None:
         "",
         ("The service of bench/preview.md at each size (stacks/Pulumi.dev.yaml's MemCache P/D service with N prefill "
          "and N decode instances, imported with `python -m kvpool import` as stack nN), every size in its own "
-         "namespace and with its own NodePorts in one local cluster (etcd, kube-apiserver, controller manager, "
+         "namespace in one local cluster (etcd, kube-apiserver, controller manager, "
          "scheduler, kwok nodes; loopback only) and one file backend. Wall time of the whole command. Both previews: "
          f"median (min–max) of {args.reps} runs each, alternating, after one warm-up run of each, before the stack is "
          "up; `pulumi preview --policy-pack policies` and `python -m kvpool preview` (which runs the same pack and "

@@ -1,5 +1,6 @@
-"""An example stack in the test cluster: the nodes, volumes and custom kinds it needs, its own NodePorts, and
-`pulumi up` (shared by tests/e2e and bench/pulumi_up.py)."""
+"""An example stack in the test cluster: the nodes, volumes and custom kinds it needs, and `pulumi up`, unchanged:
+every example stack goes up into the session's one cluster as it is written, beside the others (shared by tests/e2e
+and bench/pulumi_up.py)."""
 
 from __future__ import annotations
 
@@ -39,20 +40,6 @@ def ensure_nodes(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
         matching = [n for n in existing if selector.items() <= n["metadata"].get("labels", {}).items()]
         if len(matching) < 4:
             cluster.add_nodes(selector, 4 - len(matching), extended)
-
-
-NODE_PORT_KEYS = ("coordinator_infer_node_port", "coordinator_obs_node_port", "controller_observability_node_port")
-NODE_PORT_BASE: dict[str, int] = {}
-
-
-def own_node_ports(workspace: PulumiWorkspace, stack: str) -> None:
-    """Every example stack asks for deploy.py's NodePorts (31015, 31017, 31027); one cluster allocates each once,
-    so a second stack in the same cluster gets its own (the API server refuses it otherwise)."""
-    if stack == "dev":
-        return
-    base = NODE_PORT_BASE.setdefault(stack, 32000 + 10 * len(NODE_PORT_BASE))
-    for offset, key in enumerate(NODE_PORT_KEYS):
-        workspace.run("config", "set", "--path", f"motor_deploy_config.{key}", str(base + offset), "-s", stack).check()
 
 
 def ensure_volumes(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
@@ -116,7 +103,6 @@ def up_stack(workspace: PulumiWorkspace, cluster: Cluster, stack: str, out: Path
     ensure_nodes(cluster, objects)
     ensure_volumes(cluster, objects)
     ensure_crds(cluster, objects)
-    own_node_ports(workspace, stack)
     return workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1200).check()
 
 
@@ -156,8 +142,8 @@ class StacksUp:
             self.initialized.add(stack)
 
     def bring_up(self, stack: str) -> Path:
-        """`pulumi up` of the stack (once; up_stack gives it its own NodePorts); returns the folder of the offline
-        preview of its config as it went up (those NodePorts, Motor's scripts): what the API server must hold."""
+        """`pulumi up` of the stack (once, unchanged, beside the session's other stacks); returns the folder of the
+        offline preview of its config as it went up (with Motor's scripts): what the API server must hold."""
         if stack not in self.up:
             self.init(stack)
             up_stack(self.workspace, self.cluster, stack, self.offline_out)

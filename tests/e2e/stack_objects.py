@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import yaml
 
-from tests.e2e.cluster_stacks import ensure_nodes, manifests, own_node_ports
+from tests.e2e.cluster_stacks import ensure_nodes, manifests
 from tests.e2e.realengine import Cluster, PulumiWorkspace
 from tests.e2e.views import collection_path
 
@@ -66,13 +66,12 @@ def live_objects(cluster: Cluster, preview: list[dict[str, Any]], namespace: str
 
 
 def copy_of(workspace: PulumiWorkspace, cluster: Cluster, source: str, stack: str, offline_out: Path) -> None:
-    """`source`'s stack file as `stack`, whose namespace (job_id) is the stack's name, with its own NodePorts and
-    nodes its pods can run on."""
+    """`source`'s stack file as `stack`, whose namespace (job_id) is the stack's name, with nodes its pods can run
+    on."""
     config = yaml.safe_load((workspace.project / "stacks" / f"Pulumi.{source}.yaml").read_text())
     config["config"]["motor-kvpool:motor_deploy_config"]["job_id"] = stack
     (workspace.project / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(config))
     workspace.stack_init(stack)
-    own_node_ports(workspace, stack)
     ensure_nodes(cluster, manifests(offline_out, source))
 
 

@@ -22,7 +22,7 @@ import yaml
 from kvpool.fleet.backend import backend_facts
 from kvpool.fleet.model import OWNER
 from kvpool.fleet.offline import offline_facts
-from tests.e2e.cluster_stacks import own_node_ports, up_stack
+from tests.e2e.cluster_stacks import up_stack
 from tests.e2e.realengine import REPO, Cluster, PulumiWorkspace
 from tests.e2e.views import consumer_stack, engine_changes, offline_in_copy_to, preview_json
 
@@ -56,7 +56,6 @@ def fleet_up(workspace: PulumiWorkspace, cluster: Cluster, e2e_tmp: Path) -> Pat
         consumer_stack(workspace, consumer, target_stack=REFERENCE(OWNER_STACK))
     base = e2e_tmp / "fleet-base"
     for stack in FLEET:
-        own_node_ports(workspace, stack)  # before the offline preview, so that it is the config that goes up
         result = offline_in_copy_to(workspace, stack, base)
         assert result.returncode == 0, result.stderr
         up_stack(workspace, cluster, stack, base)
@@ -88,7 +87,8 @@ def test_the_fleet_from_the_backend_equals_the_fleet_from_the_stack_files(
 
     # Below the model, what each source hands it: the same settings, and the owner's kv_store as the engine
     # exported it equals the offline preview's. The one difference is the consumers' outputs, which the offline
-    # source does not compute (it runs no consumer's program: the model checks a consumer against its owner's).
+    # source leaves out (it runs a consumer's program for its objects only: the model checks a consumer against its
+    # owner's).
     for key, value in workspace.env().items():
         monkeypatch.setenv(key, value)
     for key in ("VIRTUAL_ENV", "PYTHONPATH"):
