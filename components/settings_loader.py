@@ -275,8 +275,14 @@ _EMPTY_MEANS_ABSENT = ("kv_cache_store_config", "kv_cache_pool_config", "motor_n
 
 
 _PATH_BREAKER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-# C0 controls but tab and newline (multi-line text such as a chat template passes through), DEL and C1 controls.
-_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls but tab and newline (multi-line text such as a chat template passes through), DEL and C1 controls; and
+# lone surrogates (a JSON or YAML "\\ud800" escape), which are no character: no file the preview writes can hold one.
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _which(character: str) -> str:
+    kind = "lone surrogate" if "\ud800" <= character <= "\udfff" else "control character"
+    return f"the {kind} {character!a}"
 
 
 def _control_characters(raw: Mapping[str, Any]) -> list[str]:
@@ -290,14 +296,13 @@ def _control_characters(raw: Mapping[str, Any]) -> list[str]:
         if isinstance(value, Mapping):
             for key, child in value.items():
                 if isinstance(key, str) and (found := _CONTROL_CHARACTER.search(key)):
-                    problems.append(f"{_format_loc((*loc, key))}: the key holds the control character "
-                                    f"{found.group()!a}; remove it")
+                    problems.append(f"{_format_loc((*loc, key))}: the key holds {_which(found.group())}; remove it")
                 pending.append(((*loc, key), child))
         elif isinstance(value, list):
             pending.extend(((*loc, index), child) for index, child in enumerate(value))
         elif isinstance(value, str) and (found := _CONTROL_CHARACTER.search(value)):
-            problems.append(f"{_format_loc(loc)}: holds the control character {found.group()!a} (at offset "
-                            f"{found.start()}); names, paths, labels and values take none: remove it")
+            problems.append(f"{_format_loc(loc)}: holds {_which(found.group())} (at offset {found.start()}); names, "
+                            "paths, labels and values take none: remove it")
     return sorted(problems)
 
 

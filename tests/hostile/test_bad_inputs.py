@@ -88,6 +88,17 @@ def test_stack_file_aliases_of_a_large_anchor(project: Path) -> None:
     refused(result, "Pulumi.wide.yaml:", "aliases expand the document beyond 4 MiB of text; write the sections out")
 
 
+@pytest.mark.parametrize("escape", ["\\ud800", "\\udfff", "\\udc80x"])
+def test_stack_file_lone_surrogate_is_refused_naming_the_field(project: Path, escape: str) -> None:
+    """A YAML escape of half a UTF-16 pair is no character: the preview could write no file holding it (exit 2)."""
+    content = DEV.replace("served_model_name: qwen3-8B", f'served_model_name: "qwen{escape}"', 1)
+    (project / "stacks" / "Pulumi.surrogate.yaml").write_text(content)
+    result = kvpool("preview", "--stack", "surrogate", "--project-dir", project, "--out", project / "out")
+    character = escape.encode().decode("unicode_escape")[0]
+    refused(result, f"motor_engine_prefill_config.engine_config.served_model_name: holds the lone surrogate "
+                    f"{character!a} (at offset 4); names, paths, labels and values take none: remove it")
+
+
 def test_stack_file_duplicate_top_level_key(project: Path) -> None:
     content = with_config_line("motor-kvpool:create_namespace: true\n  motor-kvpool:create_namespace: false")
     refused(stack_settings(project, "dup", content),
