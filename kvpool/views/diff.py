@@ -14,9 +14,7 @@ import yaml
 
 from components.errors import KvpoolError
 from components.input_files import check_stack_name, read_text
-from kvpool.views.manifests import (
-    DEFAULT_KUBERNETES_VERSION, KubernetesObject, ManifestValidationError, manifest_text, validate_objects,
-)
+from kvpool.views.manifests import ManifestValidationError, is_object, manifest_text, validate_written
 
 MANIFESTS = "manifests"
 OUTPUTS = "outputs.json"
@@ -60,25 +58,12 @@ def _read(path: Path) -> str:
     return read_text(path)
 
 
-def _is_object(body: Any) -> bool:
-    """One Kubernetes object, as far as the diff and the blast radius read it."""
-    metadata = body.get("metadata") if isinstance(body, dict) else None
-    return (
-        isinstance(body.get("apiVersion") if isinstance(body, dict) else None, str)
-        and isinstance(body.get("kind"), str)
-        and isinstance(metadata, dict)
-        and isinstance(metadata.get("name"), str)
-        and isinstance(metadata.get("namespace", ""), str)
-        and all(isinstance(metadata.get(key, {}), dict) for key in ("labels", "annotations"))
-    )
-
-
 def _manifest(path: str, text: str) -> dict[str, Any]:
     try:
         body = yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise PreviewFileError(f"{path}: is not YAML ({str(error).splitlines()[0]}); preview again") from None
-    if not _is_object(body):
+    if not is_object(body):
         raise PreviewFileError(f"{path}: is not one Kubernetes object (a mapping with apiVersion, kind, metadata.name) "
                                "as kvpool preview writes it; preview again")
     return body
@@ -103,7 +88,7 @@ def manifests(root: Path, stack: str) -> dict[str, dict[str, Any]]:
     # What a preview writes passed the strict schema check: anything else is not a preview's (and the blast radius
     # reads fields by their schema types).
     try:
-        validate_objects([KubernetesObject("", body, (), ()) for body in found.values()], DEFAULT_KUBERNETES_VERSION)
+        validate_written(list(found.values()))
     except ManifestValidationError as error:
         raise PreviewFileError(f"{root}/{stack}/{MANIFESTS}: holds objects kvpool preview would not write: "
                                f"{error}; preview again") from None

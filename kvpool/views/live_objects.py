@@ -16,6 +16,7 @@ import yaml
 
 from components.errors import KvpoolError
 from components.input_files import read_text
+from kvpool.views.manifests import ManifestValidationError, validate_written
 from policies.rules import K8S_QUANTITY, k8s_quantity_bytes
 
 ObjectKey = tuple[str, str, str]  # kind, namespace ("" for a cluster-scoped object), name
@@ -50,14 +51,19 @@ def read_live(folder: Path) -> dict[ObjectKey, dict[str, Any]]:
 def _objects(document: Any, path: Path) -> list[dict[str, Any]]:
     if document is None:
         return []
-    if not isinstance(document, dict) or "kind" not in document:
+    if not isinstance(document, dict) or not isinstance(document.get("kind"), str):
         raise LiveObjectsError(f"{path}: a document without `kind`; expected `kubectl get -o yaml` output")
     kind = document["kind"]
     if "items" in document and kind.endswith("List"):
+        items = document["items"] or []
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise LiveObjectsError(f"{path}: a {kind} whose items are not a list of objects")
         # An API server's list (DeploymentList) names apiVersion and kind once; kubectl's `List` in each item.
         named = {"apiVersion": document.get("apiVersion"), "kind": kind.removesuffix("List")}
-        return [{**named, **item} for item in document["items"] or []]
-    if "metadata" not in document or "name" not in document["metadata"]:
+        return [obj for item in items for obj in _objects({**named, **item}, path)]
+    metadata = document.get("metadata")
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) \
+            or not isinstance(metadata.get("namespace") or "", str):
         raise LiveObjectsError(f"{path}: a {kind} without metadata.name")
     return [document]
 
@@ -79,7 +85,7 @@ def as_previewed(want: Any, live: Any) -> Any:
 
 
 def _named(entries: list[Any]) -> bool:
-    return all(isinstance(entry, dict) and "name" in entry for entry in entries)
+    return all(isinstance(entry, dict) and isinstance(entry.get("name"), str) for entry in entries)
 
 
 def _same_quantity(want: Any, live: Any) -> bool:
@@ -91,5 +97,13 @@ def _same_quantity(want: Any, live: Any) -> bool:
 
 
 def live_manifests(preview: dict[str, dict[str, Any]], live: dict[ObjectKey, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The preview's manifests (file name -> object) as the cluster holds them; an object the cluster lacks is absent."""
-    return {name: as_previewed(obj, live[key_of(obj)]) for name, obj in preview.items() if key_of(obj) in live}
+    """The preview's manifests (file name -> object) as the cluster holds them; an object the cluster lacks is absent.
+    What the cluster holds passed its API server's checks, so cut down to the preview's fields it passes the schema
+    check the preview ran; a file whose objects do not is no cluster's output."""
+    found = {name: as_previewed(obj, live[key_of(obj)]) for name, obj in preview.items() if key_of(obj) in live}
+    try:
+        validate_written(list(found.values()))
+    except ManifestValidationError as error:
+        raise LiveObjectsError(f"the live objects are not what an API server holds ({error}); write them with "
+                               "`kubectl get ... -o yaml`") from None
+    return found

@@ -144,6 +144,34 @@ def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -
     return ValidationReport(schema_version, validated, not_checked)
 
 
+def is_object(body: Any) -> bool:
+    """One Kubernetes object, as far as the schema check and the views address it (kind, names, labels)."""
+    metadata = body.get("metadata") if isinstance(body, dict) else None
+    return (
+        isinstance(body.get("apiVersion") if isinstance(body, dict) else None, str)
+        and isinstance(body.get("kind"), str)
+        and isinstance(metadata, dict)
+        and isinstance(metadata.get("name"), str)
+        and isinstance(metadata.get("namespace", ""), str)
+        and all(isinstance(metadata.get(key, {}), dict) for key in ("labels", "annotations"))
+    )
+
+
+def validate_written(bodies: list[dict[str, Any]]) -> None:
+    """validate_objects on objects read back from files (a preview's, the cluster's): ManifestValidationError when one
+    is not what a preview writes, which is what the views that read them (diff, blast radius) may assume. A preview
+    writes no null (kubernetes_objects drops them), which the schema would let through to the API-server checks."""
+    shapeless = [f"{str(body.get('kind'))[:40]} object: no apiVersion, kind and metadata.name as text"
+                 for body in bodies if not is_object(body)]
+    if shapeless:
+        raise ManifestValidationError(shapeless)
+    objects = [KubernetesObject("", body, (), ()) for body in bodies]
+    nulls = [f"{obj.label}: a null value, which no preview writes" for obj in objects if _holds_null(obj.body)]
+    if nulls:
+        raise ManifestValidationError(nulls)
+    validate_objects(objects, DEFAULT_KUBERNETES_VERSION)
+
+
 def apiserver_problems(objects: list[KubernetesObject], schema_version: str) -> list[str]:
     """What the API server itself would refuse (kvpool/apiserver/checks.py): `manifests/<file>: <object>: <field
     path>: <reason>`, one line per problem."""
@@ -325,6 +353,16 @@ def _drop_path(document: Any, path: PropertyPath) -> Any:
     if isinstance(document, list) and isinstance(step, int) and step < len(document) and rest:
         return [*document[:step], _drop_path(document[step], rest), *document[step + 1 :]]
     return document
+
+
+def _holds_null(document: Any) -> bool:
+    pending = [document]
+    while pending:
+        item = pending.pop()
+        if item is None:
+            return True
+        pending.extend(item.values() if isinstance(item, dict) else item if isinstance(item, list) else ())
+    return False
 
 
 def _without_nulls(document: Any) -> Any:

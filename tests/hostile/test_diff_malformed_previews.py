@@ -120,3 +120,36 @@ def test_any_field_of_another_type_is_refused_or_compared(base, data) -> None:
         swapped, swapped_err = diff(new, base)
     assert code in (0, 1) and "internal error" not in err, err
     assert swapped in (0, 1) and "internal error" not in swapped_err, swapped_err
+
+
+def live_diff(live: Path, new: Path) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["diff", "--live", str(live), str(new), "--stack", STACK, "--project-dir", str(PROJECT_DIR)])
+    return code, err.getvalue()
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("- 1\n", "a document without `kind`; expected `kubectl get -o yaml` output"),
+    ("kind: Deployment\nmetadata: 3\n", "a Deployment without metadata.name"),
+    ("kind: DeploymentList\napiVersion: v1\nitems: 7\n", "a DeploymentList whose items are not a list of objects"),
+    ("kind: [1]\n", "a document without `kind`; expected `kubectl get -o yaml` output"),
+])
+def test_live_objects_that_are_no_objects_are_refused_naming_the_file(base, tmp_path, text, problem) -> None:
+    (tmp_path / "live").mkdir()
+    (tmp_path / "live" / "dev.yaml").write_text(text)
+    assert live_diff(tmp_path / "live", base) == (1, f"error: {tmp_path / 'live' / 'dev.yaml'}: {problem}\n")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_field_of_a_live_object_of_another_type_is_refused_or_compared(base, data) -> None:
+    """The cluster's objects as the preview wrote them (no drift), one field replaced by a value of another type."""
+    objects = [yaml.safe_load(path.read_text()) for path in sorted((base / STACK / "manifests").glob("*.yaml"))]
+    index = data.draw(st.integers(0, len(objects) - 1), label="object")
+    where = data.draw(st.sampled_from(_paths(objects[index])), label="path")
+    objects[index] = _replaced(objects[index], where, data.draw(st.sampled_from(JUNK), label="value"))
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "dev.yaml").write_text(yaml.safe_dump_all(objects))
+        code, err = live_diff(Path(folder), base)
+    assert code in (0, 1) and "internal error" not in err, err
