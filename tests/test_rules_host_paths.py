@@ -4,7 +4,7 @@ stack declares once; every other host path is refused, naming the field and what
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from policies import rules
@@ -100,6 +100,18 @@ def test_a_declared_root_must_lie_below_a_data_folder():
     assert rules.host_path_problem("/etc/cron.d", True, rules.allowed_host_paths(config)) == f"'/etc/cron.d' {OUTSIDE}"
 
 
+@pytest.mark.parametrize(("root", "weights"), [("/mnt/weight", "/mnt/weight/"), ("/mnt/weight/ucm", "/mnt/weight"),
+                                             ("/mnt/weight", "/mnt/weight/qwen")])
+def test_a_writable_root_over_the_weights_is_refused(root, weights):
+    config = service(storage=[root], logs=[root], weights=weights)
+    problem = (f"{root!r} overlaps weight_mount_path {weights!r}, which pods mount read-only: a writable root there "
+               "lets a pod rewrite the model; declare a folder beside the weights.")
+    assert messages(config) == [f"{ROOTS}.logs[0]: {problem}", f"{ROOTS}.storage[0]: {problem}"]
+    assert rules.host_path_problem(root, True, rules.allowed_host_paths(config)) is not None
+    beside = service(storage=["/mnt/cache"], weights=weights)
+    assert rules.host_path_problem("/mnt/cache/ucm", True, rules.allowed_host_paths(beside)) is None
+
+
 @pytest.mark.parametrize("path", ["//etc", "/mnt//weight", "/mnt/weight/../../etc", "/mnt/./weight", "/mnt/weight//",
                                   "/mnt/weight\n", "/mnt/we ight", "mnt/weight", "", "/mnt/$(id)", "/mnt/*"])
 def test_a_path_that_is_not_plain_matches_nothing(path):
@@ -151,6 +163,19 @@ def test_a_pods_hostpath_is_writable_when_mounted_so_or_created():
 
 # --- generated paths: every path below a root is accepted, every other refused ----------------------------------
 
+
+def _parts(path: str) -> list[str]:
+    return [part for part in path.split("/") if part]
+
+
+def _below(path: str, root: str) -> bool:
+    return _parts(path)[:len(_parts(root))] == _parts(root)
+
+
+def _overlap(path: str, other: str) -> bool:
+    return _below(path, other) or _below(other, path)
+
+
 _PART = st.from_regex(r"[A-Za-z0-9_+@-][A-Za-z0-9._+@-]{0,11}", fullmatch=True).filter(lambda p: p not in (".", ".."))
 _NODE_TOP = st.sampled_from(["etc", "root", "usr", "var", "opt", "home", "lib", "bin", "sbin", "boot", "dev", "proc",
                              "sys", "run", "tmp", "snap", "media", "lost+found", "nix", "data-x", "mntx", "srv2x"])
@@ -167,20 +192,13 @@ def _paths(draw, top):
 @given(root=_paths(_DATA_TOP).filter(lambda p: p.strip("/").count("/") >= 1), below=st.lists(_PART, max_size=3),
        writable=st.booleans())
 def test_every_path_below_a_declared_root_is_accepted(root, below, writable):
+    assume(not _overlap(root, "/mnt/weight"))  # a writable root over the weights is refused (test above)
     path = root.rstrip("/") + "".join(f"/{part}" for part in below)
     config = service(storage=[root], logs=[root])
     config["motor_deploy_config"]["storage"] = [{"type": "hostpath", "path": path}]
     config["motor_controller_config"] = {"logging_config": {"host_log_dir": path}}
     assert messages(config) == []
     assert rules.host_path_problem(path, writable, rules.allowed_host_paths(config)) is None
-
-
-def _parts(path: str) -> list[str]:
-    return [part for part in path.split("/") if part]
-
-
-def _below(path: str, root: str) -> bool:
-    return _parts(path)[:len(_parts(root))] == _parts(root)
 
 
 @settings(max_examples=300, deadline=None)
@@ -191,7 +209,7 @@ def test_every_path_outside_the_allowed_roots_is_refused(path, roots, writable):
     no declaration may be), below Motor's log folder, below the weights when read-only, or a Motor node path."""
     config = service(storage=roots, logs=roots)
     inside = (
-        any(len(_parts(root)) >= 2 and _below(path, root) for root in roots)
+        any(len(_parts(root)) >= 2 and not _overlap(root, "/mnt/weight") and _below(path, root) for root in roots)
         or _below(path, "/root/ascend/log")
         or (not writable and _below(path, "/mnt/weight"))
         or path.rstrip("/") in {p for p, w in rules.MOTOR_HOST_PATHS.items() if w or not writable}

@@ -143,16 +143,33 @@ def _weight_mount_path(user_config: Mapping[str, Any]) -> Any:
     return deploy.get("weight_mount_path", DEFAULT_WEIGHT_MOUNT_PATH) if isinstance(deploy, Mapping) else None
 
 
-def _roots(paths: Iterable[Any], writable: bool, source: str) -> list[HostRoot]:
+def _overlap(path: str, other: str) -> bool:
+    """One of two normal paths is the other or lies below it."""
+    return path == other or path.startswith(other.rstrip("/") + "/") or other.startswith(path.rstrip("/") + "/")
+
+
+def _writable_root_problem(path: Any, user_config: Mapping[str, Any]) -> str | None:
+    """Why `path` may not be declared as a writable root (host_path_roots.*), or None."""
+    if problem := declared_root_problem(path):
+        return problem
+    weights = _weight_mount_path(user_config)
+    if declared_root_problem(weights) is None and _overlap(normal_host_path(path), normal_host_path(weights)):
+        return (f"{path!r} overlaps weight_mount_path {weights!r}, which pods mount read-only: a writable root there "
+                "lets a pod rewrite the model; declare a folder beside the weights.")
+    return None
+
+
+def _roots(paths: Iterable[Any], writable: bool, source: str, user_config: Mapping[str, Any]) -> list[HostRoot]:
     """The declarable ones of `paths` as roots: a declaration refused is no root (the settings name it)."""
+    refused = _writable_root_problem if writable else (lambda path, _: declared_root_problem(path))
     return [HostRoot(normal_host_path(path), writable, False, source)  # type: ignore[arg-type]
-            for path in paths if declared_root_problem(path) is None]
+            for path in paths if refused(path, user_config) is None]
 
 
 def log_roots(user_config: Mapping[str, Any]) -> list[HostRoot]:
     """Where a role's host_log_dir may point: Motor's log folder and the declared log roots."""
     return [HostRoot(DEFAULT_HOST_LOG_DIR, True, False, "Motor's log folder"),
-            *_roots(_declared(user_config, "logs"), True, f"{ROOTS_KEY}.logs")]
+            *_roots(_declared(user_config, "logs"), True, f"{ROOTS_KEY}.logs", user_config)]
 
 
 def allowed_host_paths(user_config: Mapping[str, Any]) -> list[HostRoot]:
@@ -161,8 +178,8 @@ def allowed_host_paths(user_config: Mapping[str, Any]) -> list[HostRoot]:
         *(HostRoot(path, writable, True, "a node path Motor's deployer mounts")
           for path, writable in MOTOR_HOST_PATHS.items()),
         *log_roots(user_config),
-        *_roots([_weight_mount_path(user_config)], False, "motor_deploy_config.weight_mount_path"),
-        *_roots(_declared(user_config, "storage"), True, f"{ROOTS_KEY}.storage"),
+        *_roots([_weight_mount_path(user_config)], False, "motor_deploy_config.weight_mount_path", user_config),
+        *_roots(_declared(user_config, "storage"), True, f"{ROOTS_KEY}.storage", user_config),
     ]
 
 
@@ -199,11 +216,11 @@ def check_host_paths(user_config: Mapping[str, Any]) -> list[Finding]:
     findings = []
     for kind in ROOT_KINDS:
         for index, path in enumerate(_declared(user_config, kind)):
-            if problem := declared_root_problem(path):
+            if problem := _writable_root_problem(path, user_config):
                 findings.append(Finding(f"{ROOTS_KEY}.{kind}[{index}]", problem))
     if problem := declared_root_problem(_weight_mount_path(user_config)):
         findings.append(Finding("motor_deploy_config.weight_mount_path", problem))
-    storage_roots = _roots(_declared(user_config, "storage"), True, "")
+    storage_roots = _roots(_declared(user_config, "storage"), True, "", user_config)
     deploy = user_config.get("motor_deploy_config") or {}
     for index, entry in enumerate((deploy.get("storage") if isinstance(deploy, Mapping) else None) or []):
         if isinstance(entry, Mapping) and entry.get("type") == "hostpath":
