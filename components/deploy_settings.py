@@ -91,6 +91,22 @@ StorageEntry = Annotated[Union[PvcStorage, NfsStorage, HostPathStorage], Field(d
 # deploy.py's NodePorts (its yaml_template/ files write them as fixed numbers): what a stack writes to keep them.
 DEPLOY_PY_NODE_PORTS = dict(zip(rules.NODE_PORT_KEYS, (31015, 31017, 31027), strict=True))
 
+
+class HostPathRoots(Closed):
+    """The node folders the service may mount from its nodes, declared once (policies/rules/host_paths.py)."""
+
+    logs: list[HostPath] = Field(
+        default_factory=list,
+        description="Node folders a role's logging_config.host_log_dir may lie in (writable), besides Motor's "
+        f"{rules.DEFAULT_HOST_LOG_DIR}. Each below /mnt, /data or /srv.",
+    )
+    storage: list[HostPath] = Field(
+        default_factory=list,
+        description="Node folders a hostpath storage[] entry may lie in (mounted writable into prefill pods). Each "
+        "below /mnt, /data or /srv.",
+    )
+
+
 # The deploy modes motor-kvpool renders (components/workloads.py).
 DEPLOY_MODES = ("multi_deployment", "infer_service_set")
 
@@ -119,7 +135,15 @@ class DeployConfig(Closed):
         "default: module-910b-8 (A2), module-a3-16 (A3), the hardware_type itself (A5). Set it when your nodes "
         "carry another value, e.g. module-a3-16-super-pod.",
     )
-    weight_mount_path: HostPath = Field("/mnt/weight", description="Host path of the model weights.")
+    weight_mount_path: HostPath = Field(
+        rules.DEFAULT_WEIGHT_MOUNT_PATH,
+        description="Host path of the model weights, mounted read-only; a declared root, so below /mnt, /data or /srv.",
+    )
+    host_path_roots: HostPathRoots | None = Field(
+        None,
+        description="The node folders, besides weight_mount_path and Motor's own node paths, that pods may mount: "
+        "logs (host_log_dir) and storage (hostpath storage[] entries). Any other host path is refused.",
+    )
     storage: list[StorageEntry] = Field(default_factory=list, description="Volumes for UCM (prefill only).")
     dshm_size: NodeMemory = Field(rules.DEFAULT_DSHM_SIZE, description="Size of /dev/shm in engine pods; UCM's cache lives there.")
     prefill_node_selector: Labels = Field(default_factory=dict, description="Nodes of the prefill pods (besides the accelerator-type label).")

@@ -182,19 +182,19 @@ class ServiceSettings(Closed):
         default_factory=dict,
         description="Motor's controller section, passed to Motor untouched and checked against Motor's config "
         f"dataclasses; logging_config.host_log_dir is the node folder its pods log to (default "
-        f"{rules.DEFAULT_HOST_LOG_DIR}; an absolute path, no system folder).",
+        f"{rules.DEFAULT_HOST_LOG_DIR}; or a folder below a root declared in motor_deploy_config.host_path_roots.logs).",
     )
     motor_coordinator_config: dict[str, Any] = Field(
         default_factory=dict,
         description="Motor's coordinator section, passed to Motor untouched and checked against Motor's config "
         f"dataclasses; logging_config.host_log_dir is the node folder its pods log to (default "
-        f"{rules.DEFAULT_HOST_LOG_DIR}; an absolute path, no system folder).",
+        f"{rules.DEFAULT_HOST_LOG_DIR}; or a folder below a root declared in motor_deploy_config.host_path_roots.logs).",
     )
     motor_nodemanger_config: dict[str, Any] | None = Field(
         None,
         description="Motor's node manager section (sic, Motor's spelling), passed to Motor untouched and checked "
         "against Motor's config dataclasses; logging_config.host_log_dir is the node folder the engine pods log to "
-        f"(default {rules.DEFAULT_HOST_LOG_DIR}; an absolute path, no system folder).",
+        f"(default {rules.DEFAULT_HOST_LOG_DIR}; or a folder below a root declared in motor_deploy_config.host_path_roots.logs).",
     )
     motor_engine_prefill_config: EngineSection = Field(
         description="The prefill engines: engine_type and engine_config, vLLM's arguments (checked against vLLM's "
@@ -261,7 +261,7 @@ class ServiceSettings(Closed):
 
     def host_log_dir(self, role: str) -> str:
         """The node folder a Motor role's pods (controller, coordinator, engine) mount as their log folder, as
-        deploy.py's modify_log_mount picks it; rules.check_host_log_dirs has checked it."""
+        deploy.py's modify_log_mount picks it; rules.check_host_paths has checked it."""
         sections = {section: getattr(self, section) for section in rules.LOG_SECTION_BY_ROLE.values()}
         return rules.host_log_dir(sections, role)
 

@@ -137,12 +137,15 @@ def _kind(resource_type: str) -> str:
     return resource_type.split(":")[-1]
 
 
-def _sensitive_host_paths(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    for template in pod_templates(args.resource_type, args.props):
-        for volume in (template.get("spec") or {}).get("volumes") or []:
-            path = (volume.get("hostPath") or {}).get("path")
-            for finding in rules.check_host_path(path, f"volumes[{volume.get('name', '?')}].hostPath.path"):
-                report(f"{_kind(args.resource_type)} {args.name}: {finding}")
+def _undeclared_host_paths(args: StackValidationArgs, report: ReportViolation) -> None:
+    """Every hostPath of every pod against the service's allow-list, built from the user_config.json in motor-config
+    as the settings build it (a stack without motor-config: Motor's node paths and the default weights only)."""
+    view = service_view(args.resources)
+    allowed = rules.allowed_host_paths(view.user_config if view is not None else {})
+    for resource in args.resources:
+        for template in pod_templates(resource.resource_type, resource.props):
+            for finding in rules.check_pod_host_paths(template.get("spec") or {}, allowed):
+                report(f"{_kind(resource.resource_type)} {resource.name}: {finding}", resource.urn)
 
 
 def _privileged_containers(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -388,13 +391,16 @@ POLICIES = [
         validate=_plaintext_secrets, enforcement_level=MANDATORY, severity=Severity.CRITICAL,
         remediation_steps="Store the value with `pulumi config set --secret` and deliver it through a Secret.",
     ),
-    ResourceValidationPolicy(
-        name="kvpool-disallow-sensitive-host-paths",
-        description="Checks that no pod mounts the host's root, a system folder or a path that controls the node or "
-        "holds its credentials (/etc, /proc, /sys, /root, /var/run/docker.sock, the kubelet's folder ...); the Ascend "
-        "driver files, logs and devices engines need are allowed.",
-        validate=_sensitive_host_paths, enforcement_level=MANDATORY, severity=Severity.CRITICAL,
-        remediation_steps="Mount a folder of the service's own (e.g. /mnt/<service>) instead.",
+    StackValidationPolicy(
+        name="kvpool-disallow-undeclared-host-paths",
+        description="Checks that every hostPath of every pod is on the allow-list: a node path Motor's deployer mounts "
+        "(the Ascend driver's files, /etc/hccn.conf, /var/coredump, the RDMA devices, A5's UB transport), writable "
+        "only where the pod writes it, or below Motor's log folder /root/ascend/log or a root the stack declares "
+        "(weight_mount_path read-only, motor_deploy_config.host_path_roots.logs and .storage, each below /mnt, /data "
+        "or /srv). Everything else (/etc/cron.d, /root/.kube, /usr/local/bin ...) is refused.",
+        validate=_undeclared_host_paths, enforcement_level=MANDATORY, severity=Severity.CRITICAL,
+        remediation_steps="Mount a folder below a root declared in motor_deploy_config.host_path_roots (below /mnt, "
+        "/data or /srv), or Motor's node path read-only as Motor mounts it.",
     ),
     StackValidationPolicy(
         name="kvpool-disallow-system-namespaces",

@@ -92,10 +92,14 @@ HOST_LOG_DIRS = {
 
 
 def with_host_log_dirs(service: dict[str, Any], folders: dict[str, Any] = HOST_LOG_DIRS) -> dict[str, Any]:
-    """The service with these sections' logging_config.host_log_dir set (None: an explicit null)."""
+    """The service with these sections' logging_config.host_log_dir set (None: an explicit null), each folder
+    declared as a log root (motor_deploy_config.host_path_roots.logs), as a user moving them declares them."""
     service = copy.deepcopy(service)
     for section, folder in folders.items():
         service.setdefault(section, {}).setdefault("logging_config", {})["host_log_dir"] = folder
+    declared = [folder for folder in folders.values() if folder is not None]
+    if declared:
+        service["motor_deploy_config"].setdefault("host_path_roots", {}).setdefault("logs", []).extend(declared)
     return service
 
 

@@ -262,9 +262,9 @@ CASES = [
     Case("kvpool-disallow-duplicate-names", "dev", _twin, [(DEPLOYMENT, "vllm-p0-twin")]),
     Case("kvpool-disallow-plaintext-secrets", "dev",
          lambda run: edit(run, DEPLOYMENT, "vllm-p0", engine_env("HF_TOKEN", "hf_abc123")), [(DEPLOYMENT, "vllm-p0")]),
-    Case("kvpool-disallow-sensitive-host-paths", "dev",
+    Case("kvpool-disallow-undeclared-host-paths", "dev",
          lambda run: edit(run, DEPLOYMENT, "vllm-p0", pod_spec(
-             lambda spec: spec["volumes"].append({"name": "host", "hostPath": {"path": "/var/run/docker.sock"}}))),
+             lambda spec: spec["volumes"].append({"name": "host", "hostPath": {"path": "/etc/cron.d"}}))),
          [(DEPLOYMENT, "vllm-p0")]),
     Case("kvpool-disallow-system-namespaces", "dev", lambda run: edit(run, DEPLOYMENT, "vllm-d0", _into_kube_system),
          [(DEPLOYMENT, "vllm-d0")]),
@@ -374,7 +374,31 @@ def test_the_ascend_host_paths_engines_need_pass():
     a5 = render(values, stack="dev").run
     volumes = a5.resource(DEPLOYMENT, "vllm-p0").inputs["spec"]["template"]["spec"]["volumes"]
     assert {"/usr/lib64", "/etc/hccn.conf", "/root/ascend/log"} <= {v["hostPath"]["path"] for v in volumes if "hostPath" in v}
-    assert validate("kvpool-disallow-sensitive-host-paths", a5, load_stack_config(PROJECT_DIR, "dev")) == []
+    assert validate("kvpool-disallow-undeclared-host-paths", a5, load_stack_config(PROJECT_DIR, "dev")) == []
+
+
+def _hostpath_storage(values: dict, roots: list[str]) -> None:
+    values["motor_deploy_config"]["storage"] = [{"type": "hostpath", "path": "/data/ucm", "mount_path": "/mnt/ucm"}]
+    values["motor_deploy_config"]["host_path_roots"] = {"storage": roots}
+
+
+def test_a_storage_hostpath_passes_below_its_declared_root_as_motor_config_carries_it():
+    """The pack's allow-list is the settings': built from the user_config.json in motor-config. The rendered
+    storage hostPath passes with its declaration, and is refused once the declaration is gone (or names /etc)."""
+    values = stack_values("ucm")
+    _hostpath_storage(values, ["/data/ucm"])
+    run = render(values, stack="ucm").run
+    config = load_stack_config(PROJECT_DIR, "ucm")
+    volumes = run.resource(DEPLOYMENT, "vllm-p0").inputs["spec"]["template"]["spec"]["volumes"]
+    assert "/data/ucm" in {v["hostPath"]["path"] for v in volumes if "hostPath" in v}
+    policy = "kvpool-disallow-undeclared-host-paths"
+    assert validate(policy, run, config) == []
+    for roots in ([], ["/etc"], ["/data/ucm/../.."]):
+        undeclared = edit_user_config(
+            run, lambda uc, roots=roots: uc["motor_deploy_config"].update(host_path_roots={"storage": roots}))
+        assert validate(policy, undeclared, config) == [
+            Reported(policy, MANDATORY, (DEPLOYMENT, "vllm-p0")), Reported(policy, MANDATORY, (DEPLOYMENT, "vllm-p1"))
+        ]
 
 
 def test_the_controllers_configmap_role_in_kube_system_passes_but_not_a_wider_one():

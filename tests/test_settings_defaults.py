@@ -104,6 +104,7 @@ def test_new_pvc_storage_defaults_and_mount_paths():
         {"type": "hostpath", "path": "/data/ucm", "mount_path": "/mnt/ucm"},
         {"type": "nfs", "server": "10.0.0.5", "path": "/export"},
     ]
+    service["motor_deploy_config"]["host_path_roots"] = {"storage": ["/data/ucm"]}
     storage = load_from_pulumi_config(service, "svc").motor_deploy_config.storage
     assert isinstance(storage[0], PvcStorage)
     assert (storage[0].size, storage[0].access_mode, storage[0].mount_path) == ("200Gi", "ReadWriteMany", "/mnt/store-0")

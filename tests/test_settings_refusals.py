@@ -237,9 +237,10 @@ def test_a_host_log_dir_that_is_no_safe_absolute_node_folder_is_refused():
         "a hostPath: write the path without it",
         "motor_coordinator_config.logging_config.host_log_dir: is 'motor-logs'; give the absolute path of a folder on "
         "the node, as deploy.py mounts it (default /root/ascend/log).",
-        "motor_nodemanger_config.logging_config.host_log_dir: '/var/lib/kubelet/logs' lies in the host's "
-        "/var/lib/kubelet, which controls the node or holds its credentials; mount a folder of its own "
-        "(e.g. /mnt/<service>) instead.",
+        "motor_nodemanger_config.logging_config.host_log_dir: '/var/lib/kubelet/logs' lies outside every folder a "
+        "pod may mount from the node; keep it in a folder below /mnt, /data (or /data01, /data02 ...) or /srv and "
+        "declare that folder once in motor_deploy_config.host_path_roots.logs, or leave host_log_dir out to log below "
+        "Motor's /root/ascend/log.",
     ]
     service["motor_coordinator_config"]["logging_config"]["host_log_dir"] = 7
     assert problems_of(service)[1] == (
@@ -338,3 +339,65 @@ def test_a_trailing_newline_is_refused_naming_the_field(change, expected):
     service = mooncake_pool()
     change(service)
     assert problems_of(service) == [expected]
+
+
+# --- host paths come from an allow-list (issue 33 class 2) ---------------------------------------------------------
+
+NODE_FOLDERS = ["/etc/cron.d", "/root/.kube", "/usr/local/bin", "/etc/systemd/system", "/var/lib/rancher",
+                "/opt/cni/bin", "/home/alice/.ssh"]
+
+
+def _outside(field: str, path: str, kind: str, alternative: str = "") -> str:
+    return (f"{field}: {path!r} lies outside every folder a pod may mount from the node; keep it in a folder below "
+            f"/mnt, /data (or /data01, /data02 ...) or /srv and declare that folder once in "
+            f"motor_deploy_config.host_path_roots.{kind}{alternative}.")
+
+
+@pytest.mark.parametrize("path", NODE_FOLDERS)
+def test_a_storage_hostpath_on_a_node_folder_is_refused(path):
+    service = plain_pd()
+    service["motor_deploy_config"]["storage"] = [{"type": "hostpath", "path": path, "mount_path": "/mnt/ucm"}]
+    assert problems_of(service) == [_outside("motor_deploy_config.storage[0].path", path, "storage")]
+
+
+@pytest.mark.parametrize("section", ["motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config"])
+@pytest.mark.parametrize("path", NODE_FOLDERS)
+def test_a_host_log_dir_on_a_node_folder_is_refused_for_each_role(section, path):
+    service = plain_pd()
+    service[section] = {"logging_config": {"host_log_dir": path}}
+    assert problems_of(service) == [_outside(f"{section}.logging_config.host_log_dir", path, "logs",
+                                             ", or leave host_log_dir out to log below Motor's /root/ascend/log")]
+
+
+def test_declaring_a_node_folder_as_a_root_is_refused_and_allows_nothing():
+    service = plain_pd()
+    service["motor_deploy_config"]["host_path_roots"] = {"storage": ["/etc/cron.d"], "logs": ["/root/.kube"]}
+    service["motor_deploy_config"]["storage"] = [{"type": "hostpath", "path": "/etc/cron.d", "mount_path": "/mnt/u"}]
+    service["motor_deploy_config"]["weight_mount_path"] = "/usr/local/bin"
+    refused_root = ("is no folder below /mnt, /data (or /data01, /data02 ...) or /srv, where a node keeps a service's "
+                    "data; keep the data in a folder of its own there (e.g. /mnt/<service>).")
+    assert problems_of(service) == [
+        f"motor_deploy_config.host_path_roots.logs[0]: '/root/.kube' {refused_root}",
+        f"motor_deploy_config.host_path_roots.storage[0]: '/etc/cron.d' {refused_root}",
+        f"motor_deploy_config.weight_mount_path: '/usr/local/bin' {refused_root}",
+        _outside("motor_deploy_config.storage[0].path", "/etc/cron.d", "storage"),
+    ]
+
+
+def test_host_paths_below_declared_roots_pass():
+    service = plain_pd()
+    service["motor_deploy_config"]["host_path_roots"] = {"storage": ["/data/ucm"], "logs": ["/mnt/logs/"]}
+    service["motor_deploy_config"]["storage"] = [{"type": "hostpath", "path": "/data/ucm/p", "mount_path": "/mnt/u"}]
+    service["motor_deploy_config"]["weight_mount_path"] = "/data01/models/"
+    service["motor_controller_config"] = {"logging_config": {"host_log_dir": "/mnt/logs/controller"}}
+    service["motor_coordinator_config"] = {"logging_config": {"host_log_dir": "/root/ascend/log/coordinator"}}
+    settings = load_from_pulumi_config(service, "svc")
+    assert settings.user_config()["motor_deploy_config"]["host_path_roots"] == {
+        "storage": ["/data/ucm"], "logs": ["/mnt/logs/"]
+    }
+
+
+def test_an_unknown_key_of_host_path_roots_is_refused():
+    service = plain_pd()
+    service["motor_deploy_config"]["host_path_roots"] = {"weights": ["/mnt/weight"]}
+    assert problems_of(service)[0].startswith("motor_deploy_config.host_path_roots.weights")

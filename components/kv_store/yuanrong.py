@@ -23,9 +23,11 @@ from components.kv_store.hosts import store_host
 from components.pod_layout import YUANRONG_SOCKET_DIR
 from components.ports import Port
 from components.store_settings import YuanrongStoreConfig
+from policies import rules
 
 WORKER_NAME = "mindie-motor-ds-worker"
-SOCKET_HOST_DIR = "/var/run/motor-kvpool/datasystem"
+# The node folder of the worker's sockets: an entry of the host-path allow-list (policies/rules/host_paths.py).
+SOCKET_HOST_DIR = rules.YUANRONG_SOCKET_HOST_DIR
 
 # The worker binary ships inside the wheel's package folder with its libraries beside it (dscli does the same).
 WORKER_COMMAND = (

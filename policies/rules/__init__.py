@@ -47,12 +47,15 @@ from .sections import (
     STORE_CONNECTOR, UCM_CONNECTOR, Finding, connectors_of, engine_env_section, engine_envs, engine_section,
     kv_transfer_configs, kv_transfer_path, store_connector_backends, transfer_connector, uses_pool,
 )
+from .host_paths import (
+    DATA_PARENTS, DEFAULT_HOST_LOG_DIR, DEFAULT_WEIGHT_MOUNT_PATH, LOG_SECTION_BY_ROLE, MOTOR_HOST_PATHS,
+    YUANRONG_SOCKET_HOST_DIR, HostRoot, allowed_host_paths, check_host_paths, check_pod_host_paths,
+    declared_root_problem, host_log_dir, host_path_backsteps, host_path_problem, normal_host_path,
+)
 from .security import (
-    DEFAULT_HOST_LOG_DIR, LOG_SECTION_BY_ROLE, NOT_SECRET_LAST_WORDS, PRIVILEGED_CAPABILITIES, READ_VERBS, SECRET_WORDS, SENSITIVE_HOST_PATHS,
-    SYSTEM_HOST_ROOTS, SYSTEM_NAMESPACES, check_deploy_host_paths, check_host_path, check_plaintext_conf_secrets,
-    check_plaintext_config_secrets, conf_entries,
-    check_plaintext_secrets, check_privileged_container, check_privileged_pod, check_system_namespace, host_log_dir,
-    host_path_backsteps, host_path_problem, is_read_only_configmap_role, looks_secret,
+    NOT_SECRET_LAST_WORDS, PRIVILEGED_CAPABILITIES, READ_VERBS, SECRET_WORDS, SYSTEM_NAMESPACES,
+    check_plaintext_conf_secrets, check_plaintext_config_secrets, conf_entries, check_plaintext_secrets,
+    check_privileged_container, check_privileged_pod, check_system_namespace, is_read_only_configmap_role, looks_secret,
 )
 from .service import (
     MAX_PODS_PER_INSTANCE, MOTOR_MAX_INSTANCES, check_instance_counts, check_instance_sizes, check_service,
@@ -74,11 +77,11 @@ __all__ = [
     "MAX_PODS_PER_INSTANCE", "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE",
     "MOTOR_MAX_INSTANCES", "MULTI_CONNECTOR", "NODE_PORT_KEYS",
     "NODE_RESERVED_PORTS", "NOT_SECRET_LAST_WORDS", "NUMERIC_ENV",
-    "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE", "ROLE_PORTS", "SECRET_WORDS", "SENSITIVE_HOST_PATHS",
+    "PRIVILEGED_CAPABILITIES", "READ_VERBS", "ROLE_BY_SIDE", "ROLE_PORTS", "SECRET_WORDS",
     "SECRET_ENV_SECTIONS", "SERVICE_SET_TYPE", "SIDES", "STORE_CONNECTOR", "SUSTAINABLE_EVICTION_RATIO", "SUSTAINABLE_HIGH_WATERMARK",
-    "SYSTEM_HOST_ROOTS", "SYSTEM_NAMESPACES", "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
-    "Finding", "check_backend_consistency", "check_cann_install_path", "check_deploy_host_paths", "check_dispatch_connector",
-    "check_duplicate_names", "check_engine_server_layout", "check_fabric_segment_alignment", "check_hash_seed", "check_host_path",
+    "SYSTEM_NAMESPACES", "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
+    "Finding", "check_backend_consistency", "check_cann_install_path", "check_dispatch_connector",
+    "check_duplicate_names", "check_engine_server_layout", "check_fabric_segment_alignment", "check_hash_seed", "check_host_paths",
     "check_hybrid_attention_connector", "check_instance_counts", "check_instance_sizes", "check_kv_cache_affinity",
     "check_kv_event_ports", "check_kv_role_by_side", "check_layerwise_pool_backend", "check_layerwise_pool_patch",
     "check_lease_exceeds_timeouts", "check_max_model_len", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
@@ -86,7 +89,9 @@ __all__ = [
     "check_ports", "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_secret_env_shadowing", "check_service",
     "check_standalone_store_memory", "check_standalone_store_protocol", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
     "conf_entries", "connectors_of", "coordinator_reads_model", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
-    "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps", "host_path_problem", "is_decimal",
+    "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps", "host_path_problem",
+    "DATA_PARENTS", "DEFAULT_WEIGHT_MOUNT_PATH", "MOTOR_HOST_PATHS", "YUANRONG_SOCKET_HOST_DIR", "HostRoot",
+    "allowed_host_paths", "check_pod_host_paths", "declared_root_problem", "normal_host_path", "is_decimal",
     "is_read_only_configmap_role", "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs",
     "kv_transfer_path", "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "role_port",
     "service_set_objects", "service_set_roles", "store_connector_backends", "store_protection_problem",

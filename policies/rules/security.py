@@ -1,4 +1,4 @@
-"""Workload safety: no plain-text secrets, no sensitive host paths, no system namespaces, no privileged pods."""
+"""Workload safety: no plain-text secrets, no system namespaces, no privileged pods (host paths: host_paths.py)."""
 
 from __future__ import annotations
 
@@ -96,114 +96,12 @@ def check_plaintext_conf_secrets(text: str, where: str) -> list[Finding]:
     ]
 
 
-# Host folders that hold the node itself: mounting one (or a parent of one) hands the pod the node.
-SYSTEM_HOST_ROOTS = frozenset({
-    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/opt", "/proc", "/root", "/run",
-    "/sbin", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/lib", "/usr/local", "/usr/sbin", "/var", "/var/lib",
-    "/var/log", "/var/run",
-})
-# Host paths whose content, or anything below them, controls the node or holds its credentials. A hostPath that
-# is one of these, lies below one, or contains one is refused.
-SENSITIVE_HOST_PATHS = (
-    "/proc", "/sys", "/boot", "/root/.ssh", "/etc/shadow", "/etc/gshadow", "/etc/passwd", "/etc/sudoers",
-    "/etc/sudoers.d", "/etc/ssh", "/etc/kubernetes", "/etc/pki", "/etc/ssl/private", "/dev/mem", "/dev/kmem",
-    "/dev/port", "/var/run/docker.sock", "/run/docker.sock", "/var/run/containerd", "/run/containerd",
-    "/var/run/crio", "/run/crio", "/var/run/secrets", "/run/secrets", "/var/lib/kubelet", "/var/lib/docker",
-    "/var/lib/containerd", "/var/lib/etcd", "/var/log/pods",
-)
 # Namespaces Kubernetes itself owns: a service deployed there mixes with the cluster's own components.
 SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "default")
 # Capabilities that amount to root on the node (Kubernetes' baseline Pod Security Standard forbids adding them).
 PRIVILEGED_CAPABILITIES = frozenset({"ALL", "SYS_ADMIN", "SYS_MODULE", "SYS_RAWIO", "SYS_PTRACE", "NET_ADMIN", "BPF",
                                      "SYS_BOOT", "DAC_READ_SEARCH", "PERFMON"})
 READ_VERBS = frozenset({"get", "list", "watch"})
-
-
-def _normal_host_path(path: str) -> str:
-    """`/etc/`, `//etc` and `/x/../etc` are /etc (the kubelet follows `..`; section 2 refuses it separately)."""
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            parts = parts[:-1]
-        else:
-            parts.append(part)
-    return "/" + "/".join(parts)
-
-
-def host_path_problem(path: str) -> str | None:
-    """Why a host path may not be mounted, or None when it may."""
-    if not isinstance(path, str) or not path.startswith("/"):
-        return None  # not a host path (the schema names the field)
-    normal = _normal_host_path(path)
-    if normal in SYSTEM_HOST_ROOTS:
-        return f"is the host's {'root' if normal == '/' else normal} folder, which holds the node itself"
-    for sensitive in SENSITIVE_HOST_PATHS:
-        if normal == sensitive or normal.startswith(sensitive + "/"):
-            return f"lies in the host's {sensitive}, which controls the node or holds its credentials"
-        if sensitive.startswith(normal + "/"):
-            return f"contains the host's {sensitive}, which controls the node or holds its credentials"
-    return None
-
-
-def check_host_path(path: str, where: str) -> list[Finding]:
-    """A hostPath may not be the host's root, a system folder, or a path that holds the node's control or
-    credentials (the container runtime's socket, the kubelet's folder, /proc, /etc/shadow ...)."""
-    problem = host_path_problem(path)
-    if problem is None:
-        return []
-    return [Finding(where, f"{path!r} {problem}; mount a folder of its own (e.g. /mnt/<service>) instead.")]
-
-
-def check_deploy_host_paths(deploy: Mapping[str, Any]) -> list[Finding]:
-    """The host paths a service's settings name: the weights and hostpath storage entries."""
-    findings = check_host_path(deploy.get("weight_mount_path", "/mnt/weight"), "motor_deploy_config.weight_mount_path")
-    for index, entry in enumerate(deploy.get("storage") or []):
-        if isinstance(entry, Mapping) and entry.get("type") == "hostpath":
-            findings += check_host_path(entry.get("path"), f"motor_deploy_config.storage[{index}].path")
-    return findings
-
-
-# Motor's LogConfig.host_log_dir default, and deploy.py's modify_log_mount's when a role's section has none.
-DEFAULT_HOST_LOG_DIR = "/root/ascend/log"
-# Whose logging_config.host_log_dir deploy.py's modify_log_mount mounts in which pods: engines take the node manager's.
-LOG_SECTION_BY_ROLE = {
-    "controller": "motor_controller_config",
-    "coordinator": "motor_coordinator_config",
-    "engine": "motor_nodemanger_config",
-}
-
-
-def host_log_dir(user_config: Mapping[str, Any], role: str) -> Any:
-    """The node folder a role's pods log to: its section's logging_config.host_log_dir, else (absent or null, as
-    deploy.py's get_json_by_path reads it) the default."""
-    logging = (user_config.get(LOG_SECTION_BY_ROLE[role]) or {}).get("logging_config")
-    folder = logging.get("host_log_dir") if isinstance(logging, Mapping) else None
-    return DEFAULT_HOST_LOG_DIR if folder is None else folder
-
-
-def host_path_backsteps(path: str) -> str | None:
-    """Kubernetes refuses a hostPath with a `..` element (core validation, validatePathNoBacksteps)."""
-    if ".." in path.split("/"):
-        return f"{path!r} contains '..'; Kubernetes refuses it in a hostPath: write the path without it"
-    return None
-
-
-def check_host_log_dirs(user_config: Mapping[str, Any]) -> list[Finding]:
-    """Each role's host_log_dir is mounted from the node (deploy.py's modify_log_mount): an absolute folder path
-    that Kubernetes accepts and that is no system or sensitive folder."""
-    findings: list[Finding] = []
-    for role, section in LOG_SECTION_BY_ROLE.items():
-        path, where = host_log_dir(user_config, role), f"{section}.logging_config.host_log_dir"
-        if not isinstance(path, str) or not path.startswith("/"):
-            findings.append(Finding(where, f"is {path!r}; give the absolute path of a folder on the node, as deploy.py "
-                                           f"mounts it (default {DEFAULT_HOST_LOG_DIR})."))
-        elif backsteps := host_path_backsteps(path):
-            findings.append(Finding(where, backsteps))
-        else:
-            findings += check_host_path(path, where)
-    return findings
 
 
 def check_system_namespace(namespace: Any, where: str) -> list[Finding]:

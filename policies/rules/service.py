@@ -14,7 +14,8 @@ from .ports import check_ports
 from .sections import (
     DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, SIDES, Finding, engine_envs, engine_section, kv_transfer_configs,
 )
-from .security import check_deploy_host_paths, check_host_log_dirs, check_system_namespace
+from .host_paths import check_host_paths
+from .security import check_system_namespace
 from .store import (
     check_backend_consistency, check_fabric_segment_alignment, check_lease_exceeds_timeouts, check_mooncake_eviction,
     check_not_ucm_store_backend, check_standalone_store_protocol,
@@ -51,8 +52,7 @@ def check_service(
     findings += check_numeric_env(env)
     findings += check_instance_counts(deploy)
     findings += check_instance_sizes(user_config)
-    findings += check_deploy_host_paths(deploy)
-    findings += check_host_log_dirs(user_config)
+    findings += check_host_paths(user_config)
     findings += check_system_namespace(deploy.get("job_id"), "motor_deploy_config.job_id")
     store = user_config.get("kv_cache_store_config")
     if store:

@@ -39,19 +39,22 @@ def preview(project: Path, name: str, content: str, tmp_path: Path) -> subproces
 
 
 @pytest.mark.parametrize(("change", "named"), [
-    (deploy(weight_mount_path="/"), "motor_deploy_config.weight_mount_path: '/' is the host's root folder"),
-    (deploy(weight_mount_path="/etc/"), "motor_deploy_config.weight_mount_path: '/etc/' is the host's /etc folder"),
-    (deploy(storage=[{"type": "hostpath", "path": "/"}]), "motor_deploy_config.storage[0].path: '/' is the host's root"),
+    (deploy(weight_mount_path="/"), "motor_deploy_config.weight_mount_path: '/' is no folder below /mnt, /data"),
+    (deploy(weight_mount_path="/etc/"), "motor_deploy_config.weight_mount_path: '/etc/' is no folder below /mnt"),
+    (deploy(storage=[{"type": "hostpath", "path": "/"}]),
+     "motor_deploy_config.storage[0].path: '/' lies outside every folder a pod may mount from the node"),
     (deploy(storage=[{"type": "hostpath", "path": "/var/run/docker.sock"}]),
-     "motor_deploy_config.storage[0].path: '/var/run/docker.sock' lies in the host's /var/run/docker.sock"),
+     "motor_deploy_config.storage[0].path: '/var/run/docker.sock' lies outside every folder a pod may mount"),
     (deploy(storage=[{"type": "hostpath", "path": "/proc/1"}]),
-     "motor_deploy_config.storage[0].path: '/proc/1' lies in the host's /proc"),
-    (deploy(storage=[{"type": "hostpath", "path": "/var/lib"}]),
-     "motor_deploy_config.storage[0].path: '/var/lib' is the host's /var/lib folder"),
+     "motor_deploy_config.storage[0].path: '/proc/1' lies outside every folder a pod may mount"),
+    (deploy(storage=[{"type": "hostpath", "path": "/etc/cron.d"}]),
+     "motor_deploy_config.storage[0].path: '/etc/cron.d' lies outside every folder a pod may mount"),
+    (deploy(storage=[{"type": "hostpath", "path": "/etc/cron.d"}], host_path_roots={"storage": ["/etc/cron.d"]}),
+     "motor_deploy_config.host_path_roots.storage[0]: '/etc/cron.d' is no folder below /mnt"),
     (deploy(job_id="kube-system"), "motor_deploy_config.job_id: is 'kube-system', a namespace Kubernetes itself uses"),
     (deploy(job_id="kube-public"), "motor_deploy_config.job_id: is 'kube-public', a namespace Kubernetes itself uses"),
     (deploy(job_id="default"), "motor_deploy_config.job_id: is 'default', a namespace Kubernetes itself uses"),
-], ids=["weights-root", "weights-etc", "storage-root", "docker-socket", "proc", "var-lib", "kube-system",
+], ids=["weights-root", "weights-etc", "storage-root", "docker-socket", "proc", "cron-d", "cron-d-declared", "kube-system",
         "kube-public", "default"])
 def test_workload_safety(project: Path, change, named: str) -> None:
     refused(stack_settings(project, "unsafe", changed(change)), named)
