@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kvpool.commands.cli import main
 from kvpool.preview import preview
+from tests.hostile.test_mutated_stacks import paths_of
 from tests.program_runs import PROJECT_DIR
 
 STACK = "dev"
@@ -80,16 +81,9 @@ def test_outputs_that_are_no_object_are_refused_naming_them(base, tmp_path, text
     assert diff(base, new) == (1, f"error: {new / STACK / 'outputs.json'}: {problem}\n")
 
 
-def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+def _paths(value: Any) -> list[tuple]:
     """Every path to a node of a JSON-like value (the value itself first)."""
-    found = [prefix]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _paths(item, (*prefix, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _paths(item, (*prefix, index))
-    return found
+    return [(), *paths_of(value)]
 
 
 def _replaced(value: Any, path: tuple, junk: Any) -> Any:
