@@ -120,11 +120,16 @@ class MooncakeHA(Closed):
     etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(replicas=3))
 
 
+# The transfer engine's metadata mode without a metadata server (peers exchange it directly): the seeds' and
+# Motor's examples' value.
+P2P_HANDSHAKE = "P2PHANDSHAKE"
+
+
 class MooncakeStoreConfig(StoreCommon):
     backend: Literal["mooncake"]
     port: PortNumber = Field(50088, description="mooncake_master RPC port (seed default 50088).")
     metrics_port: PortNumber = Field(9003, description="mooncake_master --metrics_port (the master's own default).")
-    metadata_server: NonEmpty = Field("P2PHANDSHAKE", description="Transfer-engine metadata mode.")
+    metadata_server: NonEmpty = Field(P2P_HANDSHAKE, description="Transfer-engine metadata mode.")
     protocol: Literal["ascend", "tcp", "rdma"] = Field("ascend", description="Transport; vllm-ascend needs ascend.")
     device_name: str = Field("", description="NIC to bind; empty selects automatically.")
     global_segment_size: MooncakeSize = Field("1GB", description="Memory each engine contributes to the pool.")

@@ -181,3 +181,55 @@ def test_mooncake_ha_clients_reach_the_owners_etcd_too(mooncake_ha_owner: tuple[
 def test_an_owner_renders_no_client_egress_rule() -> None:
     assert "mindie-motor-kv-client-egress" not in render(stack_values("service-a"), stack="service-a").names(
         "NetworkPolicy")
+
+
+@pytest.fixture(scope="module")
+def mooncake_owner() -> tuple[dict, dict]:
+    provider, consumer = mooncake_pair(lease=11000)
+    return render(provider, stack="service-a").run.outputs, consumer
+
+
+def with_client_field(outputs: dict, key: str, value: object) -> dict:
+    forged = copy.deepcopy(outputs)
+    config = json.loads(forged["kv_store"]["client_files"]["mooncake.json"])
+    config[key] = value
+    forged["kv_store"]["client_files"]["mooncake.json"] = json.dumps(config)
+    return forged
+
+
+@pytest.mark.parametrize(("key", "value", "problem"), [
+    ("metadata_server", "http://kv.evil.example/metadata",
+     "is 'http://kv.evil.example/metadata'; a consumer dials no host the owner names, and P2PHANDSHAKE is the "
+     "metadata mode that names none"),
+    ("global_segment_size", "1PB", "'1PB' is not a size such as 1GB, 512MB or a number of bytes"),
+    ("local_buffer_size", -1, "-1 is not a size such as 1GB, 512MB or a number of bytes"),
+    ("protocol", "carrier-pigeon", "Input should be 'ascend', 'tcp' or 'rdma'"),
+])
+def test_an_owners_mooncake_client_field_is_held_to_the_owners_own_model(
+    mooncake_owner: tuple[dict, dict], key: str, value: object, problem: str
+) -> None:
+    """Issue 33 class 7: what a consumer takes from an owner's client file is validated by the settings model that
+    validates the owner's own stack, and a metadata server the owner names is refused."""
+    outputs, consumer = mooncake_owner
+    assert refusal(with_client_field(outputs, key, value), consumer) == [
+        f"{B} cannot use the KV store of {A}:",
+        f"  - {A}'s kv_store.client_files['mooncake.json'].{key}: {problem}",
+    ]
+
+
+def test_an_owners_lease_beyond_its_models_bound_is_refused(mooncake_owner: tuple[dict, dict]) -> None:
+    outputs, consumer = mooncake_owner
+    forged = copy.deepcopy(outputs)
+    forged["kv_store"]["lease_ttl_ms"] = 10**30
+    assert refusal(forged, consumer) == [
+        f"{B} cannot use the KV store of {A}:",
+        f"  - {A}'s kv_store.lease_ttl_ms: Input should be less than or equal to 9223372036854775807",
+    ]
+
+
+def test_an_owner_in_a_system_namespace_is_refused(memcache_owner: dict) -> None:
+    forged = relocated(memcache_owner, "service-a.svc", "kube-system.svc")
+    forged["kv_store"]["namespace"] = "kube-system"
+    lines = refusal(forged)
+    assert f"  - {A}'s kv_store.namespace: is 'kube-system', a namespace Kubernetes itself uses; give the service a " \
+           "namespace of its own (job_id defaults to the stack name)." in lines

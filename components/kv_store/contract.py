@@ -32,7 +32,7 @@ from components.kv_store.endpoint import KVStoreEndpoint
 from components.kv_store.etcd import client_endpoints
 from components.kv_store.hosts import store_host
 from components.settings import ServiceSettings
-from components.store_settings import EtcdConfig, MooncakeStoreConfig
+from components.store_settings import P2P_HANDSHAKE, EtcdConfig, MooncakeStoreConfig
 from components.units import MAX_PORT, is_dns_label
 from components.workloads import Workloads
 from policies import rules
@@ -88,13 +88,16 @@ def sanitized_endpoint(settings: ServiceSettings, target: str, output: dict[str,
     namespace = output.get("namespace")
     if not isinstance(namespace, str) or not is_dns_label(namespace):
         problems.add("namespace", "is not a namespace name")
+    for finding in rules.check_system_namespace(namespace, "namespace"):
+        problems.add(finding.path, finding.message)
     if output.get("deploy_mode") not in DEPLOY_MODES:
         problems.add("deploy_mode", f"is not a deploy mode ({', '.join(DEPLOY_MODES)})")
     if output.get("stack") != target:
         problems.add("stack", f"is {output.get('stack')!r}, not the stack it was read from")
     lease = output.get("lease_ttl_ms")
-    if lease is not None and not (isinstance(lease, int) and not isinstance(lease, bool) and lease > 0):
-        problems.add("lease_ttl_ms", "is not a positive number of milliseconds")
+    if lease is not None:  # the owner's default_kv_lease_ttl, held to the owner's own model
+        for _, message in _mooncake_settings_problems({"default_kv_lease_ttl": lease}):
+            problems.add("lease_ttl_ms", message)
     consumers = output.get("allowed_consumers", [])
     if not isinstance(consumers, list) or not all(isinstance(c, str) for c in consumers):
         problems.add("allowed_consumers", "is not a list of namespace names")
@@ -178,6 +181,17 @@ def _client_files(
     return files
 
 
+def _mooncake_settings_problems(fields: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, message) of each of the owner's Mooncake settings, as its output carries them, that its own settings
+    model (MooncakeStoreConfig) refuses: what the owner's stack could never have written is a forgery."""
+    try:
+        MooncakeStoreConfig.model_validate({"backend": "mooncake", **fields})
+    except ValidationError as error:
+        return [(".".join(map(str, detail["loc"])), detail["msg"].removeprefix("Value error, "))
+                for detail in error.errors()]
+    return []
+
+
 def _master_address_ok(address: Any, host: str, port: int, workloads: Workloads) -> bool:
     """The master Service, or (HA) the etcd members of the owner's store, as the owner's etcd.client_endpoints
     names them: only their number and port come from the owner."""
@@ -211,6 +225,14 @@ def _mooncake_json(problems: _Problems, where: str, text: str, host: str, port: 
         if not isinstance(value, (str, int, float, bool)) or isinstance(value, str) and any(c in value for c in "\n\r\0"):
             problems.add(f"{where}.{key}", "is not a single-line scalar")
             bad = True
+    for field, message in _mooncake_settings_problems(
+            {key: value for key, value in config.items() if key in mooncake.CLIENT_CONFIG_KEYS and key != "master_server_address"}):
+        problems.add(f"{where}.{field}", message)
+        bad = True
+    if config.get("metadata_server", P2P_HANDSHAKE) != P2P_HANDSHAKE:
+        problems.add(f"{where}.metadata_server", f"is {config['metadata_server']!r}; a consumer dials no host the owner "
+                     f"names, and {P2P_HANDSHAKE} is the metadata mode that names none")
+        bad = True
     if not _master_address_ok(config.get("master_server_address"), host, port, workloads):
         problems.add(f"{where}.master_server_address",
                      f"is neither {host}:{port} ({OUTPUT}.host:port) nor etcd:// endpoints of the store's etcd in "
