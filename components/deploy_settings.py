@@ -209,7 +209,7 @@ class DeployConfig(Closed):
     def _distinct_node_ports(self) -> DeployConfig:
         """A NodePort is allocated once per cluster: the API server refuses the second Service asking for it."""
         seen: dict[int, str] = {}
-        for name in DEPLOY_PY_NODE_PORTS:
+        for name in rules.NODE_PORT_KEYS:
             port = getattr(self, name)
             if port is None:
                 continue

@@ -30,10 +30,10 @@ MAX_FILE_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 """Nesting levels of mappings and lists; Motor's deepest section (a MultiConnector's UCM store) needs 9."""
 MAX_YAML_NODES = 200_000
-# Text an alias repeats counts each time it is repeated: what a document expands to is what the program and the
-# preview copy (JSON, manifests), so a 300 KB anchor named 2,000 times would take gigabytes before any check.
-MAX_YAML_EXPANDED_BYTES = 4 * MAX_FILE_BYTES
 """Nodes of a YAML document with every alias expanded: anchors may share a section, not multiply it."""
+MAX_YAML_EXPANDED_BYTES = 4 * MAX_FILE_BYTES
+"""Text of a YAML document with every alias expanded: the program and the preview copy what it expands to (JSON,
+manifests), so a 300 KB anchor named 2,000 times would take gigabytes before any other check."""
 
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 """The Pulumi CLI's rule for a stack name (pkg/backend/diy: stackNameAndProjectRegexp, at most 100 characters)."""

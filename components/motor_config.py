@@ -171,12 +171,13 @@ def motor_config_data(
     `client_files`: the store's client files by endpoint file name; `role_containers`: section name -> the env names
     (past Motor's own) of the container running its function, where they are not the function's own (shell_exports)."""
     data = dict(motor_files)
+    containers = role_containers or {}
     for key, functions in ENV_FUNCTIONS.items():
         if key in data:
             common = role_envs.get("motor_common_env", {})
             data[key] = with_env_functions(
                 data[key], {name: role_envs.get(section, common) for name, section in functions},
-                {name: (role_containers or {})[section] for name, section in functions if section in (role_containers or {})},
+                {name: containers[section] for name, section in functions if section in containers},
             )
     for name, key in CLIENT_FILE_KEYS.items():
         if name in client_files:

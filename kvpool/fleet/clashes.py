@@ -27,13 +27,14 @@ a bug of ours, said as one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from components.settings import ServiceSettings
 from components.store_settings import YuanrongStoreConfig
 from kvpool.apiserver.checks import NODE_PORT_RANGE
+from kvpool.views.manifests import object_label, pod_specs
 from policies import rules
 
 NODE_PORT = "node-port"
@@ -100,18 +101,6 @@ def footprint_from_settings(reference: str, settings: ServiceSettings) -> Footpr
                      node_port_fields(settings))
 
 
-def _pod_specs(document: Any) -> Iterator[Mapping[str, Any]]:
-    """Every pod spec inside an object (a Deployment's template, each role of an InferServiceSet, ...)."""
-    if isinstance(document, Mapping):
-        if isinstance(document.get("containers"), list):
-            yield document
-        for value in document.values():
-            yield from _pod_specs(value)
-    elif isinstance(document, list):
-        for value in document:
-            yield from _pod_specs(value)
-
-
 def footprint_from_objects(reference: str, settings: ServiceSettings, objects: Iterable[Mapping[str, Any]]) -> Footprint:
     """`objects`: the manifests a preview of the stack rendered."""
     named = _setting_host_ports(settings)
@@ -121,12 +110,12 @@ def footprint_from_objects(reference: str, settings: ServiceSettings, objects: I
         metadata = body.get("metadata") or {}
         namespace, kind, name = metadata.get("namespace"), body["kind"], metadata["name"]
         taken.add((namespace, kind, name))
-        label = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+        label = object_label(kind, namespace, name)
         if kind == "Service":
             for index, port in enumerate(body.get("spec", {}).get("ports") or []):
                 if port.get("nodePort"):
                     node_ports[port["nodePort"]] = fields.get(port["nodePort"], f"{label} spec.ports[{index}].nodePort")
-        for pod in _pod_specs(body.get("spec")):
+        for pod in pod_specs(body.get("spec")):
             for container in pod["containers"]:
                 for port in container.get("ports") or []:
                     bound = port.get("hostPort") or (port.get("containerPort") if pod.get("hostNetwork") else None)
@@ -209,7 +198,7 @@ def _pair(cluster: str, first: Footprint, second: Footprint, free: _Free) -> lis
         )))
     else:  # one namespace covers every object in it and every name derived from it: said once, above
         for namespace, kind, name in sorted(first.objects & second.objects, key=lambda o: (o[0] or "", o[1], o[2])):
-            label = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+            label = object_label(kind, namespace, name)
             found.append(Clash(OBJECT, a, b, "cluster", label, None, (
                 f"{label}: {a} and {b} both render it in cluster {cluster!r} though their namespaces differ "
                 f"({first.namespace!r}, {second.namespace!r}); the second `pulumi up` is refused or takes it over. "

@@ -51,10 +51,11 @@ def _files(root: Path, stack: str) -> dict[str, str] | None:
 
 
 def _read(path: Path) -> str:
-    """A preview's file: a regular file, never a link (which could make the diff show any file of the machine)."""
-    if path.is_symlink() or not path.is_file():
-        raise PreviewFileError(f"{path}: is {'a link' if path.is_symlink() else 'not a regular file'}; kvpool preview "
-                               "writes regular files only: preview again into a fresh --out folder")
+    """A preview's file, never through a link (which could make the diff show any file of the machine); read_text
+    refuses what is not a regular file."""
+    if path.is_symlink():
+        raise PreviewFileError(f"{path}: is a link; kvpool preview writes regular files only: preview again into a "
+                               "fresh --out folder")
     return read_text(path)
 
 

@@ -11,7 +11,7 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import jsonschema
 import kubernetes_validate
@@ -73,8 +73,7 @@ class KubernetesObject:
 
     @property
     def label(self) -> str:
-        """`Deployment demo/engine`, or `Namespace demo` for an object without a namespace."""
-        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+        return object_label(self.kind, self.namespace, self.name)
 
     @property
     def file_name(self) -> str:
@@ -142,6 +141,23 @@ def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -
     if clashes or problems:
         raise ManifestValidationError([*clashes, *problems])
     return ValidationReport(schema_version, validated, not_checked)
+
+
+def object_label(kind: str, namespace: str | None, name: str) -> str:
+    """`Deployment demo/engine`, or `Namespace demo` for an object without a namespace."""
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
+def pod_specs(document: Any) -> Iterator[dict[str, Any]]:
+    """Every pod spec inside an object (a Deployment's template, each role of an InferServiceSet, ...)."""
+    if isinstance(document, dict):
+        if isinstance(document.get("containers"), list):
+            yield document
+        for value in document.values():
+            yield from pod_specs(value)
+    elif isinstance(document, list):
+        for value in document:
+            yield from pod_specs(value)
 
 
 def is_object(body: Any) -> bool:

@@ -36,7 +36,7 @@ from components.rbac import (
 from kvpool.engine.mock_engine import run_program
 from kvpool.engine.stack_config import load_stack_config
 from kvpool.engine.stack_references import resolve as resolve_references
-from kvpool.views.manifests import kubernetes_objects
+from kvpool.views.manifests import kubernetes_objects, pod_specs
 from tests.conformance.apiserver import Authorizer, RecordingApiServer, RequestInfo
 from tests.program_runs import PROJECT_DIR, stack_values
 
@@ -216,17 +216,6 @@ def test_the_evaluator_denies_what_issue_9_reported(motor_calls):
     assert ("get", "", "nodes") in {u[1:] for u in unused}
 
 
-def _pod_specs(obj: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(obj, dict):
-        if isinstance(obj.get("containers"), list):
-            yield obj
-        for value in obj.values():
-            yield from _pod_specs(value)
-    elif isinstance(obj, list):
-        for value in obj:
-            yield from _pod_specs(value)
-
-
 @pytest.mark.parametrize("stack", STACKS)
 def test_rendered_rbac_allows_every_controller_call_and_nothing_more(motor_calls, stack):
     """The stack as rendered: the controller pod runs as a service account with its token mounted, that
@@ -236,7 +225,7 @@ def test_rendered_rbac_allows_every_controller_call_and_nothing_more(motor_calls
     run = run_program(PROJECT_DIR, config, stack_references=resolve_references(PROJECT_DIR, config))
     objects = [o.body for o in kubernetes_objects(run.resources)]
     controller_config = stack_values(stack).get("motor_controller_config") or {}
-    pods = [spec for obj in objects for spec in _pod_specs(obj)]
+    pods = [spec for obj in objects for spec in pod_specs(obj)]
     controllers = [s for s in pods if [c["name"] for c in s["containers"]] == [CONTROLLER_PROCESS]]
     assert len(controllers) == 1
     controller = controllers[0]
