@@ -1,9 +1,9 @@
 """Motor's engine server configuring vLLM from what we render, with Motor's own classes.
 
-Each case is one engine process as Motor's node manager starts it (motor/node_manager/core/services/engine.py
-EngineService.pull: `engine_server --dp-rank .. --instance-id .. --role .. --host .. --port .. --mgmt-port ..
---master-dp-ip .. --node-rank 0 --config-path <user_config.json>`), in the environment its pod gets. The engine server's
-own steps then run as motor/engine_server/cli/main.py runs them: EndpointConfig.init_endpoint_config() (argument parsing,
+Each case is one engine process as Motor's node manager starts it: its own EngineService.pull
+(motor/node_manager/core/services/engine.py) runs for one endpoint of the instance, in the environment the pod gets
+with USER_CONFIG_PATH naming the user_config.json, and the command line and environment it hands subprocess.Popen
+(recorded, not started) are the engine server's. The engine server's own steps then run as motor/engine_server/cli/main.py runs them: EndpointConfig.init_endpoint_config() (argument parsing,
 validation, DeployConfig.load of the file) and VLLMConfig.initialize() (kv_transfer_config per role and instance), then
 get_cli_args(), the argument list vLLM is given. Only ConfigFactory's convert()/validate(), which hand that list to
 vLLM's own parser, are left out: vLLM is not installed here, so `vllm.entrypoints.openai.cli_args`, which
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-# The node manager's engine arguments that say nothing about the configuration (a pod's address, the ports Motor's
-# node manager assigns from its base_port); the same for every case.
+# The endpoint Motor's controller hands a node manager, which says nothing about the configuration (the pod's address,
+# the ports the node manager assigns from its base_port); the same for every case.
 POD_IP = "127.0.0.11"
 BUSINESS_PORT = "10000"
 MGMT_PORT = "10001"
@@ -39,15 +39,42 @@ def validate_parsed_serve_args(args):
 
 DRIVER = r'''
 import json, os, sys
+from unittest import mock
 cases_path, results_path = sys.argv[1:3]
 cases = json.load(open(cases_path, encoding="utf-8"))
+from motor.common.resources.endpoint import Endpoint
+from motor.common.resources.instance import PDRole
 from motor.config.endpoint import EndpointConfig
 from motor.engine_server.core.vllm.vllm_config import VLLMConfig
+from motor.node_manager.core.services.engine import EngineService
+
+
+class Started:
+    """subprocess.Popen as EngineService.pull calls it: records the command and environment, starts nothing."""
+    commands = []
+
+    def __init__(self, command, shell=False, env=None):
+        Started.commands.append((command, env))
+        self.pid = 0
+
+    def poll(self):
+        return None
+
+
 results = []
 for case in cases:
     os.environ.clear()
     os.environ.update(case["env"])
-    sys.argv = ["engine_server", *case["argv"]]
+    Started.commands.clear()
+    service = EngineService(hardware_type="", device_num=1, parallel_config=None, enable_multi_endpoints=False,
+                            enable_snapshot=False, snapshot_metadata_path="")
+    with mock.patch("subprocess.Popen", Started):
+        service.pull(PDRole(case["role"]), [Endpoint(0, case["pod_ip"], case["port"], case["mgmt_port"])],
+                     case["instance_id"], case["pod_ip"])
+    (command, env), = Started.commands
+    os.environ.clear()
+    os.environ.update(env)
+    sys.argv = command
     try:
         endpoint = EndpointConfig.init_endpoint_config()
         config = VLLMConfig(endpoint_config=endpoint)
@@ -111,10 +138,11 @@ def start_engines(cases: list[EngineCase], motor_build: Path, folder: Path) -> l
     for number, case in enumerate(cases):
         path = folder / f"user_config-{number}.json"
         path.write_text(case.user_config, encoding="utf-8")
-        argv = ["--dp-rank", "0", "--instance-id", str(case.instance_id), "--role", case.role, "--host", POD_IP,
-                "--port", BUSINESS_PORT, "--mgmt-port", MGMT_PORT, "--master-dp-ip", POD_IP, "--node-rank", "0",
-                "--config-path", str(path)]
-        specs.append({"argv": argv, "env": {**case.env, "MOTOR_LOG_PATH": str(folder / "logs")}})
+        specs.append({
+            "role": case.role, "instance_id": case.instance_id, "pod_ip": POD_IP, "port": BUSINESS_PORT,
+            "mgmt_port": MGMT_PORT,
+            "env": {**case.env, "USER_CONFIG_PATH": str(path), "MOTOR_LOG_PATH": str(folder / "logs")},
+        })
     return [
         EngineStart(
             kv_transfer_config=None if result["kv_transfer_config"] is None else json.loads(result["kv_transfer_config"]),
