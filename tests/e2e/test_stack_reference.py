@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.cluster_stacks import StacksUp
+from tests.e2e.cluster_stacks import StacksUp, deployment_namespaces, deployments_not_ready_in, manifests
 from tests.e2e.realengine import REPO, Cluster, PulumiWorkspace
-from tests.e2e.views import consumer_stack, preview_json, tree_mismatch
+from tests.e2e.views import STACKS, consumer_stack, live_differences, preview_json, tree_mismatch
 
 pytestmark = pytest.mark.e2e
 
@@ -33,6 +33,21 @@ def test_service_b_reads_service_a_store_through_the_engine(
     live = json.dumps([cluster.get("/api/v1/namespaces/service-b/configmaps"),
                        cluster.get("/apis/apps/v1/namespaces/service-b/deployments")])
     assert host in live, "service-b's objects do not name service-a's store"
+
+
+def test_every_example_stack_is_up_together_in_one_cluster_as_written(stacks_up: StacksUp) -> None:
+    """Issue 34: all example stacks at once in the session's one cluster, each from its stack file unchanged (no
+    NodePort or namespace given by the test): every object of every stack's preview is in the API server as written
+    and every Deployment is Ready, beside all the others. (The stacks went up one by one in the tests above; a stack
+    not up yet goes up here.)"""
+    problems = []
+    for stack in STACKS:
+        objects = manifests(stacks_up.bring_up(stack), stack)
+        problems += [f"{stack}: {problem}" for problem in live_differences(stacks_up.cluster, objects)]
+        problems += [f"{stack}: Deployment {name} is not Ready"
+                     for name in deployments_not_ready_in(stacks_up.cluster, deployment_namespaces(objects))]
+    assert not problems, "\n".join(problems)
+    assert sorted(stacks_up.up) == STACKS
 
 
 def test_a_missing_target_stack_fails_preview_with_the_engines_reason(service_a_up: PulumiWorkspace) -> None:
