@@ -36,6 +36,7 @@ _BASES = {"x": 16, "o": 8, "b": 2}
 _TIMESTAMP = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:[Tt]\d{1,2}:\d{1,2}:\d{1,2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))|"
                         r"(?: \d{1,2}:\d{1,2}:\d{1,2}(?:\.\d+)?))?$")
 _INT64 = (-(2**63), 2**63 - 1)
+_YAML_BREAKS = frozenset("\r\n\x85\u2028\u2029")
 _UINT64_MAX = 2**64 - 1
 
 TAG = "tag:yaml.org,2002:"
@@ -62,6 +63,28 @@ class GoYamlLoader(SafeYamlLoader):
         raise yaml.constructor.ConstructorError(
             None, None, f"{node.value!r} is not a {wanted} for the Pulumi CLI; drop the tag !!{wanted}", node.start_mark
         )
+
+
+class GoYamlDumper(yaml.SafeDumper):
+    """Writes text that yaml.v3 would read plain as something else (`1e3`, `0o17`, `0X1F`, `08`, `2024-1-2`, `<<`)
+    in single quotes, so that the CLI reads back exactly the text written; PyYAML quotes only by YAML 1.1's rules.
+    Text with a line break goes in double quotes, where every break is an escape: in single quotes PyYAML writes
+    NEL as a raw break, which a reader folds into a space."""
+
+    def represent_str(self, data: str) -> yaml.ScalarNode:
+        if _YAML_BREAKS.intersection(data):
+            style = '"'
+        else:
+            style = None if data != "<<" and go_kind(data)[0] == "str" else "'"
+        return self.represent_scalar(TAG + "str", data, style=style)
+
+
+GoYamlDumper.add_representer(str, GoYamlDumper.represent_str)
+
+
+def dump_for_the_cli(data: Any) -> str:
+    """YAML text of `data` that `pulumi config` reads back as `data`: block style, keys in their order."""
+    return yaml.dump(data, Dumper=GoYamlDumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=120)
 
 
 for _kind in ("null", "bool", "int", "float"):
@@ -141,7 +164,12 @@ def as_go_json(value: Any) -> Any:
 
 
 def json_problems(value: Any, where: str) -> list[str]:
-    """Values the CLI cannot hand the program as JSON (.inf, .nan: it fails) or hands over rounded (beyond int64)."""
+    """Values the CLI cannot hand the program as JSON (.inf, .nan: it fails), hands over rounded (beyond int64), or
+    loses in its own re-encoding of the stack file (see `lost_in_the_clis_reencoding`), keys included."""
+    if isinstance(value, str) and lost_in_the_clis_reencoding(value):
+        return [f"{where}: the Pulumi CLI cannot keep {value!r}: it rewrites a text holding a line break as a YAML "
+                "literal block, which loses a leading line break and cannot start with a tab; drop the leading "
+                f"{'tab' if value[0] == chr(9) else 'line break'}"]
     if isinstance(value, float) and not math.isfinite(value):
         return [f"{where}: {value!r} is not a number JSON can carry; write it quoted (\"{_written(value)}\") if it "
                 "is text"]
@@ -149,10 +177,29 @@ def json_problems(value: Any, where: str) -> list[str]:
         return [f"{where}: {value} is beyond a 64-bit integer, which the Pulumi CLI rounds; write it quoted "
                 f"(\"{value}\") if it is text"]
     if isinstance(value, dict):
-        return [problem for key, item in value.items() for problem in json_problems(item, f"{where}.{key}")]
+        return [problem for key, item in value.items()
+                for problem in json_problems(key, f"{where} key") + json_problems(item, f"{where}.{key}")]
     if isinstance(value, list):
         return [problem for index, item in enumerate(value) for problem in json_problems(item, f"{where}[{index}]")]
     return []
+
+
+def lost_in_the_clis_reencoding(text: str) -> bool:
+    """Whether the CLI hands the program something else than this text (or refuses the file). It reads a stack file,
+    writes it again with yaml.v3 and reads that (LoadProjectStackBytes). yaml.v3 writes a text holding "\n" as a
+    literal block unless its emitter rules that out (a character it cannot print as is, a space before a line break
+    or at the end); in that block a leading line break is lost and a leading tab reads as indentation. Proven
+    against the real CLI by tests/e2e/test_stack_file_yaml.py."""
+    if "\n" not in text or text[0] not in "\t\n\u2028\u2029" or text.endswith(" "):
+        return False
+    if any(char != "\t" and not _printable_for_yaml_v3(char) for char in text):
+        return False
+    return not any(first == " " and second in _YAML_BREAKS for first, second in zip(text, text[1:], strict=False))
+
+
+def _printable_for_yaml_v3(char: str) -> bool:
+    code = ord(char)
+    return char == "\n" or 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xD7FF or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
 
 
 def _written(value: float) -> str:

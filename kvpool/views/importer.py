@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from components.deploy_settings import DEPLOY_PY_NODE_PORTS
 from components.errors import KvpoolError, SettingsError
 from components.input_files import check_stack_name, load_json
@@ -23,6 +21,7 @@ from components.settings import PROJECT, USER_CONFIG_VERSION, ServiceSettings
 from components.settings_loader import PULUMI_CONFIG_KEYS, load_from_motor_files
 from components.store_settings import MooncakeStoreConfig
 from kvpool.engine.stack_config import stack_config_dir
+from kvpool.engine.stack_yaml import dump_for_the_cli, json_problems
 from kvpool.fleet.offline import clashes_with_stack_files
 from policies import rules
 
@@ -288,16 +287,19 @@ def validate(conversion: Conversion, stack: str, source: str) -> ServiceSettings
 
 def stack_file_text(conversion: Conversion, source: str) -> str:
     """The stack file: every key of the converted configuration under motor-kvpool:* (user_config's sections and
-    motor-kvpool's own switches, which `--set` may give), the notes as a comment header."""
-    config: dict[str, Any] = {
-        f"{PROJECT}:{key}": conversion.user_config[key] for key in PULUMI_CONFIG_KEYS
-        if key in conversion.user_config and key != "env"
-    }
+    motor-kvpool's own switches, which `--set` may give), the notes as a comment header. Refused where the Pulumi
+    CLI would hand the program something else than the file had (an integer beyond 64 bits)."""
+    sections = {key: conversion.user_config[key] for key in PULUMI_CONFIG_KEYS
+                if key in conversion.user_config and key != "env"}
     if conversion.env:
-        config[f"{PROJECT}:env"] = conversion.env
+        sections["env"] = conversion.env
+    problems = [problem for key, value in sections.items() for problem in json_problems(value, key)]
+    if problems:
+        raise ConversionError("\n".join(problems))
+    config = {f"{PROJECT}:{key}": value for key, value in sections.items()}
     header = [f"# Imported from {source} by `python -m kvpool import`."]
     header += [f"# - {note}" for note in conversion.notes]
-    body = yaml.safe_dump({"config": config}, sort_keys=False, allow_unicode=True, default_flow_style=False, width=120)
+    body = dump_for_the_cli({"config": config})
     return "\n".join(header) + "\n" + body
 
 
@@ -319,9 +321,10 @@ def import_pair(
     target = stacks_dir / f"Pulumi.{stack}.yaml"
     if target.exists() and not force:
         raise ConversionError(f"{target} exists; pass --force to overwrite it")
+    text = stack_file_text(conversion, source)
     try:
         stacks_dir.mkdir(parents=True, exist_ok=True)
-        target.write_text(stack_file_text(conversion, source), encoding="utf-8")
+        target.write_text(text, encoding="utf-8")
     except OSError as error:
         raise ConversionError(f"--stacks-dir {stacks_dir}: cannot write {target.name}: {error.strerror or error}") from None
     return target, conversion

@@ -416,6 +416,18 @@ class PulumiWorkspace:
         if MOTOR_DEPLOYER.is_dir():
             self.run("config", "set", "motor_deployer_dir", str(MOTOR_DEPLOYER), "-s", stack).check()
 
+    def config_json(self, project: Path, stack: str, text: str) -> tuple[dict[str, Any] | None, str]:
+        """`pulumi config --json` of a stack of `project` whose stack file is `text`: {key: value handed to the
+        program}, or None and the CLI's error."""
+        (project / f"Pulumi.{stack}.yaml").unlink(missing_ok=True)  # `stack init` reads an existing stack file
+        init = self.run("stack", "init", stack, cwd=project)
+        assert init.returncode == 0 or "already exists" in init.output, init.output
+        (project / f"Pulumi.{stack}.yaml").write_text(text, encoding="utf-8")
+        result = self.run("config", "--json", "-s", stack, cwd=project)
+        if result.returncode != 0:
+            return None, result.output
+        return {key: entry.get("value") for key, entry in json.loads(result.stdout).items()}, ""
+
     def state(self, stack: str) -> dict[str, Any]:
         path = self.backend / ".pulumi" / "stacks" / "motor-kvpool" / f"{stack}.json"
         return json.loads(path.read_text())

@@ -9,12 +9,14 @@ file of a throw-away project, read by `pulumi config --json` once; values the CL
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kvpool.engine.stack_config import StackConfigError, load_stack_config
+from kvpool.engine.stack_yaml import lost_in_the_clis_reencoding
 from tests.e2e.realengine import PulumiWorkspace
 
 pytestmark = pytest.mark.e2e
@@ -59,18 +61,6 @@ def project(offline_workspace: PulumiWorkspace) -> Path:
     return folder
 
 
-def cli_values(workspace: PulumiWorkspace, project: Path, stack: str, text: str) -> tuple[dict[str, Any] | None, str]:
-    """`pulumi config --json` of a stack with this file: {key: value handed to the program}, or None and the error."""
-    (project / f"Pulumi.{stack}.yaml").unlink(missing_ok=True)  # `stack init` reads an existing stack file
-    init = workspace.run("stack", "init", stack, cwd=project)
-    assert init.returncode == 0 or "already exists" in init.output, init.output
-    (project / f"Pulumi.{stack}.yaml").write_text(text)
-    result = workspace.run("config", "--json", "-s", stack, cwd=project)
-    if result.returncode != 0:
-        return None, result.output
-    return {key: entry.get("value") for key, entry in json.loads(result.stdout).items()}, ""
-
-
 def offline_value(project: Path, key: str, value: str, place: str) -> tuple[str | None, str]:
     """What the offline reader hands the program for this one value, or None and its refusal."""
     text = {"top": f" {value}", "mapping": f"\n    v: {value}", "list": f"\n    - {value}"}[place]
@@ -96,7 +86,7 @@ def as_program_reads(text: str, place: str) -> Any:
 
 def test_the_offline_reader_reads_every_value_as_the_cli(offline_workspace: PulumiWorkspace, project: Path) -> None:
     text, keys = stack_file(VALUES)
-    cli, error = cli_values(offline_workspace, project, "corpus", text)
+    cli, error = offline_workspace.config_json(project, "corpus", text)
     assert cli is not None, error
     disagreements, refused = [], []
     for key, (value, place) in keys.items():
@@ -134,7 +124,7 @@ config:
 
 
 def test_merge_keys_are_merged_as_the_cli_merges_them(offline_workspace: PulumiWorkspace, project: Path) -> None:
-    cli, error = cli_values(offline_workspace, project, "merges", MERGES)
+    cli, error = offline_workspace.config_json(project, "merges", MERGES)
     assert cli is not None, error
     (project / "Pulumi.offline.yaml").write_text(MERGES)
     offline = load_stack_config(project, "offline").values
@@ -147,8 +137,44 @@ def test_merge_keys_are_merged_as_the_cli_merges_them(offline_workspace: PulumiW
 def test_a_value_the_cli_cannot_read_is_refused_offline(offline_workspace: PulumiWorkspace, project: Path,
                                                          value: str) -> None:
     text, keys = stack_file([value])
-    cli, error = cli_values(offline_workspace, project, "refused", text)
+    cli, error = offline_workspace.config_json(project, "refused", text)
     assert cli is None, f"the CLI read {value!r}: {cli}"
     for key, (_, place) in keys.items():
         offline, _ = offline_value(project, key, value, place)
         assert offline is None, f"{key} {value!r}: offline {offline!r}; the CLI: {error[-500:]}"
+
+
+# Texts with line breaks and tabs, seeded: the CLI writes a stack file again with yaml.v3 before reading it, and
+# yaml.v3's literal blocks lose a leading line break or cannot start with a tab (kvpool/engine/stack_yaml.py).
+BREAKING = " \t\nx\u2028\r#"
+
+
+def texts_with_breaks(count: int, seed: int = 21) -> list[str]:
+    chooser = random.Random(seed)
+    return sorted({"".join(chooser.choice(BREAKING) for _ in range(chooser.randint(1, 5))) for _ in range(count)})
+
+
+def test_texts_the_cli_keeps_are_kept_offline_and_the_rest_refused(offline_workspace: PulumiWorkspace,
+                                                                   project: Path) -> None:
+    texts = texts_with_breaks(300)
+    kept = [text for text in texts if not lost_in_the_clis_reencoding(text)]
+    lost = [text for text in texts if lost_in_the_clis_reencoding(text)]
+    lines = ["config:", f"  {PROJECT}:kept:"] + [f"    k{index}: {json.dumps(text)}" for index, text in enumerate(kept)]
+    text = "\n".join(lines) + "\n"
+    cli, error = offline_workspace.config_json(project, "kept", text)
+    assert cli is not None, error
+    assert json.loads(cli[f"{PROJECT}:kept"]) == {f"k{index}": text for index, text in enumerate(kept)}
+    (project / "Pulumi.offline.yaml").write_text(text)
+    assert load_stack_config(project, "offline").values == cli
+
+    changed_by_the_cli = []
+    for text in lost[:12] + ["\nx", "\tx\n"]:  # one file each: a leading tab makes the CLI refuse the whole file
+        for written in (f"  {PROJECT}:top: {json.dumps(text)}", f"  {PROJECT}:obj:\n    {json.dumps(text)}: v"):
+            cli, _ = offline_workspace.config_json(project, "lost", f"config:\n{written}\n")
+            value = None if cli is None else next(iter(cli.values()))
+            changed_by_the_cli.append(value != text and value != json.dumps({text: "v"}, separators=(",", ":")))
+            (project / "Pulumi.offline.yaml").write_text(f"config:\n{written}\n")
+            with pytest.raises(StackConfigError, match="the Pulumi CLI cannot keep"):
+                load_stack_config(project, "offline")
+    assert changed_by_the_cli == [True] * len(changed_by_the_cli)
+    assert len(kept) > 100 and len(lost) > 12, (len(kept), len(lost))
