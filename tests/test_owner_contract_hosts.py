@@ -233,3 +233,14 @@ def test_an_owner_in_a_system_namespace_is_refused(memcache_owner: dict) -> None
     lines = refusal(forged)
     assert f"  - {A}'s kv_store.namespace: is 'kube-system', a namespace Kubernetes itself uses; give the service a " \
            "namespace of its own (job_id defaults to the stack name)." in lines
+
+
+def test_a_secret_in_the_owners_memcache_conf_is_refused_as_the_owner_would(memcache_owner: dict) -> None:
+    forged = copy.deepcopy(memcache_owner)
+    forged["kv_store"]["client_files"]["mmc-local.conf"] += "ock.mmc.tls.key.password = hunter2\n"
+    assert refusal(forged) == [
+        f"{B} cannot use the KV store of {A}:",
+        f"  - {A}'s kv_store.client_files['mmc-local.conf'].ock.mmc.tls.key.password: looks like a secret but is "
+        "plain text; keep it as a Pulumi secret delivered through a Kubernetes Secret: `pulumi config set --secret "
+        "--path secret_env.OCK_MMC_TLS_KEY_PASSWORD VALUE`.",
+    ]

@@ -247,7 +247,11 @@ def _mmc_local_conf(problems: _Problems, where: str, text: str, host: str, port:
     except memcache.LocalServiceConfError as error:
         problems.add(where, str(error).removeprefix(f"{where}:").strip() or "is not a MemCache conf")
         return None
-    bad = False
+    # The owner's own stack refuses a secret in its conf (it lands in a ConfigMap); so does the consumer's copy.
+    secrets = rules.check_plaintext_conf_secrets(text, where)
+    for finding in secrets:
+        problems.add(finding.path, finding.message)
+    bad = bool(secrets)
     for key, value in entries.items():
         if not key.startswith("ock.mmc."):
             problems.add(f"{where}.{key}", "is not a MemCache option (ock.mmc.*)")
