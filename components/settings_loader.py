@@ -257,6 +257,10 @@ def _pattern_message(path: str, value: Any) -> str:
         return (f"{value!r} is not a Kubernetes object name: lower-case letters, digits, '-' and '.', starting and "
                 "ending with a letter or digit")
     if path.endswith("target_stack"):
+        if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", value):  # a stack's short name
+            return (f"{value!r} is a stack's short name; a stack reference names its organization and project: "
+                    f"write {LOCAL_ORGANIZATION}/{PROJECT}/{value} for this project's stack {value} on the local "
+                    f"backend (or <organization>/{PROJECT}/{value} on Pulumi Cloud)")
         return f"{value!r} is not a stack reference; write <organization>/<project>/<stack>"
     if isinstance(value, str) and path.endswith(("_path", ".path")) and not value.startswith("/"):
         return f"{value!r} is not an absolute path; write one starting with /"

@@ -251,10 +251,20 @@ def test_a_host_log_dir_that_is_no_safe_absolute_node_folder_is_refused():
 
 def test_target_stack_must_be_a_full_stack_reference():
     service = memcache_pool()
+    service["kv_cache_store_config"]["target_stack"] = "motor-kvpool/service-a"
+    assert problems_of(service) == [
+        "kv_cache_store_config.target_stack: 'motor-kvpool/service-a' is not a stack reference; write "
+        "<organization>/<project>/<stack>"
+    ]
+
+
+def test_a_short_target_stack_is_answered_with_the_reference_to_write():
+    service = memcache_pool()
     service["kv_cache_store_config"]["target_stack"] = "service-a"
     assert problems_of(service) == [
-        "kv_cache_store_config.target_stack: 'service-a' is not a stack reference; write "
-        "<organization>/<project>/<stack>"
+        "kv_cache_store_config.target_stack: 'service-a' is a stack's short name; a stack reference names its "
+        "organization and project: write organization/motor-kvpool/service-a for this project's stack service-a on "
+        "the local backend (or <organization>/motor-kvpool/service-a on Pulumi Cloud)"
     ]
 
 
