@@ -10,21 +10,23 @@ STACK ?= dev
 OUT ?= out
 # The program's (what `pulumi up` installs), the policy pack's and the offline tooling's; pyproject.toml reads them too.
 RUNTIME_REQUIREMENTS := requirements.txt policies/requirements.txt kvpool/requirements.txt
+# Every version resolved together, so that pip installs at once instead of searching (bench/results/first-install.md).
+CONSTRAINTS := constraints.txt
 
 .PHONY: help preview test destroy
 
 help:  ## list these targets
 	@awk -F':.*## ' '/^[a-z][a-z-]*:.*## / {printf "make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-$(VENV)/.installed-runtime: $(RUNTIME_REQUIREMENTS)
-	@echo "Creating $(VENV) and installing $(RUNTIME_REQUIREMENTS) (once; about 30 s)"
+$(VENV)/.installed-runtime: $(RUNTIME_REQUIREMENTS) $(CONSTRAINTS)
+	@echo "Creating $(VENV) and installing $(RUNTIME_REQUIREMENTS) (once; about a minute)"
 	python3 -m venv $(VENV)
-	$(PYTHON) -m pip install --disable-pip-version-check --progress-bar on $(addprefix -r ,$(RUNTIME_REQUIREMENTS))
+	$(PYTHON) -m pip install --disable-pip-version-check --progress-bar on -c $(CONSTRAINTS) $(addprefix -r ,$(RUNTIME_REQUIREMENTS))
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.installed-runtime requirements-dev.txt
 	@echo "Installing the test tools of requirements-dev.txt into $(VENV) (once)"
-	$(PYTHON) -m pip install --disable-pip-version-check --progress-bar on -r requirements-dev.txt
+	$(PYTHON) -m pip install --disable-pip-version-check --progress-bar on -c $(CONSTRAINTS) -r requirements-dev.txt
 	touch $@
 
 preview: $(VENV)/.installed-runtime  ## offline preview of STACK (default dev): prints the plan, writes out/<stack>/

@@ -92,10 +92,24 @@ def test_the_first_make_preview_says_what_it_installs_and_shows_progress(tmp_pat
     venv = tmp_path / "venv"
     assert make("-n", "preview", f"VENV={venv}").splitlines() == [
         f'echo "Creating {venv} and installing requirements.txt policies/requirements.txt kvpool/requirements.txt '
-        '(once; about 30 s)"',
+        '(once; about a minute)"',
         f"python3 -m venv {venv}",
-        f"{venv}/bin/python -m pip install --disable-pip-version-check --progress-bar on -r requirements.txt "
-        "-r policies/requirements.txt -r kvpool/requirements.txt",
+        f"{venv}/bin/python -m pip install --disable-pip-version-check --progress-bar on -c constraints.txt "
+        "-r requirements.txt -r policies/requirements.txt -r kvpool/requirements.txt",
         f"touch {venv}/.installed-runtime",
         f"{venv}/bin/python -m kvpool preview --stack dev --out out",
     ]
+
+
+def canonical(pin: str) -> str:
+    """A pin with its name as pip compares names (PEP 503): `Pillow==13.0.0` is `pillow==13.0.0`."""
+    name, _, version = pin.partition("==")
+    return f"{re.sub(r'[-_.]+', '-', name).lower()}=={version}"
+
+
+def test_constraints_pin_every_requirement_at_its_own_version() -> None:
+    """constraints.txt is a full `pip freeze`: each requirement file's pin is in it as written (a drift would make pip
+    refuse the install), and it pins every package it names."""
+    constraints = {canonical(pin) for pin in pins("constraints.txt")}
+    assert {canonical(pin) for pin in pins(*RUNTIME_REQUIREMENTS, "requirements-dev.txt")} - constraints == set()
+    assert [line for line in constraints if not re.fullmatch(r"[A-Za-z0-9_.-]+==[A-Za-z0-9_.+!-]+", line)] == []
