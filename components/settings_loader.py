@@ -333,8 +333,9 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str, problems: list[st
         data["env"] = dict(data["env"])
     problems = [*(problems or []), *_apply_aliases(data), *_control_characters(data)]
     settings, left_out = _model(data, stack, problems)
-    if settings is None:  # a refusal no default can stand in for: the pass-through sections are still checked
+    if settings is None:  # a refusal no default can stand in for: what holds on the file as written is still checked
         problems += _unreported(check_passthrough_sections(data), problems)
+        problems += _unreported([str(finding) for finding in rules.check_instance_shape(data)], problems)
         raise SettingsError(problems, source)
     hybrid = {side: getattr(settings, rules.engine_section(side)).hybrid_attention for side in rules.SIDES}
     owns_store = settings.kv_cache_store_config is None or settings.kv_cache_store_config.target_stack is None

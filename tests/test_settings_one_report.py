@@ -54,6 +54,22 @@ def test_a_refusal_no_default_can_replace_still_reports_the_pass_through_section
     ]
 
 
+def test_an_unknown_hardware_type_hides_no_instance_that_cannot_fit():
+    """Issue 37 §4: the hardware error and the rank error in one report, not one after the other's fix."""
+    service = mooncake_pool()
+    service["motor_deploy_config"].update(hardware_type="800I_A4", p_pod_npu_num=2, d_instances_num=17)
+    service["motor_engine_prefill_config"]["engine_config"]["tensor_parallel_size"] = 4
+    assert problems_of(service) == [
+        "motor_deploy_config.d_instances_num: is 17; Motor supports 1 to 16 instances per role.",
+        "motor_deploy_config.hardware_type: '800I_A4' is not allowed; write one of '800I_A2', '800T_A2', '800I_A3', "
+        "'800T_A3', '350-Atlas-8', '350-Atlas-16', '350-Atlas-4p-8', '350-Atlas-4p-16', '850-Atlas-8p-8', "
+        "'850-SuperPod-Atlas-8' or '950-SuperPod-Atlas-8'",
+        "motor_engine_prefill_config.engine_config: data_parallel_size x tensor_parallel_size x pipeline_parallel_size "
+        "is 1 x 4 x 1 = 4 ranks, but an instance has 1 pod(s) x 2 NPUs (p_pod_npu_num) = 2 NPUs and vLLM places one "
+        "rank per NPU; lower the sizes or raise p_pod_npu_num / single_p_instance_pod_num.",
+    ]
+
+
 def test_the_files_loader_reports_them_all_too():
     service = mooncake_pool()
     service["kv_cache_store_config"].update(eviction_ratio="0.4", eviction_high_watermark_ratio=1.5)

@@ -58,7 +58,8 @@ from .security import (
     check_privileged_container, check_privileged_pod, check_system_namespace, is_read_only_configmap_role, looks_secret,
 )
 from .service import (
-    MAX_PODS_PER_INSTANCE, MOTOR_MAX_INSTANCES, check_instance_counts, check_instance_sizes, check_service,
+    MAX_PODS_PER_INSTANCE, MOTOR_MAX_INSTANCES, check_instance_counts, check_instance_shape, check_instance_sizes,
+    check_service,
 )
 from .service_set import SERVICE_SET_TYPE, role_pod_template, service_set_objects, service_set_roles
 from .store import (
@@ -82,7 +83,8 @@ __all__ = [
     "SYSTEM_NAMESPACES", "UCM_BACKEND_MESSAGE", "UCM_CONNECTOR",
     "Finding", "check_backend_consistency", "check_cann_install_path", "check_dispatch_connector",
     "check_duplicate_names", "check_engine_server_layout", "check_fabric_segment_alignment", "check_hash_seed", "check_host_paths",
-    "check_hybrid_attention_connector", "check_instance_counts", "check_instance_sizes", "check_kv_cache_affinity",
+    "check_hybrid_attention_connector", "check_instance_counts", "check_instance_shape", "check_instance_sizes",
+    "check_kv_cache_affinity",
     "check_kv_event_ports", "check_kv_role_by_side", "check_layerwise_pool_backend", "check_layerwise_pool_patch",
     "check_lease_exceeds_timeouts", "check_max_model_len", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
     "check_not_ucm_store_backend", "check_numeric_env", "check_plaintext_conf_secrets", "check_plaintext_config_secrets", "check_plaintext_secrets",

@@ -50,8 +50,7 @@ def check_service(
     findings += check_engine_server_layout(kv)
     findings += check_hash_seed(engines, kv)
     findings += check_numeric_env(env)
-    findings += check_instance_counts(deploy)
-    findings += check_instance_sizes(user_config)
+    findings += check_instance_shape(user_config)
     findings += check_host_paths(user_config)
     findings += check_system_namespace(deploy.get("job_id"), "motor_deploy_config.job_id")
     store = user_config.get("kv_cache_store_config")
@@ -69,6 +68,14 @@ def check_service(
     findings += check_kv_event_ports(user_config)
     findings += check_ports(user_config)
     return findings
+
+
+def check_instance_shape(user_config: Mapping[str, Any]) -> list[Finding]:
+    """The instance rules, which hold on user_config as written (they read no default the settings model fills in):
+    the settings loader also runs them when the model refuses a field nothing can stand in for (an unknown
+    hardware_type), so that one report still says every problem."""
+    deploy = user_config.get("motor_deploy_config")
+    return check_instance_counts(deploy if isinstance(deploy, Mapping) else {}) + check_instance_sizes(user_config)
 
 
 def check_instance_counts(deploy: Mapping[str, Any]) -> list[Finding]:
