@@ -310,6 +310,34 @@ def _control_characters(raw: Mapping[str, Any]) -> list[str]:
     return sorted(problems)
 
 
+def _described(details: list[Mapping[str, Any]]) -> list[str]:
+    """The model's refusals in words; a section written where a value goes is said once, not once per type the
+    value may have."""
+    refused_types: dict[str, list[tuple[Any, ...]]] = {}
+    for d in details:
+        if isinstance(d.get("input"), (dict, list)) and d["type"] in _TYPE_MESSAGES:
+            refused_types.setdefault(_format_loc(tuple(d["loc"])), []).append(tuple(d["loc"]))
+    unions = {path for path, locs in refused_types.items() if len(locs) > 1}  # every scalar type refused it
+    lines = []
+    for d in details:
+        path = _format_loc(tuple(d["loc"]))
+        if path not in unions:
+            lines.append(_describe(d))
+        elif refused_types[path][0] == tuple(d["loc"]):
+            lines.append(f"{path}: {_section_where_a_value_goes(tuple(d['loc']), d['input'])}")
+    return lines
+
+
+def _section_where_a_value_goes(loc: tuple[Any, ...], value: dict | list) -> str:
+    said = f"is a {'section' if isinstance(value, dict) else 'list'}, but a value (text, a number or true/false) goes here"
+    keys = tuple(e for e in loc if not (e in _UNION_TAGS or e == "[key]" or _MEMBER_TAG.fullmatch(str(e))))
+    holders = _section_models(keys[:-1]) if len(keys) > 1 else []
+    if any(keys[-1] in model.model_fields for model in holders):
+        return (f"{said}; {keys[-1]} is a section of {_format_loc(keys[:-2]) or 'config'}, indented one level too "
+                "deep: indent it one level less")
+    return said
+
+
 def _one_line_per_field(lines: list[str]) -> list[str]:
     """A value that fits no member of a union fails once per member: one line per field, the reasons joined."""
     merged: dict[str, list[str]] = {}
@@ -363,7 +391,7 @@ def _model(data: dict[str, Any], stack: str, problems: list[str]) -> tuple[Servi
     except ValidationError as error:
         details = error.errors()
     # A field already reported (a control character in it) is said once.
-    problems += _unreported(_one_line_per_field([_describe(detail) for detail in details]), problems)
+    problems += _unreported(_one_line_per_field(_described(details)), problems)
     if any(detail["type"] not in _FIELD_VALUE_ERRORS for detail in details):
         return None, []
     pruned = copy.deepcopy(data)
@@ -395,6 +423,12 @@ def _unreported(lines: list[str], reported: list[str]) -> list[str]:
     return [line for line in lines if line.partition(": ")[0] not in paths]
 
 
+def _sections_with_key(key: str) -> list[str]:
+    """The configuration sections whose settings model has a field `key` (any backend's, for the store)."""
+    return [section for section, field in ServiceSettings.model_fields.items()
+            if any(key in model.model_fields for model in _unwrap(field.annotation))]
+
+
 def load_from_pulumi_config(values: Mapping[str, Any], stack: str, source: str | None = None) -> ServiceSettings:
     """`values`: the stack's keys of the motor-kvpool namespace, without the prefix, as parsed objects."""
     unknown = [key for key in values if key not in PULUMI_CONFIG_KEYS and key not in ALIASES]
@@ -403,8 +437,15 @@ def load_from_pulumi_config(values: Mapping[str, Any], stack: str, source: str |
         if key in MIGRATIONS:
             problems.append(f"{PROJECT}:{key}: {MIGRATIONS[key](values[key])}")
             continue
+        homes = _sections_with_key(key)
         close = difflib.get_close_matches(key, [*PULUMI_CONFIG_KEYS, *ALIASES], n=1, cutoff=0.6)
-        hint = f"; did you mean {PROJECT}:{close[0]}?" if close else f"; known keys: {', '.join(PULUMI_CONFIG_KEYS)}"
+        if homes:
+            hint = (f"; {key} is a key of {' and '.join(homes)}: it is indented too little, so YAML reads it as a "
+                    f"configuration key of its own; indent it under its section")
+        elif close:
+            hint = f"; did you mean {PROJECT}:{close[0]}?"
+        else:
+            hint = f"; known keys: {', '.join(PULUMI_CONFIG_KEYS)}"
         problems.append(f"{PROJECT}:{key}: unknown configuration key{hint}")
     source = source or f"stack {stack!r}"
     known = {key: value for key, value in values.items() if key not in unknown}

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from components.errors import SettingsError
-from components.settings_loader import load_from_motor_files
+from components.settings_loader import load_from_motor_files, load_from_pulumi_config
+from tests.program_runs import stack_values
 from tests.service_configs import as_motor_files, mooncake_pool, problems_of
 
 QUOTED_RATIO = (
@@ -76,3 +77,36 @@ def test_the_files_loader_reports_them_all_too():
     with pytest.raises(SettingsError) as caught:
         load_from_motor_files(*as_motor_files(service), "svc")
     assert caught.value.problems == [QUOTED_RATIO, WATERMARK_OUT_OF_RANGE]
+
+
+def test_a_section_key_indented_too_little_is_named_with_its_section():
+    """Issue 37 §3: engine_config dedented out of motor_engine_prefill_config becomes a configuration key of its own
+    (the CLI gives it the project's namespace); the report says where it belongs."""
+    values = stack_values("dev")
+    values["engine_config"] = values["motor_engine_prefill_config"].pop("engine_config")
+    values["hardware_type"] = values["motor_deploy_config"].pop("hardware_type")
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(values, "dev")
+    assert caught.value.problems == [
+        "motor-kvpool:engine_config: unknown configuration key; engine_config is a key of motor_engine_prefill_config "
+        "and motor_engine_decode_config: it is indented too little, so YAML reads it as a configuration key of its "
+        "own; indent it under its section",
+        "motor-kvpool:hardware_type: unknown configuration key; hardware_type is a key of motor_deploy_config: it is "
+        "indented too little, so YAML reads it as a configuration key of its own; indent it under its section",
+        "motor_deploy_config.hardware_type: required; add it",
+        "motor_engine_prefill_config.engine_config: required; add it",
+    ]
+
+
+def test_a_section_nested_one_level_too_deep_is_said_in_one_line():
+    """Issue 37 §3: an env section under motor_common_env failed once per type an env value may have."""
+    values = stack_values("dev")
+    values["env"]["motor_common_env"]["motor_engine_prefill_env"] = values["env"].pop("motor_engine_prefill_env")
+    values["env"]["motor_common_env"]["PATHS"] = ["/a", "/b"]
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(values, "dev")
+    assert caught.value.problems == [
+        "env.motor_common_env.motor_engine_prefill_env: is a section, but a value (text, a number or true/false) goes "
+        "here; motor_engine_prefill_env is a section of env, indented one level too deep: indent it one level less",
+        "env.motor_common_env.PATHS: is a list, but a value (text, a number or true/false) goes here",
+    ]

@@ -218,11 +218,19 @@ def test_yaml_syntax_errors_name_file_line_and_column(tmp_path: Path) -> None:
     assert str(raised.value) == f"{project_dir / 'Pulumi.dev.yaml'}:3:9: invalid YAML: expected ',' or ']', but got ':'"
 
 
-def test_stack_keys_need_a_namespace(tmp_path: Path) -> None:
-    project_dir = write_project(tmp_path, "name: demo\n", {"dev": "config:\n  namespace: ucm\n"})
+def test_a_key_without_a_namespace_is_the_projects_as_for_the_cli(tmp_path: Path) -> None:
+    project_dir = write_project(tmp_path, "name: demo\n", {"dev": "config:\n  namespace: ucm\n  other:x: 1\n"})
 
-    with pytest.raises(StackConfigError, match=r"config key 'namespace' must be of the form '<namespace>:<key>'"):
+    assert load_stack_config(project_dir, "dev").values == {"demo:namespace": "ucm", "other:x": "1"}
+
+
+def test_a_key_written_with_and_without_its_namespace_is_refused(tmp_path: Path) -> None:
+    project_dir = write_project(tmp_path, "name: demo\n", {"dev": "config:\n  namespace: ucm\n  demo:namespace: kv\n"})
+
+    with pytest.raises(StackConfigError) as raised:
         load_stack_config(project_dir, "dev")
+    assert str(raised.value) == (f"{project_dir / 'Pulumi.dev.yaml'}: config has both 'namespace' and demo:namespace, "
+                                 "which the Pulumi CLI reads as one key and keeps either at random; remove one")
 
 
 def test_structured_values_resolve_plain_scalars_as_yaml_v3(tmp_path: Path) -> None:

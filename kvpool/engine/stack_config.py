@@ -75,7 +75,7 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
 
     declarations = _parse_declarations(project_file, project_name, project.get("config") or {})
     stack_file = _stack_file(project_file, project, stack)
-    stack_values, secret_keys = _read_stack_values(stack_file)
+    stack_values, secret_keys = _read_stack_values(stack_file, project_name)
     _refuse_plain_secret_env(stack_file, f"{project_name}:secret_env", stack_values, secret_keys)
 
     missing = sorted(d.key for d in declarations if _is_missing(d, project_name, stack_values))
@@ -198,9 +198,10 @@ def _stack_file(project_file: Path, project: dict[str, Any], stack: str) -> Path
     return stack_file
 
 
-def _read_stack_values(stack_file: Path) -> tuple[dict[str, Any], set[str]]:
+def _read_stack_values(stack_file: Path, project: str) -> tuple[dict[str, Any], set[str]]:
     """Every value as yaml.v3 reads it (kvpool/engine/stack_yaml.py): a number is a number, also at the top level (the CLI
-    hands `0x10` to the program as "16")."""
+    hands `0x10` to the program as "16"). A key without a namespace is the project's, as the CLI namespaces it
+    (stackConfigNamespacedWithProject)."""
     document, root = _read_yaml_mapping(stack_file)
     if document.get("environment"):
         raise StackConfigError(f"{stack_file}: 'environment' (Pulumi ESC) cannot be resolved offline")
@@ -210,11 +211,13 @@ def _read_stack_values(stack_file: Path) -> tuple[dict[str, Any], set[str]]:
     values: dict[str, Any] = {}
     secret_keys: set[str] = set()
     problems: list[str] = []
+    written = [key for key, _ in _config_value_nodes(root)]
     for key, value_node in _config_value_nodes(root):
         if ":" not in key:
-            raise StackConfigError(
-                f"{stack_file}: config key {key!r} must be of the form '<namespace>:<key>' (e.g. 'project:{key}')"
-            )
+            if f"{project}:{key}" in written:  # the CLI keeps one of the two, in Go's random map order
+                raise StackConfigError(f"{stack_file}: config has both {key!r} and {project}:{key}, which the Pulumi "
+                                       f"CLI reads as one key and keeps either at random; remove one")
+            key = f"{project}:{key}"
         if value_node.tag == "tag:yaml.org,2002:null":  # yaml.v3 leaves a null key's Value empty
             values[key] = ""
             continue

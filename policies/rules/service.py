@@ -74,8 +74,13 @@ def check_instance_shape(user_config: Mapping[str, Any]) -> list[Finding]:
     """The instance rules, which hold on user_config as written (they read no default the settings model fills in):
     the settings loader also runs them when the model refuses a field nothing can stand in for (an unknown
     hardware_type), so that one report still says every problem."""
-    deploy = user_config.get("motor_deploy_config")
-    return check_instance_counts(deploy if isinstance(deploy, Mapping) else {}) + check_instance_sizes(user_config)
+    return check_instance_counts(_section(user_config, "motor_deploy_config")) + check_instance_sizes(user_config)
+
+
+def _section(user_config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """A section as written, or none where the file has something else there (reported by the settings model)."""
+    section = user_config.get(name)
+    return section if isinstance(section, Mapping) else {}
 
 
 def check_instance_counts(deploy: Mapping[str, Any]) -> list[Finding]:
@@ -99,7 +104,7 @@ def check_instance_sizes(user_config: Mapping[str, Any]) -> list[Finding]:
     """An instance spans 1..MAX_PODS_PER_INSTANCE pods, and its vLLM world (DP x TP x PP ranks, one NPU each) fits the
     NPUs of its pods: a larger world never starts, and an unbounded one is no configuration (Motor's examples all
     fit, e.g. GLM-5 on A2: prefill DP 4 x TP 8 on 4 pods of 8 NPUs)."""
-    deploy = user_config.get("motor_deploy_config") or {}
+    deploy = _section(user_config, "motor_deploy_config")
     findings = []
     for side in SIDES:
         letter = side[0]
@@ -112,8 +117,7 @@ def check_instance_sizes(user_config: Mapping[str, Any]) -> list[Finding]:
                 f"{MAX_PODS_PER_INSTANCE} pods.",
             ))
             continue
-        section = user_config.get(engine_section(side)) or {}
-        engine = section.get("engine_config") if isinstance(section, Mapping) else None
+        engine = _section(user_config, engine_section(side)).get("engine_config")
         if npus is None or not isinstance(engine, Mapping):
             continue
         sizes = {key: _count(engine.get(key, 1)) or 1 for key in PARALLEL_SIZES}

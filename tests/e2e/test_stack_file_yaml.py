@@ -133,6 +133,15 @@ def test_merge_keys_are_merged_as_the_cli_merges_them(offline_workspace: PulumiW
     assert json.loads(offline[f"{PROJECT}:several"]) == {"x": 1, "y": 2, "z": 3, "w": 5}
 
 
+def test_a_key_without_a_namespace_is_the_projects(offline_workspace: PulumiWorkspace, project: Path) -> None:
+    text = f"config:\n  bare: {{x: 0x10}}\n  other:y: yes\n  {PROJECT}:z: 1\n"
+    cli, error = offline_workspace.config_json(project, "bare", text)
+    assert cli is not None, error
+    (project / "Pulumi.offline.yaml").write_text(text)
+    assert load_stack_config(project, "offline").values == cli == {
+        f"{PROJECT}:bare": '{"x":16}', "other:y": "yes", f"{PROJECT}:z": "1"}
+
+
 @pytest.mark.parametrize("value", CLI_REFUSED)
 def test_a_value_the_cli_cannot_read_is_refused_offline(offline_workspace: PulumiWorkspace, project: Path,
                                                          value: str) -> None:
