@@ -4,6 +4,7 @@ installs and shows pip's progress."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -14,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.program_runs import PROJECT_DIR
+from tests.service_configs import as_motor_files, mooncake_pool
+from tests.test_examples import project_copy
 
 RUNTIME_REQUIREMENTS = ("requirements.txt", "policies/requirements.txt", "kvpool/requirements.txt")
 BUILD_INPUTS = ("pyproject.toml", "kvpool_launcher.py", *RUNTIME_REQUIREMENTS)
@@ -71,6 +74,43 @@ def test_kvpool_previews_a_project_from_another_directory(installed: Path, tmp_p
         1, f"error: {elsewhere.resolve()} is not a motor-kvpool project (no kvpool/commands/cli.py there); run kvpool in the "
            "project folder or pass --project-dir DIR\n"
     )
+
+
+def test_kvpool_help_outside_a_project_says_what_it_is_and_how_to_name_one(installed: Path, tmp_path: Path) -> None:
+    done = kvpool_command(installed, "--help", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines()[:4] == [
+        "usage: kvpool [--project-dir DIR] COMMAND [options]",
+        "",
+        "The offline tooling of a motor-kvpool project (no Pulumi CLI needed): it runs the project's own program and policy",
+        "pack, so it works in a project folder, or on the project --project-dir DIR names.",
+    ]
+    assert kvpool_command(installed, cwd=tmp_path).stdout == done.stdout
+
+
+def test_the_project_dir_may_come_before_the_command(installed: Path, tmp_path: Path) -> None:
+    done = kvpool_command(installed, "--project-dir", str(PROJECT_DIR), "settings", "--stack", "dev", "--section",
+                          "motor_deploy_config", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["hardware_type"] == "800I_A2"
+
+
+def test_import_writes_into_the_project_dir_from_anywhere(installed: Path, tmp_path: Path) -> None:
+    project = project_copy(tmp_path)
+    shutil.copytree(PROJECT_DIR / "kvpool", project / "kvpool", ignore=shutil.ignore_patterns("__pycache__"))
+    source = tmp_path / "motor"
+    source.mkdir()
+    user_config, env = as_motor_files(mooncake_pool())
+    (source / "user_config.json").write_text(json.dumps(user_config))
+    (source / "env.json").write_text(json.dumps(env))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = kvpool_command(installed, "import", "--project-dir", str(project), "--config-dir", str(source),
+                          "--stack", "svc", cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f"wrote {project / 'stacks' / 'Pulumi.svc.yaml'}"
+    assert done.stdout.splitlines()[-1].endswith(f"-m kvpool preview --stack svc --project-dir {project}")
+    assert list(elsewhere.iterdir()) == []
 
 
 def make(*args: str) -> str:

@@ -52,8 +52,20 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _project_dir_after_the_command(argv: Sequence[str]) -> list[str]:
+    """`--project-dir DIR COMMAND ...` as `COMMAND --project-dir DIR ...`: every command takes the option, and the
+    `kvpool` launcher reads it anywhere, so it may come first too."""
+    arguments = list(argv)
+    if arguments[:1] == ["--project-dir"] and len(arguments) >= 3:
+        return [arguments[2], *arguments[:2], *arguments[3:]]
+    if arguments[:1] and arguments[0].startswith("--project-dir=") and len(arguments) >= 2:
+        return [arguments[1], arguments[0], *arguments[2:]]
+    return arguments
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     debug = False
+    argv = _project_dir_after_the_command(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser(argv).parse_args(argv)
         debug = args.debug

@@ -25,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     source.add_argument("--user-config", type=Path, help="user_config.json (with --env-config)")
     parser.add_argument("--env-config", type=Path, help="env.json (with --user-config)")
     parser.add_argument("--stack", required=True, help="stack name; the file is STACKS_DIR/Pulumi.NAME.yaml")
-    parser.add_argument("--stacks-dir", type=Path, default=Path("stacks"), help="where stack files live (stacks)")
+    parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
+    parser.add_argument("--stacks-dir", type=Path,
+                        help="where stack files live (default: the project's stack folder, stacks/ without Pulumi.yaml)")
     parser.add_argument(
         "--set",
         action="append",
@@ -55,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
         except InputFileError as error:
             detail = str(error).removeprefix("VALUE").removeprefix(":")
             raise ConversionError(f"--set {assignment!r}: VALUE is read as YAML: {detail}") from None
-    target, conversion = import_pair(user_config, env_config, args.stack, args.stacks_dir, overrides, args.force)
+    stacks_dir = args.stacks_dir or stack_config_dir(args.project_dir) or args.project_dir / "stacks"
+    target, conversion = import_pair(user_config, env_config, args.stack, stacks_dir, overrides, args.force)
     print(f"wrote {target}")
     for note in conversion.notes:
         print(f"  - {note}")
