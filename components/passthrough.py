@@ -23,6 +23,8 @@ VLLM_ASCEND = f"vllm-ascend {SCHEMA['sources']['vllm_ascend']['version']}"
 MOTOR_TOP_LEVEL = ("motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config")
 MOTOR_IN_ENGINE_SECTION = ("motor_nodemanger_config", "health_check_config")
 ADDITIONAL_CONFIG = "additional-config"
+# A null host_log_dir is absent to deploy.py and to us (rules.host_log_dir), at any level; Motor only prints it.
+ABSENT_WHEN_NULL = "host_log_dir"
 
 _EXPECTED = {
     "integer": "a whole number", "number": "a number", "boolean": "true or false", "string": "a string",
@@ -60,8 +62,8 @@ def _motor_class(path: str, data: Mapping[str, Any], class_key: str, also_reads:
     problems = []
     for key, value in data.items():
         where = f"{path}.{key}"
-        if key in also_reads or (key, value) == ("host_log_dir", None):
-            continue  # a null host_log_dir is absent to deploy.py and to us (rules.host_log_dir); Motor only prints it
+        if key in also_reads or (key, value) == (ABSENT_WHEN_NULL, None):
+            continue
         if key not in fields:
             problems.append(f"{where}: unknown key; {_nearest(key, [*fields, *also_reads], f'{reader} has no such field')}")
             continue
@@ -74,13 +76,18 @@ def _motor_class(path: str, data: Mapping[str, Any], class_key: str, also_reads:
     return problems
 
 
+def engine_option(key: Any) -> str:
+    """The vLLM serve option an engine_config key sets: Motor writes `--` + the key with '_' as '-', and vLLM's parser
+    reads `--option.field` into a JSON option."""
+    return str(key).replace("_", "-").split(".")[0]
+
+
 def _engine_config(path: str, engine_config: Mapping[str, Any]) -> list[str]:
     options = SCHEMA["vllm_serve_options"]
     problems = []
     for key, value in engine_config.items():
         where = f"{path}.{key}"
-        # Motor writes `--` + the key with '_' as '-'; vLLM's parser reads `--option.field` into a JSON option.
-        option = str(key).replace("_", "-").split(".")[0]
+        option = engine_option(key)
         if option not in options:
             style = (lambda name: name.replace("-", "_")) if "_" in str(key) else (lambda name: name)
             known = {style(name): name for name in options}

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
 from components.errors import SettingsError
 from components.settings_loader import load_from_motor_files, load_from_pulumi_config
+from kvpool.engine.stack_schema import MODELINE, SCHEMA_FILE
 from kvpool.views.importer import ConversionError, convert, import_pair, stack_file_text
 from policies import rules
 from tests.program_runs import PROJECT_DIR
@@ -199,11 +202,39 @@ def test_unsupported_version_is_refused():
 def test_stack_file_keeps_quoted_strings_and_writes_notes_as_comments():
     conversion = convert(*as_motor_files(memcache_pool()))
     text = stack_file_text(conversion, "a/user_config.json + a/env.json")
-    assert text.splitlines()[:2] == [
+    assert text.splitlines()[:3] == [
+        "# yaml-language-server: $schema=stack-file.schema.json",
         "# Imported from a/user_config.json + a/env.json by `python -m kvpool import`.",
         "# - motor_deploy_config.deploy_mode was absent: written as infer_service_set, deploy.py's default",
     ]
     assert "kv_port: '30001'" in text
+
+
+def test_a_file_imported_beside_the_schema_names_it_first_and_is_valid_under_it(tmp_path):
+    (tmp_path / "stacks").mkdir()
+    shutil.copy(SCHEMA_FILE, tmp_path / "stacks" / SCHEMA_FILE.name)
+    user_path, env_path = write_pair(tmp_path / "src", memcache_pool())
+    target, conversion = import_pair(user_path, env_path, "svc", tmp_path / "stacks")
+    text = target.read_text()
+    assert text.splitlines()[0] == MODELINE == "# yaml-language-server: $schema=stack-file.schema.json"
+    assert (target.parent / MODELINE.rpartition("=")[2]).is_file()
+    assert not [note for note in conversion.notes if "modeline" in note]
+    schema = json.loads(SCHEMA_FILE.read_text())
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(text))) == []
+
+
+def test_a_file_imported_where_no_schema_is_gets_no_modeline_and_a_note_saying_how(tmp_path):
+    user_path, env_path = write_pair(tmp_path / "src", memcache_pool())
+    target, conversion = import_pair(user_path, env_path, "svc", tmp_path / "elsewhere")
+    note = (f"no schema modeline: {tmp_path / 'elsewhere'} holds no stack-file.schema.json; for editors to check the "
+            f"file, copy {SCHEMA_FILE} beside it and make `# yaml-language-server: $schema=stack-file.schema.json` "
+            "its first line")
+    assert conversion.notes[0] == note
+    assert target.read_text().splitlines()[:3] == [
+        f"# Imported from {user_path} + {env_path} by `python -m kvpool import`.",
+        f"# - {note}",
+        "# - motor_deploy_config.deploy_mode was absent: written as infer_service_set, deploy.py's default",
+    ]
 
 
 @pytest.mark.parametrize(

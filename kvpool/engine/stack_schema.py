@@ -7,20 +7,25 @@ names), so the settings stay the one source of truth; each example stack points 
     python -m kvpool.engine.stack_schema --check   # exit 1 when the committed file differs from what it would write
 
 The schema checks shapes, types, ranges and unknown keys; the cross-field rules (the policy pack's) stay with
-`python -m kvpool preview`. Keys of other namespaces (`kubernetes:*`, `pulumi:*`) are left to their owners.
+`python -m kvpool preview`. Keys of other namespaces (`kubernetes:*`, `pulumi:*`) are left to their owners. The
+pass-through sections (Motor's configs, vLLM's engine_config) get the keys the preview accepts, generated from
+components/passthrough_schema.json; their values are the preview's to check.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from components import passthrough
 from components.pulumi_settings import SECRET_ENV_DESCRIPTION, SECRET_ENV_KEY
 from components.settings import PROJECT, ServiceSettings
 from components.settings_loader import ALIASES
+from policies import rules
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "stacks" / "stack-file.schema.json"
 MODELINE = f"# yaml-language-server: $schema={SCHEMA_FILE.name}"
@@ -45,6 +50,7 @@ def stack_file_schema() -> dict[str, Any]:
         "description": SECRET_ENV_DESCRIPTION,
         "anyOf": [_SECURE, {"type": "object", "additionalProperties": _SECURE}],
     }
+    _close_passthrough_sections(keys, definitions)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"{PROJECT} stack file (stacks/Pulumi.<stack>.yaml)",
@@ -55,14 +61,72 @@ def stack_file_schema() -> dict[str, Any]:
                 "type": "object",
                 "properties": dict(sorted(keys.items())),
                 "required": [f"{PROJECT}:{key}" for key in settings.get("required", [])],
-                # any other namespace's keys; an unknown key of ours is a typo
-                "patternProperties": {f"^(?!{PROJECT}:)": {}},
-                "additionalProperties": False,
+                # any other namespace's `<namespace>:<key>`; an unknown key of ours is a typo. Unevaluated, not
+                # additional: beside patternProperties, jsonschema's additionalProperties message names the regex.
+                "patternProperties": {f"^(?!{PROJECT}:)[^:]+:": {}},
+                "unevaluatedProperties": False,
             },
         },
         "required": ["config"],
         "$defs": definitions,
     }
+
+
+def _close_passthrough_sections(keys: dict[str, Any], definitions: dict[str, Any]) -> None:
+    """The pass-through sections, open mappings in the settings models, get the keys check_passthrough_sections
+    accepts: Motor's config classes as closed objects, engine_config as vLLM's serve options."""
+    motor = passthrough.SCHEMA["motor"]
+    definitions.update({_motor_name(name): _motor_class(spec) for name, spec in motor["classes"].items()})
+    for section, spec in motor["sections"].items():
+        if spec["also_reads"]:  # keys Motor reads beside its class's fields, at the section's top only
+            definitions[_motor_name(spec["class"], section)] = _motor_class(motor["classes"][spec["class"]], spec["also_reads"])
+    sections = [(keys[f"{PROJECT}:{name}"], name) for name in passthrough.MOTOR_TOP_LEVEL]
+    engine_sections = {keys[f"{PROJECT}:{rules.engine_section(side)}"]["$ref"].rpartition("/")[2] for side in rules.SIDES}
+    for engine_section in sorted(engine_sections):
+        properties = definitions[engine_section]["properties"]
+        sections += [(properties[name], name) for name in passthrough.MOTOR_IN_ENGINE_SECTION]
+        engine_config = properties["engine_config"]["$ref"].rpartition("/")[2]
+        _close_engine_config(definitions[engine_config])
+    for node, section in sections:
+        spec = motor["sections"][section]
+        name = _motor_name(spec["class"], section if spec["also_reads"] else None)
+        # One schema, not anyOf [mapping, null]: jsonschema then names the unknown key, not "not valid under any".
+        branches = node.pop("anyOf", None) or [{"type": node.pop("type"), "additionalProperties": node.pop("additionalProperties")}]
+        if any(branch not in ({"type": "object", "additionalProperties": True}, {"type": "null"}) for branch in branches):
+            raise ValueError(f"{section}: the settings model's schema is no longer an open mapping: {branches}")
+        kinds = [branch["type"] for branch in branches]
+        node.update({"type": kinds if len(kinds) > 1 else kinds[0], "$ref": f"#/$defs/{name}"})
+
+
+def _motor_name(class_key: str, section: str | None = None) -> str:
+    module, _, name = class_key.partition(":")
+    return ".".join(["Motor", Path(module).stem, name, *([section] if section else [])])
+
+
+def _motor_class(spec: dict[str, Any], also_reads: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
+    fields = spec["fields"]
+    properties = {key: {"type": "object", "$ref": f"#/$defs/{_motor_name(field['class'])}"} if "class" in field else {}
+                  for key, field in fields.items()}
+    if passthrough.ABSENT_WHEN_NULL not in fields:
+        properties[passthrough.ABSENT_WHEN_NULL] = {"type": "null"}
+    properties.update({key: {} for key in also_reads})
+    return {"properties": dict(sorted(properties.items())), "additionalProperties": False}
+
+
+def _close_engine_config(definition: dict[str, Any]) -> None:
+    """vLLM's serve options as properties in both spellings (completion), and a pattern for what engine_option also
+    reads as one: any mix of '-' and '_', and `option.field`. No escapes: options are [a-z0-9-], editors' regexes
+    are ECMAScript's."""
+    options = sorted(passthrough.SCHEMA["vllm_serve_options"])
+    odd = [option for option in options if not re.fullmatch(r"[a-z0-9-]+", option)]
+    if odd:
+        raise ValueError(f"vLLM options the pattern would have to escape: {odd}")
+    spellings = {spelling: {} for option in options for spelling in (option, option.replace("-", "_"))}
+    definition["properties"] = dict(sorted({**spellings, **definition["properties"]}.items()))
+    alternatives = "|".join(option.replace("-", "[-_]") for option in options)
+    definition["patternProperties"] = {f"^(?:{alternatives})(?:\\.|$)": {}}
+    del definition["additionalProperties"]
+    definition["unevaluatedProperties"] = False
 
 
 def schema_text() -> str:

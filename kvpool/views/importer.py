@@ -21,6 +21,7 @@ from components.settings import PROJECT, USER_CONFIG_VERSION, ServiceSettings
 from components.settings_loader import PULUMI_CONFIG_KEYS, load_from_motor_files
 from components.store_settings import MooncakeStoreConfig
 from kvpool.engine.stack_config import stack_config_dir
+from kvpool.engine.stack_schema import MODELINE, SCHEMA_FILE
 from kvpool.engine.stack_yaml import dump_for_the_cli, json_problems
 from kvpool.fleet.offline import clashes_with_stack_files
 from policies import rules
@@ -285,10 +286,11 @@ def validate(conversion: Conversion, stack: str, source: str) -> ServiceSettings
         raise
 
 
-def stack_file_text(conversion: Conversion, source: str) -> str:
+def stack_file_text(conversion: Conversion, source: str, modeline: bool = True) -> str:
     """The stack file: every key of the converted configuration under motor-kvpool:* (user_config's sections and
-    motor-kvpool's own switches, which `--set` may give), the notes as a comment header. Refused where the Pulumi
-    CLI would hand the program something else than the file had (an integer beyond 64 bits)."""
+    motor-kvpool's own switches, which `--set` may give), the notes as a comment header, after the editors' schema
+    modeline (`modeline`: the file is written beside the schema it names). Refused where the Pulumi CLI would hand
+    the program something else than the file had (an integer beyond 64 bits)."""
     sections = {key: conversion.user_config[key] for key in PULUMI_CONFIG_KEYS
                 if key in conversion.user_config and key != "env"}
     if conversion.env:
@@ -297,7 +299,8 @@ def stack_file_text(conversion: Conversion, source: str) -> str:
     if problems:
         raise ConversionError("\n".join(problems))
     config = {f"{PROJECT}:{key}": value for key, value in sections.items()}
-    header = [f"# Imported from {source} by `python -m kvpool import`."]
+    header = [MODELINE] if modeline else []
+    header.append(f"# Imported from {source} by `python -m kvpool import`.")
     header += [f"# - {note}" for note in conversion.notes]
     body = dump_for_the_cli({"config": config})
     return "\n".join(header) + "\n" + body
@@ -321,7 +324,12 @@ def import_pair(
     target = stacks_dir / f"Pulumi.{stack}.yaml"
     if target.exists() and not force:
         raise ConversionError(f"{target} exists; pass --force to overwrite it")
-    text = stack_file_text(conversion, source)
+    # The modeline names the schema relative to the stack file: written only where the schema is beside it.
+    modeline = (stacks_dir / SCHEMA_FILE.name).is_file()
+    if not modeline:
+        conversion.notes.insert(0, f"no schema modeline: {stacks_dir} holds no {SCHEMA_FILE.name}; for editors to "
+                                   f"check the file, copy {SCHEMA_FILE} beside it and make `{MODELINE}` its first line")
+    text = stack_file_text(conversion, source, modeline)
     try:
         stacks_dir.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
