@@ -96,13 +96,21 @@ def test_an_unknown_top_level_key_is_named_as_unexpected(validator) -> None:
     ]
 
 
-def test_what_a_stack_file_holds_beside_our_keys_is_left_alone_and_a_key_without_namespace_is_not(validator) -> None:
+def test_what_a_stack_file_holds_beside_our_keys_is_left_alone_and_a_short_key_is_ours(validator) -> None:
     document = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.dev.yaml").read_text())
     document["encryptionsalt"] = "v1:abc"
     document["config"].update({"kubernetes:context": "kind", "pulumi:tags": {"team": "infer"},
                                "motor-kvpool:secret_env": {"secure": "v1:xyz"}})
     assert problems(validator, document) == []
-    # The CLI refuses a key without `<namespace>:` (kvpool/engine/stack_config.py says so as the CLI does).
+    # The CLI reads a key without `<namespace>:` as the project's: ours under its short name, once.
+    document["config"]["motor_deploy_config"] = document["config"].pop("motor-kvpool:motor_deploy_config")
+    assert problems(validator, document) == []
+    document["config"]["motor-kvpool:motor_deploy_config"] = document["config"]["motor_deploy_config"]
+    assert [(path, message[:30]) for path, message in problems(validator, document)] == [
+        (["config"], "False schema does not allow {'"),  # motor_deploy_config written both ways
+    ]
+    del document["config"]["motor-kvpool:motor_deploy_config"]
+    # A section key dedented out of its section is motor-kvpool:engine_config for the CLI: no key of ours.
     document["config"]["engine_config"] = {"served_model_name": "qwen3-8B"}
     assert problems(validator, document) == [
         (["config"], "Unevaluated properties are not allowed ('engine_config' was unexpected)"),

@@ -51,6 +51,12 @@ def stack_file_schema() -> dict[str, Any]:
         "anyOf": [_SECURE, {"type": "object", "additionalProperties": _SECURE}],
     }
     _close_passthrough_sections(keys, definitions)
+    # The CLI gives a key without a namespace the project's (stackConfigNamespacedWithProject): the same key, written
+    # one way, never both (the CLI would keep either at random).
+    short = {key.removeprefix(f"{PROJECT}:"): {"$ref": f"#/properties/config/properties/{key}"} for key in keys}
+    one_way = [{"if": {"not": {"required": [key]}}, "then": {"required": [f"{PROJECT}:{key}"]}}
+               for key in settings.get("required", [])]
+    one_way += [{"if": {"required": [f"{PROJECT}:{key}"]}, "then": {"properties": {key: False}}} for key in short]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"{PROJECT} stack file (stacks/Pulumi.<stack>.yaml)",
@@ -59,8 +65,8 @@ def stack_file_schema() -> dict[str, Any]:
         "properties": {
             "config": {
                 "type": "object",
-                "properties": dict(sorted(keys.items())),
-                "required": [f"{PROJECT}:{key}" for key in settings.get("required", [])],
+                "properties": dict(sorted(keys.items())) | dict(sorted(short.items())),
+                "allOf": one_way,
                 # any other namespace's `<namespace>:<key>`; an unknown key of ours is a typo. Unevaluated, not
                 # additional: beside patternProperties, jsonschema's additionalProperties message names the regex.
                 "patternProperties": {f"^(?!{PROJECT}:)[^:]+:": {}},
