@@ -1,5 +1,5 @@
-"""Every connection Motor's code opens between the pods of a service, as data: the README's table is rendered from
-CONNECTIONS (readme_table) and tests/conformance/test_network_policies.py evaluates the rendered NetworkPolicies
+"""Every connection Motor's code opens between the pods of a service, as data: the table of docs/conformance.md is rendered from
+CONNECTIONS (conformance_table) and tests/conformance/test_network_policies.py evaluates the rendered NetworkPolicies
 against each row. `ports` reads, from the effective user_config.json, the ports a row opens in that service (none:
 the row does not apply there)."""
 
@@ -31,7 +31,7 @@ def _backend(*backends: str) -> Callable[[Mapping[str, Any]], bool]:
 class Connection:
     sources: tuple[str, ...]  # app.kubernetes.io/component of the connecting pods
     destination: str  # a component, or a store `app` label
-    port_text: str  # the README's words for the port
+    port_text: str  # docs/conformance.md's words for the port
     motor: str  # where Motor's code opens it (njuyuan/PyMotor@8919e55)
     ports: Callable[[Mapping[str, Any]], list[int]]
 
@@ -90,7 +90,7 @@ CONNECTIONS = (
 )
 
 
-def readme_table() -> str:
+def conformance_table() -> str:
     lines = ["| from | to | port | Motor's code (njuyuan/PyMotor@8919e55, under `motor/` unless named) |",
              "| --- | --- | --- | --- |"]
     for row in CONNECTIONS:

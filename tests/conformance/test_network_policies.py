@@ -1,4 +1,4 @@
-"""Every connection Motor's code opens (tests/conformance/motor_connections.py, the README's table) is admitted by the
+"""Every connection Motor's code opens (tests/conformance/motor_connections.py, the table in docs/conformance.md) is admitted by the
 rendered NetworkPolicies of every example stack, and no other pod reaches the store: not a Motor pod on a port its
 code does not open, not an unlabelled pod of the namespace, not a pod of another namespace."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conformance.motor_connections import CONNECTIONS, MOTOR_COMPONENTS, STORE, STORE_ETCD, readme_table
+from tests.conformance.motor_connections import CONNECTIONS, MOTOR_COMPONENTS, STORE, STORE_ETCD, conformance_table
 from tests.conformance.network_policy import Pod, allowed, pods
 from tests.program_runs import PROJECT_DIR, Rendered, render, render_stack, stack_values
 
@@ -95,9 +95,9 @@ def test_no_other_pod_reaches_the_store(rendered, stack) -> None:
     assert stores
 
 
-def test_readme_table_is_the_connections_data() -> None:
+def test_the_conformance_table_is_the_connections_data() -> None:
     # in the conformance section's list, indented as its items
-    assert textwrap.indent(readme_table(), "  ") in (PROJECT_DIR / "README.md").read_text()
+    assert textwrap.indent(conformance_table(), "  ") in (PROJECT_DIR / "docs" / "conformance.md").read_text()
 
 
 def test_evaluator_reads_named_ports_namespace_selectors_and_egress() -> None:
