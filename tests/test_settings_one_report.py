@@ -85,9 +85,7 @@ def test_a_section_key_indented_too_little_is_named_with_its_section():
     values = stack_values("dev")
     values["engine_config"] = values["motor_engine_prefill_config"].pop("engine_config")
     values["hardware_type"] = values["motor_deploy_config"].pop("hardware_type")
-    with pytest.raises(SettingsError) as caught:
-        load_from_pulumi_config(values, "dev")
-    assert caught.value.problems == [
+    assert stack_problems(values) == [
         "motor-kvpool:engine_config: unknown configuration key; engine_config is a key of motor_engine_prefill_config "
         "and motor_engine_decode_config: it is indented too little, so YAML reads it as a configuration key of its "
         "own; indent it under its section",
@@ -103,10 +101,15 @@ def test_a_section_nested_one_level_too_deep_is_said_in_one_line():
     values = stack_values("dev")
     values["env"]["motor_common_env"]["motor_engine_prefill_env"] = values["env"].pop("motor_engine_prefill_env")
     values["env"]["motor_common_env"]["PATHS"] = ["/a", "/b"]
-    with pytest.raises(SettingsError) as caught:
-        load_from_pulumi_config(values, "dev")
-    assert caught.value.problems == [
+    assert stack_problems(values) == [
         "env.motor_common_env.motor_engine_prefill_env: is a section, but a value (text, a number or true/false) goes "
         "here; motor_engine_prefill_env is a section of env, indented one level too deep: indent it one level less",
         "env.motor_common_env.PATHS: is a list, but a value (text, a number or true/false) goes here",
     ]
+
+
+def stack_problems(values: dict) -> list[str]:
+    """The problems of the dev stack's values changed as a test writes them, as the program's loader reports them."""
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(values, "dev")
+    return caught.value.problems
