@@ -132,11 +132,11 @@ class PoolSizing:
         for measured_share, pairs in FRONTIER:
             if share <= measured_share:
                 kept = pairs.get(pair)
-                where = f"{share:.1%} of the pool per 10 ms (row <= {measured_share:.0%})"
+                where = f"{share:.2%} of the pool per 10 ms (row <= {measured_share:.0%})"
                 if kept is None:
                     return f"{where}: {pair[0]}/{pair[1]} not measured"
                 return f"{where}: {pair[0]}/{pair[1]} {'kept' if kept else 'did not keep'} >= 99 % of puts"
-        return f"{share:.1%} of the pool per 10 ms: beyond the frontier, no setting kept >= 99 % of puts"
+        return f"{share:.2%} of the pool per 10 ms: beyond the frontier, no setting kept >= 99 % of puts"
 
 
 def _store_connectors(kv_transfer_config: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
