@@ -43,7 +43,7 @@ class PoolSizingConfig(Closed):
         None, description="The model's KV fields, for a model outside the table; wins over model.")
     prefill_tokens_per_second: StrictInt | None = Field(
         None, gt=0, description="Prompt tokens one prefill instance processes per second (measured). Default: "
-        "max_num_batched_tokens (vLLM's 8192 when unset) per DP rank per second.")
+        "max_num_batched_tokens (8192 when unset) per DP rank per second (docs/sizing.md).")
     min_block_lifetime_seconds: StrictInt | StrictFloat | None = Field(
         None, gt=0, description="Warn when a block may be evicted sooner. Default: the engines' longest ASCEND "
         "connect or transfer timeout, the time decode may take to read what prefill wrote.")

@@ -16,7 +16,8 @@ from .units import mooncake_size_bytes
 
 # mooncake_master checks for eviction every 10 ms (kEvictionThreadSleepMs, master_service.h; no flag).
 MOONCAKE_EVICTION_PERIOD_S = 0.01
-# vLLM's max_num_batched_tokens for the OpenAI server when unset (vllm/engine/arg_utils.py, the V1 default).
+# vLLM's max_num_batched_tokens for the OpenAI server when unset: 8192 on devices of 70 GiB or more, 2048 below
+# (vllm/engine/arg_utils.py). The larger: a faster writer is the safer assumption for the pool.
 VLLM_DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
 # A prefill rank is taken to process one full batch of max_num_batched_tokens per second unless
 # kv_pool_sizing.prefill_tokens_per_second says what was measured.
@@ -165,6 +166,7 @@ def _writer(side: str, instances: int, engine: Mapping[str, Any], setting: Mappi
         rate = batched * dp * DEFAULT_PREFILL_STEPS_PER_SECOND
         source = f"max_num_batched_tokens {batched} x {dp} DP rank(s) per second"
     max_len = engine_value(engine, "max_model_len")
+    # Unset, vllm-ascend's platform.py sets 128, Motor's default too.
     return Writer(side, instances, shape, _count(engine_value(engine, "block_size") or MOTOR_DEFAULT_BLOCK_SIZE),
                   max_len if isinstance(max_len, int) else None, rate, source)
 
