@@ -30,8 +30,8 @@ class ModelShapeConfig(Closed):
     @model_validator(mode="after")
     def _complete(self) -> ModelShapeConfig:
         if rules.model_shape(self.model_dump(exclude_none=True), "kv_pool_sizing.model_shape") is None:
-            raise ValueError("needs head_dim, or hidden_size with num_attention_heads, or kv_lora_rank with "
-                             "qk_rope_head_dim (MLA)")
+            raise ValueError("needs num_key_value_heads (or num_attention_heads) and head_dim (or hidden_size with "
+                             "num_attention_heads), or kv_lora_rank with qk_rope_head_dim (MLA)")
         return self
 
 

@@ -157,3 +157,37 @@ def test_a_store_no_engine_writes_to_holds_nothing_and_says_so():
     assert sizing_view.pool_sizing(settings) is None
     assert sizing_view.row("svc", settings) == (
         "svc", "mooncake", "none: no engine uses a store connector, the store holds nothing", "", "", "", "")
+
+
+@pytest.mark.parametrize("sizing, problem", [
+    ({"model": "Qwen3-8B", "model_shape": {"num_hidden_layers": 2, "num_key_value_heads": 1, "head_dim": 64}},
+     "kv_pool_sizing: model and model_shape both name the model; keep one"),
+    ({"model_shape": {"num_hidden_layers": 2, "head_dim": 64}},
+     "kv_pool_sizing.model_shape: needs num_key_value_heads (or num_attention_heads) and head_dim (or hidden_size "
+     "with num_attention_heads), or kv_lora_rank with qk_rope_head_dim (MLA)"),
+    ({"model": "Qwen3-9B"},
+     "kv_pool_sizing.model: 'Qwen3-9B' is not allowed; write one of 'Qwen2.5-7B', 'Qwen3-8B', 'Qwen3-32B', "
+     "'Llama-3.1-8B', 'Llama-3.1-70B' or 'DeepSeek-V3'"),
+    ({"prefill_tokens_per_second": 0}, "kv_pool_sizing.prefill_tokens_per_second: Input should be greater than 0"),
+])
+def test_kv_pool_sizing_refuses_what_names_no_model_or_rate(sizing, problem):
+    service = mooncake_pool()
+    service["kv_pool_sizing"] = sizing
+    assert problems_of(service) == [problem]
+
+
+def test_a_yuanrong_pool_below_one_request_names_the_mib_that_work():
+    service = mooncake_pool()
+    for side in ("prefill", "decode"):
+        for connector in service[f"motor_engine_{side}_config"]["engine_config"]["kv_transfer_config"][
+                "kv_connector_extra_config"]["connectors"][1:]:
+            connector["kv_connector_extra_config"]["backend"] = "yuanrong"
+    service["kv_cache_store_config"] = {"backend": "yuanrong", "shared_memory_size_mb": 128,
+                                        "etcd_client_cidrs": ["192.168.10.11/32"]}
+    # Qwen3-8B: 2048 tokens = 16 blocks of 18 MiB = 288 MiB over 2 node workers evicting at 100 %: 144 MiB each.
+    assert problems_of(service) == [
+        "kv_cache_store_config.shared_memory_size_mb: is 128 x 2 node worker(s) = 256 MiB, 256 MiB below the 1 "
+        "eviction watermark: less than one max_model_len request for each engine that writes to it, 1 prefill "
+        "instance(s) x 288 MiB (2048 tokens of table row Qwen3-8B (from /mnt/weight/qwen3_8B)) = 288 MiB; set at "
+        "least 144."
+    ]
