@@ -89,6 +89,12 @@ def _pool_capacity(view: ServiceView, _: dict) -> list[rules.Finding]:
     return rules.check_pool_capacity(rules.pool_sizing(view.user_config, view.sizing))
 
 
+def _engine_pod_memory(view: ServiceView, _: dict) -> list[rules.Finding]:
+    if not view.owns_store:
+        return []  # the owner's segment: checked against its engine pods in its stack
+    return rules.check_engine_pod_memory(view.user_config)
+
+
 def _block_lifetime(view: ServiceView, _: dict) -> list[rules.Finding]:
     if not view.owns_store:
         return []
@@ -268,6 +274,14 @@ POLICIES = [
         "1382: mooncake_store_service fails to register a larger segment; the embedded store splits it, PR 647).",
         MANDATORY, lambda view, _: rules.check_standalone_segment_limit(_owned_store(view)),
         "Use a segment of at most 64GB, or store_mode embedded.",
+    ),
+    _stack_policy(
+        "kvpool-configure-engine-pod-pool-memory",
+        f"Checks that the pool memory of one engine pod's ranks (a Mooncake segment and local buffer, or a MemCache "
+        f"LocalService, per rank: vllm-ascend's KVPoolWorker starts one in every worker) fits the "
+        f"{rules.ENGINE_MEMORY_REQUEST} the engine pod requests.",
+        MANDATORY, _engine_pod_memory,
+        "Lower the segment to the size the message names, or spread the ranks over more pods.",
     ),
     _stack_policy(
         "kvpool-configure-block-lifetime",

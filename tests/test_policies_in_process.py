@@ -220,6 +220,10 @@ CASES = [
     Case("kvpool-configure-mooncake-segment-limit", "mooncake-ha-standalone",
          lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(global_segment_size="65GB")),
          [MOTOR_CONFIG]),
+    # kv-affinity's pods run 4 ranks (DP 2 x TP 2): 4 x (20GB + 1GB buffer) is more than the pod's 64Gi, on each side.
+    Case("kvpool-configure-engine-pod-pool-memory", "kv-affinity",
+         lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(global_segment_size="20GB")),
+         [MOTOR_CONFIG, MOTOR_CONFIG]),
     # The stack's kv_pool_sizing asks blocks to live longer than the example's 29GB segments keep them (10.31 s).
     Case("kvpool-configure-block-lifetime", "mooncake-layerwise", _unchanged, [MOTOR_CONFIG], ADVISORY,
          config={"kv_pool_sizing": {"min_block_lifetime_seconds": 11}}),

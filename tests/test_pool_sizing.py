@@ -191,3 +191,17 @@ def test_a_yuanrong_pool_below_one_request_names_the_mib_that_work():
         "instance(s) x 288 MiB (2048 tokens of table row Qwen3-8B (from /mnt/weight/qwen3_8B)) = 288 MiB; set at "
         "least 144."
     ]
+
+
+def test_the_ranks_of_an_engine_pod_hold_their_pool_memory_within_its_request():
+    service = mooncake_pool()
+    service["kv_cache_store_config"]["global_segment_size"] = "40GB"
+    service["motor_engine_prefill_config"]["engine_config"]["tensor_parallel_size"] = 2
+    assert problems_of(service) == [
+        "kv_cache_store_config.global_segment_size: is 40GB: the 2 ranks of a prefill pod hold 2 x (40 GiB + 1 GiB "
+        "local buffer) = 82 GiB of host memory, more than the 64Gi the engine pod requests, so the scheduler may place "
+        "it on a node without that room; use at most 31GB, or spread the ranks over more pods "
+        "(single_p_instance_pod_num)."
+    ]
+    service["kv_cache_store_config"]["global_segment_size"] = "31GB"
+    load_from_pulumi_config(service, "svc")

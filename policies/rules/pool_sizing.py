@@ -12,7 +12,7 @@ from .env import effective_connect_timeout_ms, effective_transfer_timeout_ms
 from .kv_conductor import MOTOR_DEFAULT_BLOCK_SIZE
 from .model_kv import ModelShape, engine_value, resolve_shape
 from .sections import SIDES, STORE_CONNECTOR, Finding, connectors_of, engine_section, kv_transfer_configs
-from .units import mooncake_size_bytes
+from .units import k8s_quantity_bytes, mooncake_size_bytes
 
 # mooncake_master checks for eviction every 10 ms (kEvictionThreadSleepMs, master_service.h; no flag).
 MOONCAKE_EVICTION_PERIOD_S = 0.01
@@ -30,6 +30,10 @@ MEMCACHE_DEFAULT_DRAM = "1GB"
 # Mooncake issue 1382: a standalone mooncake_store_service fails to register a segment above ~64 GiB (RDMA memory
 # registration); the embedded store splits large segments since Mooncake PR 647.
 MOONCAKE_STANDALONE_SEGMENT_MAX = 64 * 2**30
+
+# The memory every engine container requests (components/engine_pool.py); it sets no memory limit. The embedded
+# Mooncake store and the in-process MemCache LocalService of each rank live in that memory.
+ENGINE_MEMORY_REQUEST = "64Gi"
 
 # bench/results/eviction.md: for each measured share of the pool written per 10 ms, the watermark/ratio pairs that
 # kept every put (True) or not (False) in every run.
@@ -310,3 +314,37 @@ def check_block_lifetime(
         f"evicted {sizing.lifetime_seconds:.2f} s after it is written, before decode reads it ({min_seconds:g} s, "
         f"kv_pool_sizing.min_block_lifetime_seconds); set at least {wanted}, or "
         f"kv_pool_sizing.prefill_tokens_per_second to the rate you measured."), example=wanted)]
+
+
+def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
+    """The pool memory the ranks of one engine pod hold (a Mooncake segment and local buffer, or a MemCache
+    LocalService, per rank) fits the memory the pod requests: beyond it the scheduler places the pod on a node
+    without that room."""
+    sizing = pool_sizing(user_config)
+    if sizing is None or sizing.unit_bytes is None or sizing.unit_name != "engine rank":
+        return []
+    store = user_config.get("kv_cache_store_config") or {}
+    buffer = mooncake_size_bytes(store.get("local_buffer_size", "1GB")) if sizing.backend == "mooncake" else 0
+    request = k8s_quantity_bytes(ENGINE_MEMORY_REQUEST)
+    deploy = user_config.get("motor_deploy_config") or {}
+    kv = kv_transfer_configs(user_config)
+    findings = []
+    for side in SIDES:
+        if not _store_connectors(kv[side]):
+            continue
+        engine = (user_config.get(engine_section(side)) or {}).get("engine_config") or {}
+        pods_key = f"single_{side[0]}_instance_pod_num"
+        ranks = math.ceil(math.prod(_count(engine_value(engine, key)) for key in (
+            "data_parallel_size", "tensor_parallel_size", "pipeline_parallel_size")) / _count(deploy.get(pods_key, 1)))
+        held = ranks * (sizing.unit_bytes + buffer)
+        if held <= request:
+            continue
+        fits = max(request // ranks - buffer, 0) // 2**20
+        most = f"{fits // 1024}GB" if fits >= 1024 else f"{fits}MB"
+        buffers = f" + {bytes_text(buffer)} local buffer" if buffer else ""
+        findings.append(Finding(sizing.field, (
+            f"is {unit_text(sizing, sizing.unit_bytes)}: the {ranks} ranks of a {side} pod hold {ranks} x "
+            f"({bytes_text(sizing.unit_bytes)}{buffers}) = {bytes_text(held)} of host memory, more than the "
+            f"{ENGINE_MEMORY_REQUEST} the engine pod requests, so the scheduler may place it on a node without that "
+            f"room; use at most {most}, or spread the ranks over more pods ({pods_key})."), example=most))
+    return findings

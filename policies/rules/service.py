@@ -11,7 +11,7 @@ from .connectors import (
 from .env import check_hash_seed, check_numeric_env
 from .kv_conductor import check_kv_cache_affinity, check_kv_event_ports
 from .ports import check_ports
-from .pool_sizing import check_pool_capacity, check_standalone_segment_limit, pool_sizing
+from .pool_sizing import check_engine_pod_memory, check_pool_capacity, check_standalone_segment_limit, pool_sizing
 from .sections import (
     DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, SIDES, Finding, engine_envs, engine_section, kv_transfer_configs,
 )
@@ -70,6 +70,7 @@ def check_service(
             findings += check_standalone_store_protocol(store)
             findings += check_standalone_segment_limit(store)
             findings += check_pool_capacity(pool_sizing(user_config, sizing))
+            findings += check_engine_pod_memory(user_config)
     findings += check_kv_cache_affinity(user_config)
     findings += check_kv_event_ports(user_config)
     findings += check_ports(user_config)
