@@ -173,9 +173,7 @@ def _engines(settings: ServiceSettings, endpoint: KVStoreEndpoint | None, role: 
             per_pod = None
         else:
             per_process, per_rank = pool_bytes_per_process(endpoint)
-            engine = getattr(settings, rules.engine_section(side)).engine_config
-            ranks = math.prod(size or 1 for size in (engine.data_parallel_size, engine.tensor_parallel_size,
-                                                      engine.pipeline_parallel_size))
+            ranks = rules.engine_ranks(user_config[rules.engine_section(side)]["engine_config"])
             per_pod = per_process * (math.ceil(ranks / pods) if per_rank else 1)
         groups.append(EngineGroup(side, instances, pods, per_pod))
     return tuple(groups)

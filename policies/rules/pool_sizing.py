@@ -158,6 +158,12 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
 
 
+def engine_ranks(engine: Mapping[str, Any]) -> int:
+    """DP x TP x PP: the workers of one engine instance, each with its own store client (vllm-ascend KVPoolWorker)."""
+    return math.prod(_count(engine_value(engine, key)) for key in (
+        "data_parallel_size", "tensor_parallel_size", "pipeline_parallel_size"))
+
+
 def _writer(side: str, instances: int, engine: Mapping[str, Any], setting: Mapping[str, Any]) -> Writer:
     shape = resolve_shape(engine, setting)
     dp = _count(engine_value(engine, "data_parallel_size"))
@@ -190,8 +196,7 @@ def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | Non
             continue
         engine = (user_config.get(engine_section(side)) or {}).get("engine_config") or {}
         instances = _count(deploy.get(f"{side[0]}_instances_num", 1))
-        ranks += instances * math.prod(_count(engine_value(engine, key)) for key in (
-            "data_parallel_size", "tensor_parallel_size", "pipeline_parallel_size"))
+        ranks += instances * engine_ranks(engine)
         pods += instances * _count(deploy.get(f"single_{side[0]}_instance_pod_num", 1))
         if _writes(side, connectors):
             writers.append(_writer(side, instances, engine, setting))
@@ -334,8 +339,7 @@ def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
             continue
         engine = (user_config.get(engine_section(side)) or {}).get("engine_config") or {}
         pods_key = f"single_{side[0]}_instance_pod_num"
-        ranks = math.ceil(math.prod(_count(engine_value(engine, key)) for key in (
-            "data_parallel_size", "tensor_parallel_size", "pipeline_parallel_size")) / _count(deploy.get(pods_key, 1)))
+        ranks = math.ceil(engine_ranks(engine) / _count(deploy.get(pods_key, 1)))
         held = ranks * (sizing.unit_bytes + buffer)
         if held <= request:
             continue
