@@ -57,13 +57,13 @@ def test_example_stacks_table(example_fleet):
         '  ucm (mooncake, namespace ucm): holds nothing: no engine uses a store connector; consumers: none',
         "  yuanrong (yuanrong, namespace yuanrong): each node's datasystem worker offers 32GiB (2 engine pods); consumers: none",
         '',
-        "Sizing (docs/sizing.md; each stack's own writers):",
+        "Sizing (docs/sizing.md; the owner's and its counted consumers' writers):",
         'POOL                BACKEND   WRITERS                                                          KV BYTES/TOKEN                                           CAPACITY                                                                                      BLOCK LIFETIME                    FRONTIER',
         'dev                 memcache  1 prefill x 1500 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  1 GiB x 4 engine ranks = 29056 tokens in 227 blocks of 128 (29056 per writing instance)       11.65 s (above the 10 s minimum)  not measured for this backend',
         'kv-affinity         mooncake  2 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  10 GiB x 12 engine ranks = 873728 tokens in 6826 blocks of 128 (436864 per writing instance)  10.67 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
         'mooncake-ha         mooncake  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  29 GiB x 2 engine ranks = 422272 tokens in 3299 blocks of 128 (422272 per writing instance)   10.31 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
         'mooncake-layerwise  mooncake  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  29 GiB x 2 engine ranks = 422272 tokens in 3299 blocks of 128 (422272 per writing instance)   10.31 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
-        'service-a           memcache  1 prefill x 1500 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  1 GiB x 4 engine ranks = 29056 tokens in 227 blocks of 128 (29056 per writing instance)       11.65 s (above the 10 s minimum)  not measured for this backend',
+        'service-a           memcache  1 prefill x 1500 tok/s, 1 prefill x 1500 tok/s                   147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  1 GiB x 8 engine ranks = 58240 tokens in 455 blocks of 128 (29120 per writing instance)       11.65 s (above the 10 s minimum)  not measured for this backend',
         'service-set         memcache  1 prefill x 1500 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  1 GiB x 4 engine ranks = 29056 tokens in 227 blocks of 128 (29056 per writing instance)       11.65 s (above the 10 s minimum)  not measured for this backend',
         'ucm                 mooncake  none: no engine uses a store connector, the store holds nothing',
         'yuanrong            yuanrong  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  32 GiB x 2 node workers = 465920 tokens in 3640 blocks of 128 (465920 per writing instance)   56.89 s (above the 10 s minimum)  not measured for this backend',
@@ -203,6 +203,19 @@ def test_generated_fleet_pool_counts_only_consumers_that_pass(generated_fleet):
         "not counted: see problems)",
         "  hub-twin (memcache, namespace hub): 4GiB in 2 engine pods; consumers: none",
     ]
+
+
+def test_generated_fleet_sizes_a_pool_for_its_counted_consumers_writers(generated_fleet):
+    """hub's pool: its own prefill and team-1's two (team-2 and team-3 fail their checks), 10 ranks of 1GiB."""
+    rows = {stack.name: stack.sizing for stack in generated_fleet.stacks}
+    assert rows["hub"][2:5] == (
+        "1 prefill x 1500 tok/s, 2 prefill x 1500 tok/s",
+        "147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))",
+        "1 GiB x 10 engine ranks = 72704 tokens in 568 blocks of 128 (24234 per writing instance)",
+    )
+    assert rows["hub"][5] == "9.71 s (below the 10 s minimum)"  # 0.6 x 10 GiB / (3 x 1500 x 147456 bytes/s)
+    assert rows["hub-twin"][4].startswith("1 GiB x 4 engine ranks")
+    assert rows["team-1"][2] == f"into {HUB}'s pool: sized with that stack"
 
 
 def test_fleet_command_exits_1_and_prints_json(generated_project, capsys):

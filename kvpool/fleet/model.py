@@ -18,6 +18,7 @@ connector writes nothing into a pool and holds none of it (docs/sizing.md).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping
@@ -216,14 +217,22 @@ def build_fleet(all_facts: list[StackFacts]) -> Fleet:
             reference=reference, name=stack_name(reference), role=role, cluster=settings.cluster,
             namespace=settings.namespace, backend=backend, target=target, allowed_consumers=allowed,
             compatibility_key=compatibility(settings)["key"], engines=_engines(settings, owner_endpoint, role),
-            node_worker_mib=worker_mib, unrendered=facts.unrendered, sizing=sizing.row(stack_name(reference), settings),
-            uses_pool=rules.uses_pool(rules.kv_transfer_configs(settings.user_config())),
+            node_worker_mib=worker_mib, unrendered=facts.unrendered, uses_pool=rules.uses_pool(rules.kv_transfer_configs(settings.user_config())),
         ))
     problems += [Problem(clash.kind, clash.first, clash.second, clash.message)
                  for clash in clashes([facts.footprint() for facts in all_facts])]
     order = {kind: index for index, kind in enumerate(PROBLEM_KINDS)}
     problems.sort(key=lambda p: (order[p.kind], p.consumer, p.owner))
-    return Fleet(tuple(stacks), tuple(problems))
+    fleet = Fleet(tuple(stacks), tuple(problems))
+    return dataclasses.replace(fleet, stacks=tuple(_with_sizing(fleet, stack, by_reference) for stack in fleet.stacks))
+
+
+def _with_sizing(fleet: Fleet, stack: FleetStack, by_reference: Mapping[str, StackFacts]) -> FleetStack:
+    """An owner's sizing row counts the writers of the consumers that pass their checks (Fleet.pool_bytes' rule)."""
+    consumers = [by_reference[c.reference].settings for c in fleet.consumers_of(stack.reference) if fleet.is_healthy(c)]
+    settings = by_reference[stack.reference].settings
+    shared = sizing.shared_pool_sizing(settings, consumers) if stack.role == OWNER else None
+    return dataclasses.replace(stack, sizing=sizing.row(stack.name, settings, shared))
 
 
 def _consumer_problems(consumer: StackFacts, target: str, owner: StackFacts | None) -> list[Problem]:

@@ -73,9 +73,9 @@ def pool_lines(fleet: Fleet) -> list[str]:
 
 
 def sizing_lines(fleet: Fleet) -> list[str]:
-    """Each owner's pool sized for its own writers (a consumer's writers are sized in its own row)."""
+    """Each pool sized for the writers of its owner and of the consumers counted in it."""
     rows = [stack.sizing for stack in fleet.stacks if stack.sizing and stack.role != CONSUMER]
-    return ["Sizing (docs/sizing.md; each stack's own writers):", *sizing_table(rows)]
+    return ["Sizing (docs/sizing.md; the owner's and its counted consumers' writers):", *sizing_table(rows)]
 
 
 def problem_lines(problems: list[Problem] | tuple[Problem, ...]) -> list[str]:

@@ -4,6 +4,8 @@ their derivation: docs/sizing.md)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from policies import rules
 from components.settings import ServiceSettings
 
@@ -12,6 +14,21 @@ COLUMNS = ("POOL", "BACKEND", "WRITERS", "KV BYTES/TOKEN", "CAPACITY", "BLOCK LI
 
 def pool_sizing(settings: ServiceSettings) -> rules.PoolSizing | None:
     return rules.pool_sizing(settings.user_config(), settings.kv_pool_sizing.as_rule_input())
+
+
+def shared_pool_sizing(owner: ServiceSettings, consumers: list[ServiceSettings]) -> rules.PoolSizing | None:
+    """The owner's pool with the writers and store clients of the consumers that use it: each consumer's engines
+    sized against the owner's store settings (its segment, eviction), which are what they run with."""
+    pool = pool_sizing(owner)
+    store = owner.user_config().get("kv_cache_store_config")
+    for consumer in consumers:
+        theirs = rules.pool_sizing({**consumer.user_config(), "kv_cache_store_config": store},
+                                   consumer.kv_pool_sizing.as_rule_input())
+        if pool is None or theirs is None:
+            pool = pool or theirs
+            continue
+        pool = dataclasses.replace(pool, units=pool.units + theirs.units, writers=pool.writers + theirs.writers)
+    return pool
 
 
 def min_lifetime_seconds(settings: ServiceSettings) -> float:
