@@ -145,7 +145,7 @@ def test_the_default_minimum_is_the_longest_ascend_timeout():
 def test_memcache_pool_is_sized_from_each_ranks_local_service():
     pool = sizing_of(memcache_pool())
     assert (pool.field, pool.units, pool.capacity_bytes, pool.high, pool.floor) == (
-        "ock.mmc.local_service.dram.size (kv_cache_store_config.local_service_conf)", 2, 2 * 2**30, 0.7, 0.6)
+        "kv_cache_store_config.local_service_conf", 2, 2 * 2**30, 0.7, 0.6)
     assert pool.frontier() == "not measured for this backend"
 
 
@@ -205,3 +205,15 @@ def test_the_ranks_of_an_engine_pod_hold_their_pool_memory_within_its_request():
     ]
     service["kv_cache_store_config"]["global_segment_size"] = "31GB"
     load_from_pulumi_config(service, "svc")
+
+
+def test_a_memcache_finding_names_the_conf_field_and_the_key_in_it():
+    settings = load_from_pulumi_config(memcache_pool(), "svc")
+    engines = rules.engine_envs(settings.env_sections())
+    assert [str(f) for f in rules.check_block_lifetime(settings.user_config(), engines, {})] == [
+        "kv_cache_store_config.local_service_conf: its ock.mmc.local_service.dram.size is 1GB x 2 engine rank(s): the "
+        "writers (1.1 GiB/s, max_num_batched_tokens 8192 x 1 DP rank(s) per second) turn the pool over so fast that a "
+        "block may be evicted 1.07 s after it is written, before decode reads it (10 s, "
+        "kv_pool_sizing.min_block_lifetime_seconds); set at least 10GB, or kv_pool_sizing.prefill_tokens_per_second "
+        "to the rate you measured."
+    ]

@@ -87,6 +87,12 @@ class PoolSizing:
     high: float  # usage at which eviction starts
     floor: float  # usage eviction leaves
     writers: tuple[Writer, ...]
+    size_key: str = ""  # the key inside `field` that holds the size (MemCache: a key of the conf file it names)
+
+    @property
+    def is_(self) -> str:
+        """How a finding about `field` starts: "is" or "<size_key> is"."""
+        return f"{self.size_key} is" if self.size_key else "is"
 
     @property
     def capacity_bytes(self) -> int | None:
@@ -214,8 +220,8 @@ def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | Non
     if backend == "memcache":
         inprocess = store.get("local_service_mode") != "standalone"
         size = mooncake_size_bytes(MEMCACHE_DEFAULT_DRAM) if inprocess else None
-        return PoolSizing(backend, "ock.mmc.local_service.dram.size (kv_cache_store_config.local_service_conf)",
-                          size, ranks, "engine rank", MEMCACHE_EVICT_HIGH, MEMCACHE_EVICT_LOW, tuple(writers))
+        return PoolSizing(backend, "kv_cache_store_config.local_service_conf", size, ranks, "engine rank",
+                          MEMCACHE_EVICT_HIGH, MEMCACHE_EVICT_LOW, tuple(writers), "its ock.mmc.local_service.dram.size")
     # yuanrong: each node's worker offers its shared memory and evicts least recently used (evictable writes);
     # counted as one node per engine pod, the most the pods can span.
     size = store.get("shared_memory_size_mb", 65536) * 2**20
@@ -264,7 +270,7 @@ def check_pool_capacity(sizing: PoolSizing | None) -> list[Finding]:
     requests = [(w, w.request_bytes) for w in sizing.writers if w.request_bytes is not None]
     needed = requests_bytes(sizing)
     wanted = unit_text(sizing, unit_bytes_for_requests(sizing) if needed and sizing.high > 0 else 2**30)
-    given = f"is {unit_text(sizing, sizing.unit_bytes)} x {sizing.units} {sizing.unit_name}(s)"
+    given = f"{sizing.is_} {unit_text(sizing, sizing.unit_bytes)} x {sizing.units} {sizing.unit_name}(s)"
     if sizing.capacity_bytes == 0:
         return [Finding(sizing.field, f"{given}: the pool holds nothing and every put fails (Mooncake "
                         f"NO_AVAILABLE_HANDLE); set at least {wanted}.", example=wanted)]
@@ -314,7 +320,7 @@ def check_block_lifetime(
     rate = sizing.write_bytes_per_second or 0
     wanted = unit_text(sizing, unit_bytes_for_resident(sizing, min_seconds * rate))
     return [Finding(sizing.field, (
-        f"is {unit_text(sizing, sizing.unit_bytes or 0)} x {sizing.units} {sizing.unit_name}(s): the writers "
+        f"{sizing.is_} {unit_text(sizing, sizing.unit_bytes or 0)} x {sizing.units} {sizing.unit_name}(s): the writers "
         f"({bytes_text(rate)}/s, {sizing.writers[0].rate_source}) turn the pool over so fast that a block may be "
         f"evicted {sizing.lifetime_seconds:.2f} s after it is written, before decode reads it ({min_seconds:g} s, "
         f"kv_pool_sizing.min_block_lifetime_seconds); set at least {wanted}, or "
@@ -347,7 +353,7 @@ def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
         most = f"{fits // 1024}GB" if fits >= 1024 else f"{fits}MB"
         buffers = f" + {bytes_text(buffer)} local buffer" if buffer else ""
         findings.append(Finding(sizing.field, (
-            f"is {unit_text(sizing, sizing.unit_bytes)}: the {ranks} ranks of a {side} pod hold {ranks} x "
+            f"{sizing.is_} {unit_text(sizing, sizing.unit_bytes)}: the {ranks} ranks of a {side} pod hold {ranks} x "
             f"({bytes_text(sizing.unit_bytes)}{buffers}) = {bytes_text(held)} of host memory, more than the "
             f"{ENGINE_MEMORY_REQUEST} the engine pod requests, so the scheduler may place it on a node without that "
             f"room; use at most {most}, or spread the ranks over more pods ({pods_key})."), example=most))
