@@ -34,6 +34,7 @@ commands:
   import     write a stack file from deploy.py's user_config.json and env.json
   settings   a stack's settings with every default filled in
   fleet      the stacks of the project: who uses whose KV store, clashes in a cluster
+  size       the smallest KV pool that keeps blocks a given time or holds a given number of tokens
 
 `kvpool {PROJECT_DIR_OPTION} DIR COMMAND --help` shows a command's options."""
 

@@ -37,6 +37,7 @@ from components.pod_layout import CLIENT_CONFIG_DIR, LOG_VOLUME_NAME, host_files
 from components.rollout import ready_when
 from components.secret_env import SecretEnv
 from components.workloads import Workloads
+from policies import rules
 
 TYPE = "kvpool:index:EnginePool"
 KV_TRANSFER_ANNOTATION = "motor-kvpool.io/kv-transfer-config"
@@ -169,7 +170,8 @@ class EnginePool(pulumi.ComponentResource):
             "command": BOOT_COMMAND,
             "env": self._env(job_name),
             **({"envFrom": args.secret.env_from} if args.secret else {}),
-            "resources": {"requests": {npu: npus, "cpu": "16", "memory": "64Gi"}, "limits": {npu: npus}},
+            "resources": {"requests": {npu: npus, "cpu": "16", "memory": rules.ENGINE_MEMORY_REQUEST},
+                          "limits": {npu: npus}},
             **ENGINE_PROBES,
             "lifecycle": ENGINE_LIFECYCLE,
             "securityContext": ENGINE_SECURITY_CONTEXT,

@@ -34,6 +34,7 @@ from components.store_settings import (
 from components.labels import DEFAULT_CLUSTER_DOMAIN, engine_job_name
 from components.pod_layout import CLIENT_CONFIG_DIR, CONFIGMAP_PATH, YUANRONG_SOCKET_DIR, host_files
 from components.rollout import SERVICE_SET_MESSAGE, RolloutConfig
+from components.sizing_settings import PoolSizingConfig
 from components.units import is_dns_label
 from policies import rules
 
@@ -219,6 +220,13 @@ class ServiceSettings(Closed):
         "Rolls). Not Motor's: kept out of user_config.json. infer_service_set leaves rolling to its operator.",
     )
 
+    kv_pool_sizing: PoolSizingConfig = Field(
+        default_factory=PoolSizingConfig,
+        description="What the pool planner cannot read from the rest of the stack: the model's shape, the "
+        "writers' measured rate, the shortest block lifetime to accept (docs/sizing.md). Not Motor's: kept out of "
+        "user_config.json.",
+    )
+
     @field_validator("cluster_domain", mode="before")
     @classmethod
     def _dns_domain(cls, domain: Any) -> Any:
@@ -343,6 +351,7 @@ class ServiceSettings(Closed):
                     "vllm_ascend_version": True,
                     "env": True,
                     "rollout": True,
+                    "kv_pool_sizing": True,
                     "kv_cache_store_config": DEPLOYMENT_ONLY_STORE_KEYS,
                     "motor_engine_prefill_config": {"hybrid_attention"},
                     "motor_engine_decode_config": {"hybrid_attention"},

@@ -32,6 +32,7 @@ USER_CONFIG_SECTIONS = (
 )
 PULUMI_CONFIG_KEYS = (
     "create_namespace", "motor_deployer_dir", "vllm_ascend_version", "cluster_domain", "cluster", *USER_CONFIG_SECTIONS, "env", "rollout",
+    "kv_pool_sizing",
 )
 
 # Older names accepted in place of the current ones (seed 001 and env.json of the kv_cache_pool generation).
@@ -275,7 +276,7 @@ def _pattern_message(path: str, value: Any) -> str:
 # Sections where an empty mapping means "not set": deploy.py enables a store only for a non-empty
 # kv_cache_store_config, and the CLI hands Pulumi.yaml's `default: {}` for every stack that omits a key.
 _EMPTY_MEANS_ABSENT = ("kv_cache_store_config", "kv_cache_pool_config", "motor_nodemanger_config", "env",
-                      "kv_conductor_config", "rollout")
+                      "kv_conductor_config", "rollout", "kv_pool_sizing")
 
 
 _PATH_BREAKER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -369,7 +370,7 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str, problems: list[st
     owns_store = settings.kv_cache_store_config is None or settings.kv_cache_store_config.target_stack is None
     user_config, env_sections = settings.user_config(), settings.env_sections()
     passthrough = check_passthrough_sections(user_config)
-    findings = rules.check_service(user_config, env_sections, hybrid, owns_store)
+    findings = rules.check_service(user_config, env_sections, hybrid, owns_store, settings.kv_pool_sizing.as_rule_input())
     for section, values in env_sections.items():
         findings += rules.check_plaintext_secrets(values, f"env.{section}")
     findings += rules.check_plaintext_config_secrets(user_config)

@@ -83,6 +83,24 @@ def _eviction_headroom(view: ServiceView, config: dict) -> list[rules.Finding]:
     )
 
 
+def _pool_capacity(view: ServiceView, _: dict) -> list[rules.Finding]:
+    if not view.owns_store:
+        return []  # the owner's pool: sized and checked in the owner's stack
+    return rules.check_pool_capacity(rules.pool_sizing(view.user_config, view.sizing))
+
+
+def _engine_pod_memory(view: ServiceView, _: dict) -> list[rules.Finding]:
+    if not view.owns_store:
+        return []  # the owner's segment: checked against its engine pods in its stack
+    return rules.check_engine_pod_memory(view.user_config)
+
+
+def _block_lifetime(view: ServiceView, _: dict) -> list[rules.Finding]:
+    if not view.owns_store:
+        return []
+    return rules.check_block_lifetime(view.user_config, view.engine_envs, view.sizing)
+
+
 def _duplicate_names(args: StackValidationArgs, report: ReportViolation) -> None:
     # By URN, not in the order the engine lists them (its snapshot order, unlike the offline runner's): the same
     # object of a pair is "the second" under `pulumi preview` and offline.
@@ -242,6 +260,37 @@ POLICIES = [
                 "minEvictionRatio": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.4},
             }
         ),
+    ),
+    _stack_policy(
+        "kvpool-configure-pool-capacity",
+        "Checks that the KV pool holds something, and at least one max_model_len request's KV for each engine that "
+        "writes to it, below the eviction watermark; KV bytes per token from the model's config.json or the "
+        "planner's table (docs/sizing.md; Mooncake issue 197: a full pool fails every put with NO_AVAILABLE_HANDLE).",
+        MANDATORY, _pool_capacity, "Raise the pool's size to the value the message names.",
+    ),
+    _stack_policy(
+        "kvpool-configure-mooncake-segment-limit",
+        "Checks that a standalone Mooncake store's global_segment_size is at most 64 GiB (kvcache-ai/Mooncake issue "
+        "1382: mooncake_store_service fails to register a larger segment; the embedded store splits it, PR 647).",
+        MANDATORY, lambda view, _: rules.check_standalone_segment_limit(_owned_store(view)),
+        "Use a segment of at most 64GB, or store_mode embedded.",
+    ),
+    _stack_policy(
+        "kvpool-configure-engine-pod-pool-memory",
+        f"Checks that the pool memory of one engine pod's ranks (a Mooncake segment and local buffer, or a MemCache "
+        f"LocalService, per rank: vllm-ascend's KVPoolWorker starts one in every worker) fits the "
+        f"{rules.ENGINE_MEMORY_REQUEST} the engine pod requests.",
+        MANDATORY, _engine_pod_memory,
+        "Lower the segment to the size the message names, or spread the ranks over more pods.",
+    ),
+    _stack_policy(
+        "kvpool-configure-block-lifetime",
+        "Checks that a block stays in the KV pool at least kv_pool_sizing.min_block_lifetime_seconds (default: the "
+        "engines' longest ASCEND connect or transfer timeout) at the writers' rate, under the stack's eviction "
+        "settings (docs/sizing.md).",
+        ADVISORY, _block_lifetime,
+        "Raise the pool's size, or set kv_pool_sizing.prefill_tokens_per_second to the measured rate.",
+        severity=Severity.MEDIUM,
     ),
     _stack_policy(
         "kvpool-configure-ucm-placement",

@@ -1,8 +1,8 @@
 """One service's configuration as the rules want it, read from what the program registered.
 
 The effective user_config.json comes from ConfigMap motor-config, the engines' environment from their pods (the
-real values, motor-kvpool's defaults included), and the flags Motor does not carry (hybrid attention, the
-vllm-ascend version) from the stack's configuration, which the CLI hands the pack in PULUMI_CONFIG.
+real values, motor-kvpool's defaults included), and what Motor does not carry (hybrid attention, the vllm-ascend
+version, kv_pool_sizing) from the stack's configuration, which the CLI hands the pack in PULUMI_CONFIG.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class ServiceView:
     owns_store: bool  # False when the store is another stack's (target_stack): its settings are checked there
     hybrid_attention: dict[str, bool] = field(default_factory=dict)
     vllm_ascend_version: str | None = None
+    sizing: dict[str, Any] = field(default_factory=dict)  # the stack's kv_pool_sizing section
     # (stack, its `kv_store` output) when the store is another stack's, read through a StackReference.
     referenced_store: tuple[str, dict[str, Any]] | None = None
 
@@ -85,10 +86,10 @@ def holds_store(resource_type: str, props: Mapping[str, Any]) -> bool:
     )
 
 
-def _stack_flags() -> tuple[dict[str, bool], str | None]:
+def _stack_flags() -> tuple[dict[str, bool], str | None, dict[str, Any]]:
     config = pulumi.Config(PROJECT)
     hybrid = {side: bool((config.get_object(engine_section(side)) or {}).get("hybrid_attention")) for side in SIDES}
-    return hybrid, config.get("vllm_ascend_version") or None
+    return hybrid, config.get("vllm_ascend_version") or None, dict(config.get_object("kv_pool_sizing") or {})
 
 
 def service_view(resources: Iterable[Any]) -> ServiceView | None:
@@ -98,7 +99,7 @@ def service_view(resources: Iterable[Any]) -> ServiceView | None:
     if config_map is None:
         return None
     user_config = json.loads((config_map.props.get("data") or {}).get("user_config.json", "{}"))
-    hybrid, version = _stack_flags()
+    hybrid, version, sizing = _stack_flags()
     # Props arrive wrapped in pulumi_policy's proxies (not dict instances): read them with .get only.
     references = [
         (r.name, (r.props.get("outputs") or {}).get("kv_store"))
@@ -112,5 +113,6 @@ def service_view(resources: Iterable[Any]) -> ServiceView | None:
         owns_store=any(holds_store(r.resource_type, r.props) for r in resources),
         hybrid_attention=hybrid,
         vllm_ascend_version=version,
+        sizing=sizing,
         referenced_store=references[0] if references else None,
     )

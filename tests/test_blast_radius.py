@@ -168,6 +168,24 @@ def test_one_engines_checksum_loses_its_share_of_a_mooncake_embedded_pool(tmp_pa
     ]
 
 
+def test_an_engine_without_a_store_connector_holds_no_share_of_the_pool(tmp_path):
+    """The UCM example's shape: a Mooncake master, but the engines' kv_transfer_config has only the P/D transfer."""
+    transfer_only = {"kv_connector": "MooncakeConnectorV1", "kv_port": "30001"}
+    user_config = {f"motor_engine_{side}_config": {"engine_config": {"kv_transfer_config": transfer_only}}
+                   for side in ("prefill", "decode")}
+    old = mooncake_stack()
+    find(old, "ConfigMap", "motor-config")["data"]["user_config.json"] = json.dumps(user_config)
+    new = copy.deepcopy(old)
+    find(new, "Deployment", "vllm-p0")["spec"]["template"]["metadata"]["annotations"]["checksum/engine-config"] = "p2"
+    assert radius(tmp_path, old, new) == [
+        "Workloads that roll (pod template changed):",
+        "  Deployment svc/vllm-p0: engine-config changed",
+        "Impact:",
+        "  drops in-flight requests on vllm-p0",
+        "Blast radius: 1 workload rolls (vllm-p0: engine-config), 0 replaced; KV pool keeps its contents.",
+    ]
+
+
 def test_prefill_engine_config_on_yuanrong_keeps_the_pool(tmp_path):
     """Yuanrong engines hold no pool memory (the node's datasystem worker does): the pool keeps its contents."""
     old, new = yuanrong_stack(), yuanrong_stack()

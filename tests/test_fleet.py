@@ -36,29 +36,39 @@ def example_fleet():
 
 def test_example_stacks_table(example_fleet):
     assert fleet_report.report(example_fleet) == [
-        "STACK               CLUSTER  ROLE      NAMESPACE           BACKEND   READS      ALLOWED CONSUMERS  KEY               PREFILL             DECODE              POOL MEMORY",
-        "dev                 default  owner     dev                 memcache  -          -                  279288a82e88af5d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
-        "kv-affinity         default  owner     kv-affinity         mooncake  -          -                  87b40f557eba6d0d  2x1 pod, 1GiB each  1x1 pod, 1GiB each  3GiB",
-        "mooncake-ha         default  owner     mooncake-ha         mooncake  -          -                  dd863391253d1585  1x1 pod, 8GiB each  1x1 pod, 8GiB each  16GiB",
-        "mooncake-layerwise  default  owner     mooncake-layerwise  mooncake  -          -                  dd863391253d1585  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
-        "service-a           default  owner     service-a           memcache  -          service-b          87b40f557eba6d0d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
-        "service-b           default  consumer  service-b           memcache  service-a  -                  87b40f557eba6d0d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
-        "service-set         default  owner     service-set         memcache  -          -                  279288a82e88af5d  1x1 pod, 1GiB each  1x1 pod, 1GiB each  2GiB",
-        "ucm                 default  owner     ucm                 mooncake  -          -                  279288a82e88af5d  2x1 pod, 1GiB each  1x1 pod, 1GiB each  3GiB",
-        "yuanrong            default  owner     yuanrong            yuanrong  -          -                  279288a82e88af5d  1x1 pod, 0B each    1x1 pod, 0B each    0B",
-        "",
-        "Pools:",
-        "  dev (memcache, namespace dev): 2GiB in 2 engine pods; consumers: none",
-        "  kv-affinity (mooncake, namespace kv-affinity): 3GiB in 3 engine pods; consumers: none",
-        "  mooncake-ha (mooncake, namespace mooncake-ha): 16GiB in 2 engine pods; consumers: none",
-        "  mooncake-layerwise (mooncake, namespace mooncake-layerwise): 2GiB in 2 engine pods; consumers: none",
-        "  service-a (memcache, namespace service-a): 4GiB in 4 engine pods; consumers: service-b",
-        "  service-set (memcache, namespace service-set): 2GiB in 2 engine pods; consumers: none",
-        "  ucm (mooncake, namespace ucm): 3GiB in 3 engine pods; consumers: none",
-        "  yuanrong (yuanrong, namespace yuanrong): each node's datasystem worker offers 32GiB (2 engine pods); "
-        "consumers: none",
-        "",
-        "Problems: none",
+        'STACK               CLUSTER  ROLE      NAMESPACE           BACKEND   READS      ALLOWED CONSUMERS  KEY               PREFILL              DECODE               POOL MEMORY',
+        'dev                 default  owner     dev                 memcache  -          -                  279288a82e88af5d  1x1 pod, 2GiB each   1x1 pod, 2GiB each   4GiB',
+        'kv-affinity         default  owner     kv-affinity         mooncake  -          -                  87b40f557eba6d0d  2x1 pod, 40GiB each  1x1 pod, 40GiB each  120GiB',
+        'mooncake-ha         default  owner     mooncake-ha         mooncake  -          -                  dd863391253d1585  1x1 pod, 29GiB each  1x1 pod, 29GiB each  58GiB',
+        'mooncake-layerwise  default  owner     mooncake-layerwise  mooncake  -          -                  dd863391253d1585  1x1 pod, 29GiB each  1x1 pod, 29GiB each  58GiB',
+        'service-a           default  owner     service-a           memcache  -          service-b          87b40f557eba6d0d  1x1 pod, 2GiB each   1x1 pod, 2GiB each   4GiB',
+        'service-b           default  consumer  service-b           memcache  service-a  -                  87b40f557eba6d0d  1x1 pod, 2GiB each   1x1 pod, 2GiB each   4GiB',
+        'service-set         default  owner     service-set         memcache  -          -                  279288a82e88af5d  1x1 pod, 2GiB each   1x1 pod, 2GiB each   4GiB',
+        'ucm                 default  owner     ucm                 mooncake  -          -                  279288a82e88af5d  2x1 pod, 0B each     1x1 pod, 0B each     0B',
+        'yuanrong            default  owner     yuanrong            yuanrong  -          -                  279288a82e88af5d  1x1 pod, 0B each     1x1 pod, 0B each     0B',
+        '',
+        'Pools:',
+        '  dev (memcache, namespace dev): 4GiB in 2 engine pods; consumers: none',
+        '  kv-affinity (mooncake, namespace kv-affinity): 120GiB in 3 engine pods; consumers: none',
+        '  mooncake-ha (mooncake, namespace mooncake-ha): 58GiB in 2 engine pods; consumers: none',
+        '  mooncake-layerwise (mooncake, namespace mooncake-layerwise): 58GiB in 2 engine pods; consumers: none',
+        '  service-a (memcache, namespace service-a): 8GiB in 4 engine pods; consumers: service-b',
+        '  service-set (memcache, namespace service-set): 4GiB in 2 engine pods; consumers: none',
+        '  ucm (mooncake, namespace ucm): holds nothing: no engine uses a store connector; consumers: none',
+        "  yuanrong (yuanrong, namespace yuanrong): each node's datasystem worker offers 32GiB (2 engine pods); consumers: none",
+        '',
+        "Sizing (docs/sizing.md; the owner's and its counted consumers' writers):",
+        'POOL                BACKEND   WRITERS                                                          KV BYTES/TOKEN                                           CAPACITY                                                                                      BLOCK LIFETIME                    FRONTIER',
+        'dev                 memcache  1 prefill x 1500 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  1 GiB x 4 engine ranks = 29056 tokens in 227 blocks of 128 (29056 per writing instance)       11.65 s (above the 10 s minimum)  not measured for this backend',
+        'kv-affinity         mooncake  2 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  10 GiB x 12 engine ranks = 873728 tokens in 6826 blocks of 128 (436864 per writing instance)  10.67 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
+        'mooncake-ha         mooncake  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  29 GiB x 2 engine ranks = 422272 tokens in 3299 blocks of 128 (422272 per writing instance)   10.31 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
+        'mooncake-layerwise  mooncake  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  29 GiB x 2 engine ranks = 422272 tokens in 3299 blocks of 128 (422272 per writing instance)   10.31 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
+        'service-a           memcache  1 prefill x 1500 tok/s, 1 prefill x 1500 tok/s                   147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  1 GiB x 8 engine ranks = 58240 tokens in 455 blocks of 128 (29120 per writing instance)       11.65 s (above the 10 s minimum)  not measured for this backend',
+        'service-set         memcache  1 prefill x 1500 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  1 GiB x 4 engine ranks = 29056 tokens in 227 blocks of 128 (29056 per writing instance)       11.65 s (above the 10 s minimum)  not measured for this backend',
+        'ucm                 mooncake  none: no engine uses a store connector, the store holds nothing',
+        'yuanrong            yuanrong  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  32 GiB x 2 node workers = 465920 tokens in 3640 blocks of 128 (465920 per writing instance)   56.89 s (above the 10 s minimum)  not measured for this backend',
+        '',
+        'Problems: none',
     ]
 
 
@@ -70,16 +80,17 @@ def test_example_stacks_json(example_fleet):
         "stack": "organization/motor-kvpool/service-a", "cluster": "default", "role": "owner", "namespace": "service-a",
         "backend": "memcache", "compatibility_key": "87b40f557eba6d0d",
         "engines": [
-            {"role": "prefill", "instances": 1, "pods_per_instance": 1, "pool_bytes_per_pod": 2**30},
-            {"role": "decode", "instances": 1, "pods_per_instance": 1, "pool_bytes_per_pod": 2**30},
+            {"role": "prefill", "instances": 1, "pods_per_instance": 1, "pool_bytes_per_pod": 2 * 2**30},
+            {"role": "decode", "instances": 1, "pods_per_instance": 1, "pool_bytes_per_pod": 2 * 2**30},
         ],
-        "pool_bytes": 2 * 2**30, "allowed_consumers": ["service-b"],
-        "consumers": ["organization/motor-kvpool/service-b"], "pool_size_bytes": 4 * 2**30,
+        "pool_bytes": 4 * 2**30, "allowed_consumers": ["service-b"],
+        "consumers": ["organization/motor-kvpool/service-b"], "pool_size_bytes": 8 * 2**30,
     }
     assert by_stack["service-b"]["target_stack"] == "organization/motor-kvpool/service-a"
     assert "consumers" not in by_stack["service-b"]
-    # mooncake-ha runs the standalone store beside each engine: the container holds the 8GB segment.
-    assert by_stack["mooncake-ha"]["engines"][0]["pool_bytes_per_pod"] == 8 * 2**30
+    # A MemCache LocalService and a Mooncake segment in every engine rank: service-a's TP 2 pods hold two each.
+    assert by_stack["mooncake-ha"]["engines"][0]["pool_bytes_per_pod"] == 29 * 2**30
+    assert by_stack["ucm"]["pool_bytes"] == 0  # its engines have no store connector
     assert by_stack["yuanrong"]["node_worker_mib"] == 32768
 
 
@@ -131,11 +142,11 @@ TEAM = {n: f"organization/motor-kvpool/team-{n}" for n in range(1, 6)}
 def test_generated_fleet_table(generated_fleet):
     assert fleet_report.table(generated_fleet) == [
         "STACK     CLUSTER  ROLE      NAMESPACE  BACKEND   READS   ALLOWED CONSUMERS            KEY               PREFILL              DECODE              POOL MEMORY",
-        "hub       default  owner     hub        memcache  -       team-1,team-2,team-4,team-5  87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
-        "hub-twin  default  owner     hub        memcache  -       -                            87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
-        "team-1    default  consumer  team-1     memcache  hub     -                            87b40f557eba6d0d  2x2 pods, 1GiB each  1x1 pod, 1GiB each  5GiB",
-        "team-2    default  consumer  team-2     memcache  hub     -                            ead711650c547ccc  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
-        "team-3    default  consumer  team-3     memcache  hub     -                            87b40f557eba6d0d  1x1 pod, 1GiB each   1x1 pod, 1GiB each  2GiB",
+        "hub       default  owner     hub        memcache  -       team-1,team-2,team-4,team-5  87b40f557eba6d0d  1x1 pod, 2GiB each   1x1 pod, 2GiB each  4GiB",
+        "hub-twin  default  owner     hub        memcache  -       -                            87b40f557eba6d0d  1x1 pod, 2GiB each   1x1 pod, 2GiB each  4GiB",
+        "team-1    default  consumer  team-1     memcache  hub     -                            87b40f557eba6d0d  2x2 pods, 1GiB each  1x1 pod, 2GiB each  6GiB",
+        "team-2    default  consumer  team-2     memcache  hub     -                            ead711650c547ccc  1x1 pod, 2GiB each   1x1 pod, 2GiB each  4GiB",
+        "team-3    default  consumer  team-3     memcache  hub     -                            87b40f557eba6d0d  1x1 pod, 2GiB each   1x1 pod, 2GiB each  4GiB",
         "team-4    default  consumer  team-4     memcache  gone    -                            87b40f557eba6d0d  1x1 pod, ? each      1x1 pod, ? each     ?",
         "team-5    default  consumer  team-5     memcache  team-1  -                            87b40f557eba6d0d  1x1 pod, ? each      1x1 pod, ? each     ?",
     ]
@@ -182,15 +193,29 @@ def test_generated_fleet_problems(generated_fleet):
 
 def test_generated_fleet_pool_counts_only_consumers_that_pass(generated_fleet):
     hub = next(stack for stack in generated_fleet.stacks if stack.name == "hub")
-    # hub 2 pods + team-1's 2x2 prefill and 1 decode pods, 1GiB each; team-2 and team-3 fail their checks.
-    assert generated_fleet.pool_bytes(hub) == 7 * 2**30
+    # One LocalService of 1GiB per engine rank: hub's 2 pods of TP 2 (4GiB), team-1's 2x2 prefill pods of one rank
+    # (TP 2 over 2 pods) and 1 decode pod of two (6GiB); team-2 and team-3 fail their checks.
+    assert generated_fleet.pool_bytes(hub) == 10 * 2**30
     assert [c.name for c in generated_fleet.consumers_of(HUB)] == ["team-1", "team-2", "team-3"]
     assert fleet_report.pool_lines(generated_fleet) == [
         "Pools:",
-        "  hub (memcache, namespace hub): 7GiB in 7 engine pods; consumers: team-1, team-2, team-3 (team-2, team-3 "
+        "  hub (memcache, namespace hub): 10GiB in 7 engine pods; consumers: team-1, team-2, team-3 (team-2, team-3 "
         "not counted: see problems)",
-        "  hub-twin (memcache, namespace hub): 2GiB in 2 engine pods; consumers: none",
+        "  hub-twin (memcache, namespace hub): 4GiB in 2 engine pods; consumers: none",
     ]
+
+
+def test_generated_fleet_sizes_a_pool_for_its_counted_consumers_writers(generated_fleet):
+    """hub's pool: its own prefill and team-1's two (team-2 and team-3 fail their checks), 10 ranks of 1GiB."""
+    rows = {stack.name: stack.sizing for stack in generated_fleet.stacks}
+    assert rows["hub"][2:5] == (
+        "1 prefill x 1500 tok/s, 2 prefill x 1500 tok/s",
+        "147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))",
+        "1 GiB x 10 engine ranks = 72704 tokens in 568 blocks of 128 (24234 per writing instance)",
+    )
+    assert rows["hub"][5] == "9.71 s (below the 10 s minimum)"  # 0.6 x 10 GiB / (3 x 1500 x 147456 bytes/s)
+    assert rows["hub-twin"][4].startswith("1 GiB x 4 engine ranks")
+    assert rows["team-1"][2] == f"into {HUB}'s pool: sized with that stack"
 
 
 def test_fleet_command_exits_1_and_prints_json(generated_project, capsys):

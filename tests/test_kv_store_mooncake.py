@@ -67,7 +67,7 @@ def test_engine_client_config_points_at_the_service():
         "protocol": "ascend",
         "device_name": "",
         "master_server_address": f"{FQDN}:50088",
-        "global_segment_size": "1GB",
+        "global_segment_size": "29GB",
         "local_buffer_size": "1GB",
     }
     endpoint = rendered.run.outputs["kv_store"]

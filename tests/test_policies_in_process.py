@@ -214,6 +214,19 @@ CASES = [
          lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(
              eviction_high_watermark_ratio=0.9, eviction_ratio=0.1)),
          [MOTOR_CONFIG], ADVISORY),
+    Case("kvpool-configure-pool-capacity", "mooncake-layerwise",
+         lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(global_segment_size="0GB")),
+         [MOTOR_CONFIG]),
+    Case("kvpool-configure-mooncake-segment-limit", "mooncake-ha-standalone",
+         lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(global_segment_size="65GB")),
+         [MOTOR_CONFIG]),
+    # kv-affinity's pods run 4 ranks (DP 2 x TP 2): 4 x (20GB + 1GB buffer) is more than the pod's 64Gi, on each side.
+    Case("kvpool-configure-engine-pod-pool-memory", "kv-affinity",
+         lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(global_segment_size="20GB")),
+         [MOTOR_CONFIG, MOTOR_CONFIG]),
+    # The stack's kv_pool_sizing asks blocks to live longer than the example's 29GB segments keep them (10.31 s).
+    Case("kvpool-configure-block-lifetime", "mooncake-layerwise", _unchanged, [MOTOR_CONFIG], ADVISORY,
+         config={"kv_pool_sizing": {"min_block_lifetime_seconds": 11}}),
     Case("kvpool-configure-ucm-placement", "ucm", lambda run: edit_user_config(run, _ucm_on_decode), [MOTOR_CONFIG]),
     Case("kvpool-configure-ucm-storage", "ucm",
          lambda run: edit_user_config(run, lambda uc: _ucm_store(uc).update(storage_backends="/data/ucm")),

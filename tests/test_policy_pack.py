@@ -30,9 +30,10 @@ def test_pack_lists_every_policy_with_its_level():
     run, config = program("dev")
     report = run_policy_pack(PACK, run, config)
     assert (report.pack_name, report.pack_version) == ("motor-kvpool", "0.1.0")
-    assert len(report.policies) == 29
+    assert len(report.policies) == 33
     assert sorted(p.name for p in report.policies if p.enforcement_level == "advisory") == [
-        "kvpool-configure-layerwise-pool-patch", "kvpool-configure-sustainable-mooncake-eviction"
+        "kvpool-configure-block-lifetime", "kvpool-configure-layerwise-pool-patch",
+        "kvpool-configure-sustainable-mooncake-eviction",
     ]
 
 

@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "import": "kvpool.commands.import_cmd",
     "settings": "kvpool.commands.settings_cmd",
     "fleet": "kvpool.commands.fleet_cmd",
+    "size": "kvpool.commands.size_cmd",
 }
 """Each command's module, whose `register(subparsers)` adds the subparser of that name with a `handler(args) -> int`
 default. Only the command given is imported (the others' imports cost `kvpool preview` a tenth of its start and

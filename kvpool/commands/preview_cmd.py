@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from components.local_backend import LOCAL_ORGANIZATION
+from components.pulumi_settings import settings_from_config
+from components.settings import PROJECT
 from kvpool.engine.mock_engine import STACK_REFERENCE_TYPE, RecordedResource
-from kvpool.engine.stack_config import load_stack_config
+from kvpool.engine.stack_config import StackConfig, load_stack_config
 from kvpool.engine.stack_references import read_outputs_file
 from kvpool.fleet.offline import check_cluster_clashes
 from kvpool.policy_host.pack_config import load_policy_config_file
@@ -35,6 +37,7 @@ from kvpool.preview import (
     policy_lines,
     preview,
 )
+from kvpool.views import sizing
 from kvpool.views.manifests import DEFAULT_KUBERNETES_VERSION
 
 
@@ -134,17 +137,26 @@ def _command(args: argparse.Namespace) -> int:
         )
     policy_config = load_policy_config_file(args.policy_config) if args.policy_config is not None else None
     # What `pulumi up` of this stack would meet in its cluster from the project's other stacks, refused first.
-    check_cluster_clashes(args.project_dir, load_stack_config(args.project_dir, args.stack))
+    config = load_stack_config(args.project_dir, args.stack)
+    check_cluster_clashes(args.project_dir, config)
     try:
         result = _preview_from_args(args, policy_pack, policy_config)
     except PolicyViolationError as error:
         print("\n".join(resource_tree(error.run.resources)))  # the plan, then the violations on stderr
         raise
-    lines = [*resource_tree(result.run.resources), "", *summary(result)]
+    lines = [*resource_tree(result.run.resources), "", *summary(result), *sizing_lines(config)]
     if result.policy_report is not None:
         lines += ["", *policy_lines(result.policy_report)]
     print("\n".join(lines))
     return 0
+
+
+def sizing_lines(config: StackConfig) -> list[str]:
+    """The stack's KV pool sizing; none for another project's program (the preview runs any Pulumi program)."""
+    if config.project != PROJECT:
+        return []
+    settings = settings_from_config(config.values, set(config.secret_keys), config.stack)
+    return ["", "KV pool sizing (docs/sizing.md):", *sizing.table([sizing.row(config.stack, settings)])]
 
 
 def _preview_from_args(

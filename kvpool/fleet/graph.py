@@ -36,7 +36,9 @@ class PictureError(KvpoolError):
 def _label(fleet: Fleet, stack: FleetStack) -> str:
     prefill, decode = stack.engines
     lines = [stack.name, f"namespace {stack.namespace}"]
-    if stack.node_worker_mib is not None:
+    if stack.role == OWNER and not stack.uses_pool:
+        lines.append(f"{stack.backend} store holds nothing: no store connector")
+    elif stack.node_worker_mib is not None:
         lines.append(f"{stack.backend} pool {size(stack.node_worker_mib * 2**20)} per node worker")
     elif stack.role == OWNER:
         lines.append(f"{stack.backend} pool {size(fleet.pool_bytes(stack))}")

@@ -10,13 +10,17 @@ source rendered for the stack, else over its settings).
 
 Pool memory per engine pod is what the owner's `kv_store` output configures in every engine that reads the pool
 (the consumers' engines get the same client files and store container): Mooncake's global_segment_size (in the
-standalone store container beside each engine, or in the engine's embedded store; 0 there in standalone mode),
-MemCache's LocalService `dram.size`; Yuanrong's engines hold none (each node's datasystem worker holds it).
+standalone store container beside each engine, or in the engine's embedded store of every rank: vllm-ascend's
+KVPoolWorker mounts one per worker; 0 there in standalone mode), MemCache's LocalService `dram.size` (per rank
+too); Yuanrong's engines hold none (each node's datasystem worker holds it). A stack whose engines use no store
+connector writes nothing into a pool and holds none of it (docs/sizing.md).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +47,8 @@ from kvpool.fleet.clashes import (
     footprint_from_objects,
     footprint_from_settings,
 )
+from kvpool.views import sizing
+from policies import rules
 
 MISSING_STACK = "missing-stack"
 DESTROY = "destroy"
@@ -98,6 +104,8 @@ class FleetStack:
     engines: tuple[EngineGroup, ...]
     node_worker_mib: int | None = None  # a Yuanrong owner: shared memory each node's worker offers
     unrendered: str | None = None  # set: why its clashes were checked on its settings alone, not rendered objects
+    sizing: tuple[str, ...] = ()  # its row of the sizing table (kvpool/views/sizing.py)
+    uses_pool: bool = True  # False: none of its engines has a store connector, it writes nothing into a pool
 
     @property
     def pool_bytes(self) -> int | None:
@@ -139,25 +147,37 @@ def stack_name(reference: str) -> str:
     return stack if (organization, project) == (LOCAL_ORGANIZATION, PROJECT) else reference
 
 
-def pool_bytes_per_pod(endpoint: KVStoreEndpoint) -> int:
-    """Pool memory one engine pod holds, as the owner's endpoint configures every engine that reads the pool."""
+def pool_bytes_per_process(endpoint: KVStoreEndpoint) -> tuple[int, bool]:
+    """Pool memory one store process holds, as the owner's endpoint configures every engine that reads the pool, and
+    whether every engine rank runs one (else one per pod: the standalone store container)."""
     if endpoint.backend == "mooncake":
         if endpoint.sidecars:  # standalone: the store container beside the engine holds the segment
             env = {entry["name"]: entry.get("value") for entry in endpoint.sidecars[0]["env"]}
-            return mooncake_size_bytes(env["MOONCAKE_GLOBAL_SEGMENT_SIZE"])
-        return mooncake_size_bytes(json.loads(endpoint.client_files[mooncake.CLIENT_FILE])["global_segment_size"])
+            return mooncake_size_bytes(env["MOONCAKE_GLOBAL_SEGMENT_SIZE"]), False
+        return mooncake_size_bytes(json.loads(endpoint.client_files[mooncake.CLIENT_FILE])["global_segment_size"]), True
     if endpoint.backend == "memcache":
         conf = memcache.parse_conf(endpoint.client_files[memcache.LOCAL_FILE], f"{OUTPUT}.client_files")
-        return mooncake_size_bytes(conf["ock.mmc.local_service.dram.size"])
-    return 0  # yuanrong: each node's datasystem worker holds the memory, not the engines
+        return mooncake_size_bytes(conf["ock.mmc.local_service.dram.size"]), True
+    return 0, False  # yuanrong: each node's datasystem worker holds the memory, not the engines
 
 
-def _engines(settings: ServiceSettings, per_pod: int | None) -> tuple[EngineGroup, ...]:
+def _engines(settings: ServiceSettings, endpoint: KVStoreEndpoint | None, role: str) -> tuple[EngineGroup, ...]:
+    """Each side's engines and the pool memory each of their pods holds (None: unknown)."""
     deploy = settings.motor_deploy_config
-    return (
-        EngineGroup("prefill", deploy.p_instances_num, deploy.single_p_instance_pod_num, per_pod),
-        EngineGroup("decode", deploy.d_instances_num, deploy.single_d_instance_pod_num, per_pod),
-    )
+    user_config = settings.user_config()
+    groups = []
+    for side, instances, pods in (("prefill", deploy.p_instances_num, deploy.single_p_instance_pod_num),
+                                  ("decode", deploy.d_instances_num, deploy.single_d_instance_pod_num)):
+        if role == NO_POOL or not rules.store_connector_backends(rules.kv_transfer_configs(user_config)[side]):
+            per_pod: int | None = 0  # no store connector: the engine joins no pool
+        elif endpoint is None:
+            per_pod = None
+        else:
+            per_process, per_rank = pool_bytes_per_process(endpoint)
+            ranks = rules.engine_ranks(user_config[rules.engine_section(side)]["engine_config"])
+            per_pod = per_process * (math.ceil(ranks / pods) if per_rank else 1)
+        groups.append(EngineGroup(side, instances, pods, per_pod))
+    return tuple(groups)
 
 
 def _kv_store(facts: StackFacts) -> Any:
@@ -193,18 +213,26 @@ def build_fleet(all_facts: list[StackFacts]) -> Fleet:
             worker_mib = store.shared_memory_size_mb if isinstance(store, YuanrongStoreConfig) else None
         else:
             role, backend, allowed, owner_endpoint, worker_mib = NO_POOL, None, (), None, None
-        per_pod = pool_bytes_per_pod(owner_endpoint) if owner_endpoint is not None else (0 if role == NO_POOL else None)
         stacks.append(FleetStack(
             reference=reference, name=stack_name(reference), role=role, cluster=settings.cluster,
             namespace=settings.namespace, backend=backend, target=target, allowed_consumers=allowed,
-            compatibility_key=compatibility(settings)["key"], engines=_engines(settings, per_pod),
-            node_worker_mib=worker_mib, unrendered=facts.unrendered,
+            compatibility_key=compatibility(settings)["key"], engines=_engines(settings, owner_endpoint, role),
+            node_worker_mib=worker_mib, unrendered=facts.unrendered, uses_pool=rules.uses_pool(rules.kv_transfer_configs(settings.user_config())),
         ))
     problems += [Problem(clash.kind, clash.first, clash.second, clash.message)
                  for clash in clashes([facts.footprint() for facts in all_facts])]
     order = {kind: index for index, kind in enumerate(PROBLEM_KINDS)}
     problems.sort(key=lambda p: (order[p.kind], p.consumer, p.owner))
-    return Fleet(tuple(stacks), tuple(problems))
+    fleet = Fleet(tuple(stacks), tuple(problems))
+    return dataclasses.replace(fleet, stacks=tuple(_with_sizing(fleet, stack, by_reference) for stack in fleet.stacks))
+
+
+def _with_sizing(fleet: Fleet, stack: FleetStack, by_reference: Mapping[str, StackFacts]) -> FleetStack:
+    """An owner's sizing row counts the writers of the consumers that pass their checks (Fleet.pool_bytes' rule)."""
+    consumers = [by_reference[c.reference].settings for c in fleet.consumers_of(stack.reference) if fleet.is_healthy(c)]
+    settings = by_reference[stack.reference].settings
+    shared = sizing.shared_pool_sizing(settings, consumers) if stack.role == OWNER else None
+    return dataclasses.replace(stack, sizing=sizing.row(stack.name, settings, shared))
 
 
 def _consumer_problems(consumer: StackFacts, target: str, owner: StackFacts | None) -> list[Problem]:

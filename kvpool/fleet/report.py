@@ -14,6 +14,7 @@ from kvpool.fleet.model import (
     Problem,
     stack_name,
 )
+from kvpool.views.sizing import table as sizing_table
 
 COLUMNS = ("STACK", "CLUSTER", "ROLE", "NAMESPACE", "BACKEND", "READS", "ALLOWED CONSUMERS", "KEY", "PREFILL", "DECODE",
            "POOL MEMORY")
@@ -58,7 +59,9 @@ def pool_lines(fleet: Fleet) -> list[str]:
         readers = [owner, *(c for c in consumers if fleet.is_healthy(c))]
         pods = sum(group.pods for reader in readers for group in reader.engines)
         held = f"{size(fleet.pool_bytes(owner))} in {pods} engine pods"
-        if owner.node_worker_mib is not None:
+        if not any(reader.uses_pool for reader in readers):
+            held = "holds nothing: no engine uses a store connector"
+        elif owner.node_worker_mib is not None:
             held = f"each node's datasystem worker offers {size(owner.node_worker_mib * 2**20)} ({pods} engine pods)"
         shut_out = [c.name for c in consumers if not fleet.is_healthy(c)]
         lines.append(
@@ -67,6 +70,12 @@ def pool_lines(fleet: Fleet) -> list[str]:
             + (f" ({', '.join(shut_out)} not counted: see problems)" if shut_out else "")
         )
     return ["Pools:", *lines]
+
+
+def sizing_lines(fleet: Fleet) -> list[str]:
+    """Each pool sized for the writers of its owner and of the consumers counted in it."""
+    rows = [stack.sizing for stack in fleet.stacks if stack.sizing and stack.role != CONSUMER]
+    return ["Sizing (docs/sizing.md; the owner's and its counted consumers' writers):", *sizing_table(rows)]
 
 
 def problem_lines(problems: list[Problem] | tuple[Problem, ...]) -> list[str]:
@@ -91,7 +100,8 @@ def settings_only_lines(fleet: Fleet) -> list[str]:
 
 
 def report(fleet: Fleet) -> list[str]:
-    return [*table(fleet), "", *pool_lines(fleet), "", *problem_lines(fleet.problems), *settings_only_lines(fleet)]
+    return [*table(fleet), "", *pool_lines(fleet), "", *sizing_lines(fleet), "", *problem_lines(fleet.problems),
+            *settings_only_lines(fleet)]
 
 
 def _stack_json(fleet: Fleet, stack: FleetStack) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from components.rollout import ENGINES_OUTPUT, ROLLOUT_OUTPUT, previous_instances, waves
+from policies import rules
 from policies.rules.service_set import (
     is_service_set,
     role_pod_template,
@@ -290,8 +291,27 @@ def mooncake_segment_size(objects: Mapping[str, Mapping[str, Any]]) -> Any:
     return None
 
 
-def engine_pool_share(workload: Workload, segment_size: Any) -> str | None:
-    """Why the engine's pod holds part of the pool's memory, or None when it holds none."""
+def pool_sides(objects: Mapping[str, Mapping[str, Any]]) -> frozenset[str] | None:
+    """The sides whose engines have a store connector, read from motor-config's user_config.json; None when it names
+    no engine's kv_transfer_config (every engine configured for a store is then taken to hold its share)."""
+    for obj in objects.values():
+        text = (obj.get("data") or {}).get("user_config.json") if obj.get("kind") == "ConfigMap" else None
+        if text:
+            try:
+                configs = rules.kv_transfer_configs(json.loads(text))
+            except (ValueError, AttributeError):
+                return None
+            if all(config is None for config in configs.values()):
+                return None
+            return frozenset(side for side, config in configs.items() if rules.store_connector_backends(config))
+    return None
+
+
+def engine_pool_share(workload: Workload, segment_size: Any, sides: frozenset[str] | None = None) -> str | None:
+    """Why the engine's pod holds part of the pool's memory, or None when it holds none (`sides`: those whose
+    engines have a store connector; an engine without one joins no pool whatever its env says)."""
+    if sides is not None and workload.component not in sides:
+        return None
     names = [str(c.get("name")) for c in workload.containers]
     if "mooncake-store" in names:
         return "its mooncake-store sidecar holds a pool segment"
@@ -389,6 +409,7 @@ def blast_radius(
     old_workloads, new_workloads = workloads(old), workloads(new)
     result.has_pool = _has_pool(old_workloads) or _has_pool(new_workloads)
     segment_size = mooncake_segment_size(old)  # the running pods are the old ones
+    sides = pool_sides(old)
 
     replaced_files = set()
     for file in sorted(old.keys() & new.keys()):
@@ -429,7 +450,7 @@ def blast_radius(
             (result.pool_emptied if emptied else result.pool_kept).append(StoreRestart(before, how, why, short))
         elif before.component in ENGINE_COMPONENTS:
             result.dropped_requests.append(before.name)
-            share = engine_pool_share(before, segment_size)
+            share = engine_pool_share(before, segment_size, sides)
             if share:
                 result.pool_shares_lost.append((before.name, share))
     if old_outputs is not None and new_outputs is not None:

@@ -13,6 +13,8 @@ list of `Finding`s; an empty list means the rule holds. Sources are cited per ru
 - `connectors`: kv_role by side, the dispatch connector, the layout Motor's engine server starts with, hybrid
   attention, layerwise transfer with a pool
 - `model_metadata`: what Motor's coordinator reads about the model (max_model_len)
+- `model_kv`: the model's shape (config.json or a table of common models) and its KV bytes per token
+- `pool_sizing`: a pool's capacity, write rate, block lifetime and eviction frontier; the pools that cannot work
 - `store`: one backend, Mooncake eviction and lease, fabric segments, a standalone store's memory, protection
 - `ucm`: UCMConnector's place and storage
 - `kv_conductor`: KV-cache affinity and the prefill KV-event ports
@@ -40,6 +42,13 @@ from .kv_conductor import (
     check_kv_event_ports, coordinator_reads_model, kv_event_port, kv_event_ports,
 )
 from .model_metadata import check_max_model_len
+from .model_kv import DTYPE_BYTES, KNOWN_MODELS, ModelShape, known_model, model_shape, resolve_shape
+from .pool_sizing import (
+    ENGINE_MEMORY_REQUEST, FRONTIER, MOONCAKE_EVICTION_PERIOD_S, PoolSizing, bytes_text, check_block_lifetime,
+    check_engine_pod_memory, check_pool_capacity, engine_ranks,
+    check_standalone_segment_limit, default_min_lifetime_seconds, min_lifetime_seconds, pool_sizing, requests_bytes,
+    unit_bytes_for_requests, unit_bytes_for_resident, unit_text,
+)
 from .naming import check_duplicate_names
 from .ports import NODE_PORT_KEYS, NODE_RESERVED_PORTS, ROLE_PORTS, check_ports, role_port
 from .sections import (
@@ -72,6 +81,10 @@ from .ucm import check_ucm_placement, check_ucm_storage, ucm_store_configs
 from .units import K8S_QUANTITY, MOONCAKE_SIZE, is_decimal, k8s_quantity_bytes, mooncake_size_bytes, parse_version
 
 __all__ = [
+    "DTYPE_BYTES", "ENGINE_MEMORY_REQUEST", "FRONTIER", "check_engine_pod_memory", "engine_ranks", "KNOWN_MODELS", "MOONCAKE_EVICTION_PERIOD_S", "ModelShape", "PoolSizing", "bytes_text",
+    "check_block_lifetime", "check_pool_capacity", "check_standalone_segment_limit", "default_min_lifetime_seconds",
+    "known_model", "min_lifetime_seconds", "model_shape", "pool_sizing", "requests_bytes", "resolve_shape",
+    "unit_bytes_for_requests", "unit_bytes_for_resident", "unit_text",
     "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE", "DEFAULT_HOST_LOG_DIR",
     "DISPATCH_CONNECTORS", "HCCL_RDMA_RETRY_CNT_DEFAULT", "HCCL_RDMA_TIMEOUT_DEFAULT", "HYBRID_CONNECTOR",
     "K8S_QUANTITY", "KV_CACHE_AFFINITY", "KV_EVENTS_CONFIG", "LAYERWISE_PATCH_FIXED_IN", "LOG_SECTION_BY_ROLE",

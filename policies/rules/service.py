@@ -11,6 +11,7 @@ from .connectors import (
 from .env import check_hash_seed, check_numeric_env
 from .kv_conductor import check_kv_cache_affinity, check_kv_event_ports
 from .ports import check_ports
+from .pool_sizing import check_engine_pod_memory, check_pool_capacity, check_standalone_segment_limit, pool_sizing
 from .sections import (
     DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, SIDES, Finding, engine_envs, engine_section, kv_transfer_configs,
 )
@@ -34,9 +35,11 @@ def check_service(
     env: Mapping[str, Any],
     hybrid_attention: Mapping[str, bool] | None = None,
     owns_store: bool = True,
+    sizing: Mapping[str, Any] | None = None,
 ) -> list[Finding]:
     """Every mandatory rule over one service's effective user_config.json and env.json. `owns_store` False: the
-    store is another stack's, so its server-side settings (eviction, lease, segment) are that stack's to check."""
+    store is another stack's, so its server-side settings (eviction, lease, segment) are that stack's to check.
+    `sizing`: the stack's kv_pool_sizing section (the model's shape, the writers' rate)."""
     kv = kv_transfer_configs(user_config)
     engines = engine_envs(env)
     deploy = user_config.get("motor_deploy_config") or {}
@@ -64,6 +67,9 @@ def check_service(
             findings += check_lease_exceeds_timeouts(store, engines, kv)
             findings += check_fabric_segment_alignment(store, engines)
             findings += check_standalone_store_protocol(store)
+            findings += check_standalone_segment_limit(store)
+            findings += check_pool_capacity(pool_sizing(user_config, sizing))
+            findings += check_engine_pod_memory(user_config)
     findings += check_kv_cache_affinity(user_config)
     findings += check_kv_event_ports(user_config)
     findings += check_ports(user_config)

@@ -190,7 +190,7 @@ def test_ha_engines_find_the_leader_through_etcd(rendered, motor_checkout, tmp_p
         "mindie-motor-kv-store-etcd-1.mindie-motor-kv-store-etcd-peers.mooncake-ha.svc.cluster.local:2379;"
         "mindie-motor-kv-store-etcd-2.mindie-motor-kv-store-etcd-peers.mooncake-ha.svc.cluster.local:2379"
     )
-    assert client["global_segment_size"] == "8GB"  # mooncake-ha's engines hold the pool (store_mode embedded)
+    assert client["global_segment_size"] == "29GB"  # mooncake-ha's engines hold the pool (store_mode embedded)
 
 
 def test_embedded_mooncake_engines_contribute_their_segment(rendered, motor_checkout, tmp_path) -> None:

@@ -2,7 +2,9 @@
 
 Changes beyond tests/live/rendered.py's loopback list, each needed here and applied only where named:
   * protocol ascend -> tcp in mooncake.json / mooncake-store.json (the ascend transport needs an NPU);
-  * capacity only: mooncake.json's global_segment_size 1GB -> 64MB and local_buffer_size 1GB -> 16MB, so
+  * mooncake.json's global_segment_size 29GB (sized for a 10 s block lifetime on an A3 node: docs/sizing.md) ->
+    1GB, which this machine's 24 GiB hold (basic scenario);
+  * capacity only: mooncake.json's global_segment_size -> 64MB and local_buffer_size 1GB -> 16MB, so
     that 3x the pool is 192 puts of 1 MiB (the setup reference/research/backends.md measured);
   * mooncake-ha's store sidecar (the stack rendered with store_mode standalone, protocol tcp: test_mooncake.py):
     global_segment_size 8GB -> 256MB (its memory request is 8.5 GiB, this
@@ -43,6 +45,15 @@ def master_flag(container: dict, flag: str) -> str:
 
 def tcp_client_files(key: str, content: str) -> str:
     return as_tcp(content) if key in (CLIENT_FILE, STORE_FILE) else content
+
+
+BASIC_SEGMENT = "1GB"
+
+
+def machine_sized_client_files(key: str, content: str) -> str:
+    """The client files on tcp, the engine's segment at BASIC_SEGMENT (the stack's is sized for an A3 node)."""
+    content = tcp_client_files(key, content)
+    return with_sizes(content, global_segment_size=BASIC_SEGMENT) if key == CLIENT_FILE else content
 
 
 def basic_plan(rendered: Rendered, work: Path, client_change=tcp_client_files) -> tuple[Loopback, dict]:

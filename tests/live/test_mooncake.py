@@ -17,6 +17,7 @@ from tests.live.mooncake_plans import (
     capacity_plan,
     ha_plan,
     master_flag,
+    machine_sized_client_files,
 )
 from tests.live.plans import run_scenario
 from tests.live.rendered import Rendered, render, render_variant
@@ -33,7 +34,7 @@ def layerwise(work) -> Rendered:
 
 @pytest.fixture(scope="module")
 def basic(layerwise, work) -> dict:
-    _, plan = basic_plan(layerwise, work)
+    _, plan = basic_plan(layerwise, work, machine_sized_client_files)
     return run_scenario("mooncake_basic.py", "mooncake", plan, work, timeout=60)
 
 
@@ -50,7 +51,7 @@ def test_master_answers_health_and_metrics_on_rendered_metrics_port(basic):
     metrics = basic["metrics"]
     assert metrics["master_key_count"] == 2  # live-k and lease-b (lease-a was removed)
     assert metrics["master_active_clients"] == 1
-    assert metrics["master_total_capacity_bytes"] == 2**30  # mooncake.json's global_segment_size "1GB"
+    assert metrics["master_total_capacity_bytes"] == 2**30  # the engine's segment, BASIC_SEGMENT "1GB"
 
 
 def test_rendered_probes_pass_against_the_master(basic):

@@ -1,0 +1,219 @@
+"""The pool planner: KV bytes per token from the model, each pool's capacity and block lifetime, and the refusals of
+a pool that cannot work (policies/rules/model_kv.py, policies/rules/pool_sizing.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.settings_loader import load_from_pulumi_config
+from kvpool.views import sizing as sizing_view
+from policies import rules
+from tests.service_configs import memcache_pool, mooncake_pool, plain_pd, problems_of
+
+QWEN25_7B = rules.model_shape(rules.KNOWN_MODELS["Qwen2.5-7B"], "table")
+DEEPSEEK_V3 = rules.model_shape(rules.KNOWN_MODELS["DeepSeek-V3"], "table")
+
+
+def test_qwen25_7b_bytes_per_token_2_x_28_layers_x_4_kv_heads_x_128_x_bf16():
+    assert (QWEN25_7B.layers, QWEN25_7B.kv_heads, QWEN25_7B.head_dim, QWEN25_7B.dtype_bytes) == (28, 4, 128, 2)
+    assert QWEN25_7B.bytes_per_token == 2 * 28 * 4 * 128 * 2 == 57_344
+
+
+@pytest.mark.parametrize("model, expected", [
+    ("Qwen3-8B", 2 * 36 * 8 * 128 * 2), ("Qwen3-32B", 2 * 64 * 8 * 128 * 2), ("Llama-3.1-8B", 2 * 32 * 8 * 128 * 2),
+    ("Llama-3.1-70B", 2 * 80 * 8 * 128 * 2), ("DeepSeek-V3", 61 * (512 + 64) * 2),
+])
+def test_bytes_per_token_of_every_table_row(model, expected):
+    assert rules.model_shape(rules.KNOWN_MODELS[model], "table").bytes_per_token == expected
+
+
+def test_tp_splits_kv_heads_and_pp_splits_layers_per_rank():
+    assert QWEN25_7B.bytes_per_token_per_rank(tp=2, pp=1) == 2 * 28 * 2 * 128 * 2
+    assert QWEN25_7B.bytes_per_token_per_rank(tp=8, pp=1) == 2 * 28 * 1 * 128 * 2  # 4 KV heads: replicated past TP 4
+    assert QWEN25_7B.bytes_per_token_per_rank(tp=1, pp=3) == 2 * 10 * 4 * 128 * 2  # 28 layers: stages of 10, 9, 9
+
+
+def test_mla_latent_is_replicated_on_every_tp_rank():
+    assert DEEPSEEK_V3.mla
+    assert DEEPSEEK_V3.bytes_per_token_per_rank(tp=16, pp=1) == 61 * 576 * 2 == 70_272
+
+
+def test_kv_cache_dtype_replaces_the_models_dtype():
+    assert rules.model_shape(rules.KNOWN_MODELS["Qwen2.5-7B"], "t", "fp8").bytes_per_token == 28_672
+    assert rules.model_shape(rules.KNOWN_MODELS["Qwen2.5-7B"], "t", "auto").bytes_per_token == 57_344
+
+
+def test_the_models_config_json_wins_over_the_table_when_readable(tmp_path):
+    model = tmp_path / "Qwen3-8B"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(rules.KNOWN_MODELS["Qwen2.5-7B"]))
+    shape = rules.resolve_shape({"model": str(model), "served_model_name": "qwen3-8B"}, None)
+    assert (shape.source, shape.bytes_per_token) == (f"{model}/config.json", 57_344)
+
+
+def test_the_table_row_is_found_from_the_model_path_or_served_name():
+    assert rules.known_model("/mnt/weight/qwen3_8B") == "Qwen3-8B"
+    assert rules.known_model("Qwen3-32B-Instruct") == "Qwen3-32B"
+    assert rules.known_model("qwen3-80b") is None
+    shape = rules.resolve_shape({"model": "/models/x", "served_model_name": "Llama-3.1-70B"}, None)
+    assert shape.source == "table row Llama-3.1-70B (from Llama-3.1-70B)"
+
+
+def test_the_setting_names_a_model_outside_the_table():
+    setting = {"model_shape": {"num_hidden_layers": 40, "num_key_value_heads": 2, "head_dim": 64}}
+    shape = rules.resolve_shape({"model": "/models/x"}, setting)
+    assert (shape.source, shape.bytes_per_token) == ("kv_pool_sizing.model_shape", 2 * 40 * 2 * 64 * 2)
+
+
+def sizing_of(service: dict) -> rules.PoolSizing:
+    settings = load_from_pulumi_config(service, "svc")
+    return sizing_view.pool_sizing(settings)
+
+
+def test_mooncake_pool_capacity_lifetime_and_frontier():
+    pool = sizing_of(mooncake_pool())  # Qwen3-8B, TP1, 1P1D, 1GB segments, 0.7/0.2
+    assert (pool.units, pool.capacity_bytes, pool.block_bytes) == (2, 2 * 2**30, 147_456 * 128)
+    assert (pool.capacity_blocks, pool.capacity_tokens) == (113, 14_464)
+    assert pool.write_bytes_per_second == 8192 * 147_456
+    assert pool.lifetime_seconds == pytest.approx(0.5 * 2 * 2**30 / (8192 * 147_456))
+    assert pool.frontier() == "0.56% of the pool per 10 ms (row <= 8%): 0.7/0.2 kept >= 99 % of puts"
+
+
+def test_the_measured_prefill_rate_replaces_the_default():
+    service = mooncake_pool()
+    service["kv_pool_sizing"] = {"prefill_tokens_per_second": 1000}
+    pool = sizing_of(service)
+    assert (pool.writers[0].tokens_per_second, pool.writers[0].rate_source) == (
+        1000, "kv_pool_sizing.prefill_tokens_per_second")
+
+
+def test_a_zero_pool_is_refused_naming_the_size_that_works():
+    service = mooncake_pool()
+    service["kv_cache_store_config"]["global_segment_size"] = "0GB"
+    assert problems_of(service) == [
+        "kv_cache_store_config.global_segment_size: is 0GB x 2 engine rank(s): the pool holds nothing and every put "
+        "fails (Mooncake NO_AVAILABLE_HANDLE); set at least 206MB."
+    ]
+
+
+def test_a_pool_below_one_request_per_writer_is_refused():
+    service = mooncake_pool()
+    service["kv_cache_store_config"]["global_segment_size"] = "128MB"
+    assert problems_of(service) == [
+        "kv_cache_store_config.global_segment_size: is 128MB x 2 engine rank(s) = 256 MiB, 179.2 MiB below the 0.7 "
+        "eviction watermark: less than one max_model_len request for each engine that writes to it, 1 prefill "
+        "instance(s) x 288 MiB (2048 tokens of table row Qwen3-8B (from /mnt/weight/qwen3_8B)) = 288 MiB; set at "
+        "least 206MB."
+    ]
+    service["kv_cache_store_config"]["global_segment_size"] = "206MB"
+    load_from_pulumi_config(service, "svc")
+
+
+def test_a_standalone_segment_above_64_gib_is_refused():
+    store = {"backend": "mooncake", "store_mode": "standalone", "global_segment_size": "65GB"}
+    assert [str(f) for f in rules.check_standalone_segment_limit(store)] == [
+        "kv_cache_store_config.global_segment_size: is '65GB', but a standalone mooncake_store_service fails to "
+        "register a segment above 64 GiB (\"Failed to register memory: Cannot allocate memory\", kvcache-ai/Mooncake "
+        "issue 1382); use at most 64GB, or store_mode embedded, which splits a large segment (Mooncake PR 647)."
+    ]
+    assert rules.check_standalone_segment_limit({**store, "global_segment_size": "64GB"}) == []
+    assert rules.check_standalone_segment_limit({**store, "store_mode": "embedded"}) == []
+
+
+def test_blocks_living_shorter_than_the_minimum_warn():
+    settings = load_from_pulumi_config(mooncake_pool(), "svc")
+    engines = rules.engine_envs(settings.env_sections())
+    assert [str(f) for f in rules.check_block_lifetime(settings.user_config(), engines, {})] == [
+        "kv_cache_store_config.global_segment_size: is 1GB x 2 engine rank(s): the writers (1.1 GiB/s, "
+        "max_num_batched_tokens 8192 x 1 DP rank(s) per second) turn the pool over so fast that a block may be "
+        "evicted 0.89 s after it is written, before decode reads it (10 s, kv_pool_sizing.min_block_lifetime_seconds); "
+        "set at least 12GB, or kv_pool_sizing.prefill_tokens_per_second to the rate you measured."
+    ]
+    assert rules.check_block_lifetime(settings.user_config(), engines, {"min_block_lifetime_seconds": 0.8}) == []
+
+
+def test_the_default_minimum_is_the_longest_ascend_timeout():
+    timeouts = {"ASCEND_CONNECT_TIMEOUT": "10000", "ASCEND_TRANSFER_TIMEOUT": "10000"}
+    engines = {"prefill": {**timeouts, "ASCEND_TRANSFER_TIMEOUT": "12000"}, "decode": timeouts}
+    assert rules.default_min_lifetime_seconds(engines) == 12.0
+    # unset, vllm-ascend's transfer timeout is 33064 ms
+    assert rules.default_min_lifetime_seconds({"prefill": timeouts, "decode": {}}) == 33.064
+
+
+def test_memcache_pool_is_sized_from_each_ranks_local_service():
+    pool = sizing_of(memcache_pool())
+    assert (pool.field, pool.units, pool.capacity_bytes, pool.high, pool.floor) == (
+        "kv_cache_store_config.local_service_conf", 2, 2 * 2**30, 0.7, 0.6)
+    assert pool.frontier() == "not measured for this backend"
+
+
+def test_a_store_no_engine_writes_to_holds_nothing_and_says_so():
+    service = plain_pd()
+    service["kv_cache_store_config"] = {"backend": "mooncake", "eviction_high_watermark_ratio": 0.6,
+                                        "eviction_ratio": 0.4}
+    settings = load_from_pulumi_config(service, "svc")
+    assert sizing_view.pool_sizing(settings) is None
+    assert sizing_view.row("svc", settings) == (
+        "svc", "mooncake", "none: no engine uses a store connector, the store holds nothing", "", "", "", "")
+
+
+@pytest.mark.parametrize("sizing, problem", [
+    ({"model": "Qwen3-8B", "model_shape": {"num_hidden_layers": 2, "num_key_value_heads": 1, "head_dim": 64}},
+     "kv_pool_sizing: model and model_shape both name the model; keep one"),
+    ({"model_shape": {"num_hidden_layers": 2, "head_dim": 64}},
+     "kv_pool_sizing.model_shape: needs num_key_value_heads (or num_attention_heads) and head_dim (or hidden_size "
+     "with num_attention_heads), or kv_lora_rank with qk_rope_head_dim (MLA)"),
+    ({"model": "Qwen3-9B"},
+     "kv_pool_sizing.model: 'Qwen3-9B' is not allowed; write one of 'Qwen2.5-7B', 'Qwen3-8B', 'Qwen3-32B', "
+     "'Llama-3.1-8B', 'Llama-3.1-70B' or 'DeepSeek-V3'"),
+    ({"prefill_tokens_per_second": 0}, "kv_pool_sizing.prefill_tokens_per_second: Input should be greater than 0"),
+])
+def test_kv_pool_sizing_refuses_what_names_no_model_or_rate(sizing, problem):
+    service = mooncake_pool()
+    service["kv_pool_sizing"] = sizing
+    assert problems_of(service) == [problem]
+
+
+def test_a_yuanrong_pool_below_one_request_names_the_mib_that_work():
+    service = mooncake_pool()
+    for side in ("prefill", "decode"):
+        for connector in service[f"motor_engine_{side}_config"]["engine_config"]["kv_transfer_config"][
+                "kv_connector_extra_config"]["connectors"][1:]:
+            connector["kv_connector_extra_config"]["backend"] = "yuanrong"
+    service["kv_cache_store_config"] = {"backend": "yuanrong", "shared_memory_size_mb": 128,
+                                        "etcd_client_cidrs": ["192.168.10.11/32"]}
+    # Qwen3-8B: 2048 tokens = 16 blocks of 18 MiB = 288 MiB over 2 node workers evicting at 100 %: 144 MiB each.
+    assert problems_of(service) == [
+        "kv_cache_store_config.shared_memory_size_mb: is 128 x 2 node worker(s) = 256 MiB, 256 MiB below the 1 "
+        "eviction watermark: less than one max_model_len request for each engine that writes to it, 1 prefill "
+        "instance(s) x 288 MiB (2048 tokens of table row Qwen3-8B (from /mnt/weight/qwen3_8B)) = 288 MiB; set at "
+        "least 144."
+    ]
+
+
+def test_the_ranks_of_an_engine_pod_hold_their_pool_memory_within_its_request():
+    service = mooncake_pool()
+    service["kv_cache_store_config"]["global_segment_size"] = "40GB"
+    service["motor_engine_prefill_config"]["engine_config"]["tensor_parallel_size"] = 2
+    assert problems_of(service) == [
+        "kv_cache_store_config.global_segment_size: is 40GB: the 2 ranks of a prefill pod hold 2 x (40 GiB + 1 GiB "
+        "local buffer) = 82 GiB of host memory, more than the 64Gi the engine pod requests, so the scheduler may place "
+        "it on a node without that room; use at most 31GB, or spread the ranks over more pods "
+        "(single_p_instance_pod_num)."
+    ]
+    service["kv_cache_store_config"]["global_segment_size"] = "31GB"
+    load_from_pulumi_config(service, "svc")
+
+
+def test_a_memcache_finding_names_the_conf_field_and_the_key_in_it():
+    settings = load_from_pulumi_config(memcache_pool(), "svc")
+    engines = rules.engine_envs(settings.env_sections())
+    assert [str(f) for f in rules.check_block_lifetime(settings.user_config(), engines, {})] == [
+        "kv_cache_store_config.local_service_conf: its ock.mmc.local_service.dram.size is 1GB x 2 engine rank(s): the "
+        "writers (1.1 GiB/s, max_num_batched_tokens 8192 x 1 DP rank(s) per second) turn the pool over so fast that a "
+        "block may be evicted 1.07 s after it is written, before decode reads it (10 s, "
+        "kv_pool_sizing.min_block_lifetime_seconds); set at least 10GB, or kv_pool_sizing.prefill_tokens_per_second "
+        "to the rate you measured."
+    ]
