@@ -347,7 +347,8 @@ def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
         pods_key = f"single_{side[0]}_instance_pod_num"
         ranks = math.ceil(engine_ranks(engine) / _count(deploy.get(pods_key, 1)))
         held = ranks * (sizing.unit_bytes + buffer)
-        if held <= request:
+        npus = deploy.get(f"{side[0]}_pod_npu_num")
+        if held <= request or isinstance(npus, int) and ranks > npus:  # more ranks than NPUs: check_instance_sizes says so
             continue
         fits = max(request // ranks - buffer, 0) // 2**20
         most = f"{fits // 1024}GB" if fits >= 1024 else f"{fits}MB"
