@@ -8,6 +8,7 @@ Examples:
     python -m kvpool fleet --source backend             # the stacks as they are up, from the Pulumi backend
     python -m kvpool fleet --stack service-a --stack service-b   # only these stacks
     python -m kvpool fleet --check-destroy service-a    # before `pulumi destroy` (make destroy runs it)
+    python -m kvpool fleet --source backend --kubeconfig ~/.kube/config   # and each cluster's engine capacity
 
 Two sources, one model. offline (the default): every stack file of the project; an owner's `kv_store` output
 comes from its offline preview. backend: every stack of the project in the backend the `pulumi` CLI is logged in
@@ -17,6 +18,9 @@ stack, no kv_store output, any other mismatch), and, between the stacks of one c
 `cluster`), what the cluster allocates once: NodePorts, namespaces, objects, host ports (kvpool/fleet/clashes.py;
 on what each stack's preview renders, on its settings where the source renders none). Exit 1 when there is any
 problem.
+--kubeconfig FILE also reads each cluster's nodes (the context named as the stacks' `cluster` setting; the current
+context for the default cluster) and warns, without failing, when the engine pods the stacks of a cluster ask for
+do not fit on its Ready nodes that carry their hardware labels (kvpool/fleet/capacity.py).
 --check-destroy STACK checks only that no stack file's target_stack names STACK (exit 1 naming each that does).
 """
 
@@ -31,6 +35,7 @@ from kvpool.fleet import graph as fleet_graph
 from kvpool.fleet import report as fleet_report
 from kvpool.fleet.backend import backend_facts
 from kvpool.fleet.model import build_fleet, destroy_problems
+from kvpool.fleet.nodes import cluster_nodes
 from kvpool.fleet.offline import consumers_of, offline_facts
 
 SOURCES = ("offline", "backend")
@@ -56,6 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument("--svg", type=Path, metavar="FILE", help="draw the fleet into FILE (SVG)")
     parser.add_argument("--png", type=Path, metavar="FILE", help="draw the fleet into FILE (PNG)")
+    parser.add_argument("--kubeconfig", type=Path, metavar="FILE",
+                        help="read each cluster's nodes through FILE and warn when its stacks' engine pods do not fit "
+                             "(context: the `cluster` setting's name, else the current one for the default cluster)")
     parser.add_argument("--check-destroy", metavar="STACK",
                         help="only this check: exit 1 when `pulumi destroy` of STACK would leave a consumer without "
                              "a pool (reads the stack files only)")
@@ -72,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
         facts = backend_facts(args.project_dir, args.stack)
     else:
         facts = offline_facts(args.project_dir, args.previews, args.stack)
-    fleet = build_fleet(facts)
+    nodes = cluster_nodes(args.kubeconfig, {f.settings.cluster for f in facts}) if args.kubeconfig else ()
+    fleet = build_fleet(facts, nodes)
     for path in (args.svg, args.png):
         if path is not None:
             fleet_graph.render(fleet, path)

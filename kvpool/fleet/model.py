@@ -17,7 +17,7 @@ MemCache's LocalService `dram.size`; Yuanrong's engines hold none (each node's d
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ from components.local_backend import LOCAL_ORGANIZATION
 from components.settings import PROJECT, ServiceSettings
 from components.store_settings import YuanrongStoreConfig
 from components.units import integral_floats_to_ints, mooncake_size_bytes
+from kvpool.fleet.capacity import CapacityWarning, ClusterNodes, capacity_warnings, engine_pods
 from kvpool.fleet.clashes import (
     CLASH_KINDS,
     Footprint,
@@ -43,6 +44,7 @@ from kvpool.fleet.clashes import (
     footprint_from_objects,
     footprint_from_settings,
 )
+from policies import rules
 
 MISSING_STACK = "missing-stack"
 DESTROY = "destroy"
@@ -118,6 +120,8 @@ class Problem:
 class Fleet:
     stacks: tuple[FleetStack, ...]  # sorted by reference
     problems: tuple[Problem, ...]
+    nodes: tuple[ClusterNodes, ...] = ()  # the clusters whose nodes were read (none: capacity not checked)
+    capacity: tuple[CapacityWarning, ...] = ()  # warnings, not problems: the cluster is short, not the stacks wrong
 
     def consumers_of(self, owner: str) -> list[FleetStack]:
         return [stack for stack in self.stacks if stack.target == owner]
@@ -153,18 +157,16 @@ def pool_bytes_per_pod(endpoint: KVStoreEndpoint) -> int:
 
 
 def _engines(settings: ServiceSettings, per_pod: int | None) -> tuple[EngineGroup, ...]:
-    deploy = settings.motor_deploy_config
-    return (
-        EngineGroup("prefill", deploy.p_instances_num, deploy.single_p_instance_pod_num, per_pod),
-        EngineGroup("decode", deploy.d_instances_num, deploy.single_d_instance_pod_num, per_pod),
-    )
+    sides = {side: settings.motor_deploy_config.engine_side(side) for side in rules.SIDES}
+    return tuple(EngineGroup(side, pods.instances, pods.pods_per_instance, per_pod) for side, pods in sides.items())
 
 
 def _kv_store(facts: StackFacts) -> Any:
     return integral_floats_to_ints((facts.outputs or {}).get(OUTPUT))  # outputs from a backend carry floats
 
 
-def build_fleet(all_facts: list[StackFacts]) -> Fleet:
+def build_fleet(all_facts: list[StackFacts], nodes: Sequence[ClusterNodes] = ()) -> Fleet:
+    """`nodes`: the clusters whose nodes were read, to check their stacks' engine pods against."""
     by_reference = {facts.reference: facts for facts in all_facts}
     endpoints: dict[str, KVStoreEndpoint | None] = {}
     stacks = []
@@ -204,7 +206,15 @@ def build_fleet(all_facts: list[StackFacts]) -> Fleet:
                  for clash in clashes([facts.footprint() for facts in all_facts])]
     order = {kind: index for index, kind in enumerate(PROBLEM_KINDS)}
     problems.sort(key=lambda p: (order[p.kind], p.consumer, p.owner))
-    return Fleet(tuple(stacks), tuple(problems))
+    warnings = [
+        warning
+        for cluster in nodes if cluster.context is not None
+        for warning in capacity_warnings(cluster.cluster, [
+            pods for facts in all_facts if facts.settings.cluster == cluster.cluster
+            for pods in engine_pods(stack_name(facts.reference), facts.settings)
+        ], cluster.nodes)
+    ]
+    return Fleet(tuple(stacks), tuple(problems), tuple(nodes), tuple(warnings))
 
 
 def _consumer_problems(consumer: StackFacts, target: str, owner: StackFacts | None) -> list[Problem]:
