@@ -12,11 +12,11 @@ Examples:
 
 Two sources, one model. offline (the default): every stack file of the project; an owner's `kv_store` output
 comes from its offline preview. backend: every stack of the project in the backend the `pulumi` CLI is logged in
-to, its config and its outputs as its last `pulumi up` left them (through the SDK's Automation API). Checks each
+to, its config, its outputs and its objects as its last `pulumi up` left them (through the SDK's Automation API). Checks each
 consumer against its owner with the consumer's own contract checks (not admitted, compatibility key, no such
 stack, no kv_store output, any other mismatch), and, between the stacks of one cluster (top-level setting
 `cluster`), what the cluster allocates once: NodePorts, namespaces, objects, host ports (kvpool/fleet/clashes.py;
-on what each stack's preview renders, on its settings where the source renders none). Exit 1 when there is any
+on what each stack's preview renders or its state holds, on its settings where the source has neither). Exit 1 when there is any
 problem.
 --kubeconfig FILE also reads each cluster's nodes (the context named as the stacks' `cluster` setting; the current
 context for the default cluster) and warns, without failing, when the engine pods the stacks of a cluster ask for
@@ -52,8 +52,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
     parser.add_argument("--source", choices=SOURCES, default="offline",
-                        help="offline: the stack files and their previews (default); backend: the stacks' config "
-                             "and outputs in the Pulumi backend, through the Pulumi CLI")
+                        help="offline: the stack files and their previews (default); backend: the stacks' config"
+                             ", outputs and state in the Pulumi backend, through the Pulumi CLI")
     parser.add_argument("--stack", action="append", default=[], metavar="NAME",
                         help="only this stack (repeat for several; default: every stack of the source)")
     parser.add_argument("--previews", type=Path, metavar="DIR",

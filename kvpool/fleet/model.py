@@ -1,7 +1,8 @@
 """The fleet: every stack of the project as owners and consumers of KV pools, and what is wrong between them.
 
-One model whatever the source: a source (kvpool/fleet/offline.py: the stack files and their previews) hands over,
-per stack, its reference, its settings and its outputs (StackFacts); build_fleet does the rest. Between a consumer
+One model whatever the source: a source (kvpool/fleet/offline.py: the stack files and their previews;
+kvpool/fleet/backend.py: the stacks' config, outputs and state) hands over, per stack, its reference, its settings, its
+outputs and its objects (StackFacts); build_fleet does the rest. Between a consumer
 and its owner the fleet runs the consumer's own contract checks (components/kv_store/shared.py) on the owner's
 outputs, as the consumer's program runs them on its next `pulumi up`; it adds what no single stack can see: a
 reference to a stack that is not there, consumers that a destroy would strand, and what two stacks of one cluster
@@ -61,7 +62,7 @@ class StackFacts:
     reference: str  # <org>/<project>/<stack>
     settings: ServiceSettings
     outputs: Mapping[str, Any] | None  # None when the source has none (a consumer's are not needed)
-    objects: tuple[Mapping[str, Any], ...] | None = None  # the manifests its preview rendered; None: not at hand
+    objects: tuple[Mapping[str, Any], ...] | None = None  # its preview's manifests, or its state's; None: not at hand
     unrendered: str | None = None  # why there are no objects (its clashes are then checked on its settings)
 
     def footprint(self) -> Footprint:
