@@ -58,6 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="only this stack (repeat for several; default: every stack of the source)")
     parser.add_argument("--previews", type=Path, metavar="DIR",
                         help="offline: read owners' outputs from DIR/<stack>/outputs.json (kvpool preview --out DIR)")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="offline: run the stacks' programs in N processes (default: one per core; 1: in this one)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument("--svg", type=Path, metavar="FILE", help="draw the fleet into FILE (SVG)")
     parser.add_argument("--png", type=Path, metavar="FILE", help="draw the fleet into FILE (PNG)")
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                              "--previews or --source backend")
         facts = backend_facts(args.project_dir, args.stack)
     else:
-        facts = offline_facts(args.project_dir, args.previews, args.stack)
+        facts = offline_facts(args.project_dir, args.previews, args.stack, args.jobs)
     nodes = cluster_nodes(args.kubeconfig, {f.settings.cluster for f in facts}) if args.kubeconfig else ()
     fleet = build_fleet(facts, nodes)
     for path in (args.svg, args.png):
