@@ -11,13 +11,13 @@ Examples:
     python -m kvpool fleet --source backend --kubeconfig ~/.kube/config   # and each cluster's engine capacity
 
 Two sources, one model. offline (the default): every stack file of the project; an owner's `kv_store` output
-comes from its offline preview. backend: every stack of the project in the backend the `pulumi` CLI is logged in
-to, its config, its outputs and its objects as its last `pulumi up` left them (through the SDK's Automation API). Checks each
-consumer against its owner with the consumer's own contract checks (not admitted, compatibility key, no such
-stack, no kv_store output, any other mismatch), and, between the stacks of one cluster (top-level setting
-`cluster`), what the cluster allocates once: NodePorts, namespaces, objects, host ports (kvpool/fleet/clashes.py;
-on what each stack's preview renders or its state holds, on its settings where the source has neither). Exit 1 when there is any
-problem.
+comes from its offline preview (the stacks' programs run in one process per core, or --jobs N). backend: every
+stack of the project in the backend the `pulumi` CLI is logged in to, its config, its outputs and its objects as
+its last `pulumi up` left them (through the SDK's Automation API). Checks each consumer against its owner with
+the consumer's own contract checks (not admitted, compatibility key, no such stack, no kv_store output, any other
+mismatch), and, between the stacks of one cluster (top-level setting `cluster`), what the cluster allocates once:
+NodePorts, namespaces, objects, host ports (kvpool/fleet/clashes.py; on what each stack's preview renders or its
+state holds, on its settings where the source has neither). Exit 1 when there is any problem.
 --kubeconfig FILE also reads each cluster's nodes (the context named as the stacks' `cluster` setting; the current
 context for the default cluster) and warns, without failing, when the engine pods the stacks of a cluster ask for
 do not fit on its Ready nodes that carry their hardware labels (kvpool/fleet/capacity.py).

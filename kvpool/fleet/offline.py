@@ -15,8 +15,10 @@ itself, as `kvpool preview` does), and the facts come back in the stacks' order,
 from __future__ import annotations
 
 import contextlib
+import importlib
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -69,8 +71,8 @@ def offline_facts(project_dir: Path, previews: Path | None = None, only: Sequenc
 PROGRAM_LIBRARIES = tuple(f"pulumi_kubernetes.{group}" for group in ("apps.v1", "core.v1", "meta.v1", "networking.v1",
                                                                      "rbac.v1"))
 """The Kubernetes SDK modules the program's components declare objects with (`k8s.<group>.<version>`), which the mock
-engine keeps between runs: about a second of imports that every worker would otherwise repeat in its first run (one
-left out is only imported there)."""
+engine keeps between runs: about a second of imports, done once before the workers start instead of in each worker's
+first run (one left out is only imported there)."""
 
 Runs = Callable[[Path, list[StackConfig], dict[str, dict]], list[tuple[dict | None, tuple | None, str | None]]]
 
@@ -78,13 +80,19 @@ Runs = Callable[[Path, list[StackConfig], dict[str, dict]], list[tuple[dict | No
 @contextlib.contextmanager
 def _runner(jobs: int, stacks: int) -> Iterator[Runs]:
     """Runs a list of programs, in this process (one job, or one stack) or in a pool of `jobs` processes, answering
-    in the list's order. The pool's processes are started by a fork server, not forked from this process: this one
-    may hold the SDK's threads from a program it ran before (a test session), which a fork would copy mid-work."""
+    in the list's order. The workers are forked from this process, which has imported what they need, when it runs
+    no other thread (the CLI: no program has run yet); else from a fork server: a fork would copy the SDK's threads of
+    a program run before (a test session) mid-work."""
     if min(jobs, stacks) <= 1:
         yield lambda project_dir, configs, outputs: [_run(project_dir, config, outputs) for config in configs]
         return
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__, *PROGRAM_LIBRARIES])  # imported once, in the server: workers start with them
+    if threading.active_count() == 1:
+        context = multiprocessing.get_context("fork")
+        for module in PROGRAM_LIBRARIES:
+            importlib.import_module(module)
+    else:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__, *PROGRAM_LIBRARIES])  # imported once, in the server
     with ProcessPoolExecutor(min(jobs, stacks), mp_context=context) as pool:
         yield lambda project_dir, configs, outputs: list(
             pool.map(_run, [project_dir] * len(configs), configs, [outputs] * len(configs)))
