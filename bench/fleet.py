@@ -13,7 +13,8 @@ bench, preview_vs_deploy.CACHED_BYTECODE):
   serial:   python -m kvpool fleet --project-dir COPY --jobs 1
   parallel: python -m kvpool fleet --project-dir COPY          (one process per core: os.cpu_count())
 
-timed start to exit (wall). Both must print the same report, byte for byte, and exit 0: the bench stops otherwise.
+timed start to exit (wall; CPU: user + system time of the process and the workers it waited for, medians). Both
+must print the same report, byte for byte, and exit 0: the bench stops otherwise.
 Writes the table (wall, seconds per stack, parallel / serial) to --results.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -57,17 +59,24 @@ def fleet_stacks(count: int) -> dict[str, dict]:
     return stacks
 
 
-def timed(project_dir: Path, mode: str) -> tuple[float, str]:
-    """(wall s, the report) of one `kvpool fleet` in a fresh process."""
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(project_dir: Path, mode: str) -> tuple[float, float, str]:
+    """(wall s, CPU s of the process and of the workers it waited for, the report) of one `kvpool fleet` in a fresh
+    process."""
     env = {**os.environ, **CACHED_BYTECODE}
+    cpu = _cpu()
     started = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "kvpool", "fleet", "--project-dir", str(project_dir), *MODES[mode]],
                             cwd=ROOT, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, _cpu() - cpu
     if result.returncode != 0:
         raise SystemExit(f"kvpool fleet ({mode}, {project_dir}) exited with {result.returncode}:\n{result.stdout}"
                          f"{result.stderr}")
-    return wall, result.stdout
+    return wall, cpu, result.stdout
 
 
 def measure(sizes: list[int], reps: int, workdir: Path) -> list[dict]:
@@ -77,29 +86,33 @@ def measure(sizes: list[int], reps: int, workdir: Path) -> list[dict]:
     rows = []
     for size in sizes:
         walls: dict[str, list[float]] = {mode: [] for mode in MODES}
+        cpus: dict[str, list[float]] = {mode: [] for mode in MODES}
         reports = set()
         for _ in range(reps):
             for mode in MODES:
-                wall, report = timed(projects[size], mode)
+                wall, cpu, report = timed(projects[size], mode)
                 walls[mode].append(wall)
+                cpus[mode].append(cpu)
                 reports.add(report)
         if len(reports) != 1:
             raise SystemExit(f"{size} stacks: the serial and the parallel fleet printed different reports")
         serial, parallel = (statistics.median(walls[mode]) for mode in MODES)
         rows.append({"stacks": size, "serial": serial, "parallel": parallel,
-                     "serial_min": min(walls["serial"]), "parallel_min": min(walls["parallel"])})
+                     "serial_min": min(walls["serial"]), "parallel_min": min(walls["parallel"]),
+                     "serial_cpu": statistics.median(cpus["serial"]), "parallel_cpu": statistics.median(cpus["parallel"])})
         print(f"{size} stacks: serial {serial:.2f} s, parallel {parallel:.2f} s", file=sys.stderr)
     return rows
 
 
 def table(rows: list[dict]) -> list[str]:
-    lines = ["| stacks | serial wall (min) | serial s/stack | parallel wall (min) | parallel s/stack | parallel / serial |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| stacks | serial wall (min) | serial s/stack | serial CPU | parallel wall (min) | parallel s/stack | "
+             "parallel CPU | parallel / serial wall |",
+             "|---|---|---|---|---|---|---|---|"]
     for row in rows:
         n = row["stacks"]
         lines.append(f"| {n} | {row['serial']:.2f} s ({row['serial_min']:.2f}) | {row['serial'] / n:.3f} | "
-                     f"{row['parallel']:.2f} s ({row['parallel_min']:.2f}) | {row['parallel'] / n:.3f} | "
-                     f"{row['parallel'] / row['serial']:.2f}x |")
+                     f"{row['serial_cpu']:.2f} s | {row['parallel']:.2f} s ({row['parallel_min']:.2f}) | "
+                     f"{row['parallel'] / n:.3f} | {row['parallel_cpu']:.2f} s | {row['parallel'] / row['serial']:.2f}x |")
     return lines
 
 
@@ -122,8 +135,9 @@ def main(argv: list[str] | None = None) -> None:
         "",
         f"Fleets of N stack files in groups of {GROUP} (a MemCache owner and three consumers of its pool, each in its "
         "own namespace, no NodePort; no problem), `python -m kvpool fleet` offline in a fresh process: serial "
-        "(`--jobs 1`) and parallel (the default, one process per core), alternately, wall time start to exit, the "
-        f"median of {args.reps} run(s) each after one warm-up run of each; both printed the same report, exit 0.",
+        "(`--jobs 1`) and parallel (the default, one process per core), alternately, wall time start to exit (and CPU: "
+        f"user + system of the process and its workers), the median of {args.reps} run(s) each after one warm-up run "
+        "of each; both printed the same report, exit 0.",
         "",
         *table(rows),
         "",
