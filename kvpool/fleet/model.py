@@ -1,13 +1,14 @@
 """The fleet: every stack of the project as owners and consumers of KV pools, and what is wrong between them.
 
 One model whatever the source: a source (kvpool/fleet/offline.py: the stack files and their previews;
-kvpool/fleet/backend.py: the stacks' config, outputs and state) hands over, per stack, its reference, its settings, its
-outputs and its objects (StackFacts); build_fleet does the rest. Between a consumer
-and its owner the fleet runs the consumer's own contract checks (components/kv_store/shared.py) on the owner's
-outputs, as the consumer's program runs them on its next `pulumi up`; it adds what no single stack can see: a
-reference to a stack that is not there, consumers that a destroy would strand, and what two stacks of one cluster
+kvpool/fleet/backend.py: the stacks' config, outputs and state) hands over, per stack, its reference, its settings,
+its outputs and its objects (StackFacts); build_fleet does the rest. Between a consumer and its owner the fleet
+runs the consumer's own contract checks (components/kv_store/shared.py) on the owner's outputs, as the consumer's
+program runs them on its next `pulumi up`; it adds what no single stack can see: a reference to a stack that is not
+there, consumers that a destroy would strand, and what two stacks of one cluster
 both ask the cluster for (NodePorts, namespaces, objects, host ports: kvpool/fleet/clashes.py, over the objects a
-source rendered for the stack, else over its settings).
+source rendered for the stack, else over its settings); and, for a cluster whose nodes were read, whether its engine
+pods fit there (kvpool/fleet/capacity.py: warnings, not problems).
 
 Pool memory per engine pod is what the owner's `kv_store` output configures in every engine that reads the pool
 (the consumers' engines get the same client files and store container): Mooncake's global_segment_size (in the
