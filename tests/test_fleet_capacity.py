@@ -17,7 +17,7 @@ import yaml
 from components.settings_loader import load_from_pulumi_config
 from kvpool.commands.cli import main
 from kvpool.fleet.capacity import EnginePods, Node, capacity_warnings, engine_pods, ready_nodes
-from tests.program_runs import project_with_stacks, stack_values
+from tests.program_runs import project_with_stacks, render, stack_values
 
 A2 = (("accelerator", "huawei-Ascend910"), ("accelerator-type", "module-910b-8"))
 NPU = "huawei.com/Ascend910"
@@ -59,6 +59,17 @@ def test_a_stacks_engine_pods_are_its_sides_as_rendered():
         EnginePods("service-a", "prefill", 6, 4, NPU, (*A2, ("pool", "prefill"))),
         EnginePods("service-a", "decode", 1, 2, NPU, A2),
     ]
+    # What the program renders for each side: its instances' replicas, nodeSelector and NPU request.
+    rendered = render(values, "service-a")
+    pods = {}
+    for name in rendered.names("Deployment"):
+        if name.startswith("vllm-"):
+            spec = rendered.get("Deployment", name)["spec"]
+            pod = spec["template"]["spec"]
+            side = pods.setdefault(name[len("vllm-")], [0, set()])
+            side[0] += spec["replicas"]
+            side[1].add((tuple(sorted(pod["nodeSelector"].items())), pod["containers"][0]["resources"]["requests"][NPU]))
+    assert pods == {"p": [6, {((*A2, ("pool", "prefill")), 4)}], "d": [1, {(A2, 2)}]}
 
 
 def test_pods_that_fit_warn_of_nothing():
