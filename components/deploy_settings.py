@@ -3,11 +3,12 @@ NodePorts) and its storage[] entries, the volumes UCM's Posix tier mounts on pre
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, StrictBool, StrictInt, ValidationInfo, field_validator, model_validator
 
-from components.hardware import accelerator_type_problem
+from components.hardware import HARDWARE, accelerator_type_problem, engine_node_selector
 from components.settings_types import (
     IMAGE_REFERENCE,
     AbsolutePath,
@@ -107,6 +108,21 @@ class HostPathRoots(Closed):
     )
 
 
+@dataclass(frozen=True)
+class EngineSide:
+    """One side's engine pods as EnginePool renders them: what they ask the scheduler for."""
+
+    instances: int
+    pods_per_instance: int
+    npus_per_pod: int
+    npu_resource: str  # the extended resource each pod requests npus_per_pod of
+    node_selector: dict[str, str]  # the engine nodes' labels, then the side's own selector
+
+    @property
+    def pods(self) -> int:
+        return self.instances * self.pods_per_instance
+
+
 # The deploy modes motor-kvpool renders (components/workloads.py).
 DEPLOY_MODES = ("multi_deployment", "infer_service_set")
 
@@ -166,6 +182,18 @@ class DeployConfig(Closed):
         None, description="NodePort of controller observability; unset, the Service is ClusterIP (deploy.py's: 31027).",
     )
     tls_config: dict[str, Any] | None = Field(None, description="Motor's TLS settings, passed to Motor untouched.")
+
+    def engine_side(self, side: str) -> EngineSide:
+        """`side`: prefill or decode."""
+        prefill = side == "prefill"
+        return EngineSide(
+            instances=self.p_instances_num if prefill else self.d_instances_num,
+            pods_per_instance=self.single_p_instance_pod_num if prefill else self.single_d_instance_pod_num,
+            npus_per_pod=self.p_pod_npu_num if prefill else self.d_pod_npu_num,
+            npu_resource=HARDWARE[self.hardware_type].npu_resource,
+            node_selector={**engine_node_selector(self.hardware_type, self.accelerator_type),
+                           **(self.prefill_node_selector if prefill else self.decode_node_selector)},
+        )
 
     @field_validator("p_instances_num", "d_instances_num")
     @classmethod

@@ -20,6 +20,18 @@ class KvpoolError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def __reduce__(self) -> tuple:
+        """Pickled by its attributes, not its constructor's arguments (subclasses take others), so that an error
+        raised in a worker process (kvpool fleet's previews) reaches the parent as the same class and message."""
+        return _restore, (type(self), self.__dict__)
+
+
+def _restore(cls: type[KvpoolError], state: dict) -> KvpoolError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, state["message"])
+    error.__dict__.update(state)
+    return error
+
 
 def problem_report(source: str, problems: list[str], note: str = "") -> str:
     """`<source>: N problem(s) (note)` over one indented line per problem: every multi-problem error reads so."""

@@ -165,25 +165,24 @@ def engine_pool_args(
 ) -> EnginePoolArgs:
     """`running`: the side's instance names the stack ran before this update (none on a first deploy)."""
     deploy = settings.motor_deploy_config
-    prefill = side == "prefill"
-    count = deploy.p_instances_num if prefill else deploy.d_instances_num
+    pods = deploy.engine_side(side)
+    count = pods.instances
     names = [instance_name(side, index) for index in range(count)]
     wave_size = settings.rollout.wave_size(side, count)
     contract = dict(endpoint.engine_env) if endpoint else {}
-    side_selector = deploy.prefill_node_selector if prefill else deploy.decode_node_selector
     return EnginePoolArgs(
         side=side,
         namespace=settings.namespace,
         workloads=workloads,
         instances=count,
-        pods_per_instance=deploy.single_p_instance_pod_num if prefill else deploy.single_d_instance_pod_num,
-        npus_per_pod=deploy.p_pod_npu_num if prefill else deploy.d_pod_npu_num,
+        pods_per_instance=pods.pods_per_instance,
+        npus_per_pod=pods.npus_per_pod,
         hardware_type=deploy.hardware_type,
         image=deploy.image_name,
         weight_mount_path=deploy.weight_mount_path,
         log_host_dir=settings.host_log_dir("engine"),
         dshm_size=deploy.dshm_size,
-        node_selector={**engine_node_selector(deploy.hardware_type, deploy.accelerator_type), **side_selector},
+        node_selector=pods.node_selector,
         scheduling_queue=deploy.scheduling_queue,
         env=engine_env(settings, side, contract),
         kv_transfer_config=engine_kv_transfer_config(settings.user_config(), side),

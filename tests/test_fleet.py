@@ -9,6 +9,7 @@ import copy
 import dataclasses
 import json
 import os
+import pickle
 import struct
 import subprocess
 from pathlib import Path
@@ -17,6 +18,7 @@ from xml.etree import ElementTree
 import pytest
 from pulumi.automation import StackSummary
 
+from components.errors import SettingsError
 from kvpool.commands.cli import main
 from kvpool.fleet import report as fleet_report
 from kvpool.fleet.backend import stack_reference
@@ -308,6 +310,19 @@ def test_make_destroy_runs_pulumi_for_a_stack_nobody_reads(generated_project, tm
     assert result.returncode == 0, result.stderr
     assert "pulumi destroy of team-2: no stack reads its KV store" in result.stdout
     assert pulumi_args == "destroy --stack team-2\n"
+
+
+def test_the_programs_run_in_a_pool_give_the_facts_of_one_process(generated_project):
+    # A consumer of a consumer (team-5), one the owner refused (team-3), one whose owner is missing (team-4).
+    assert offline_facts(generated_project, jobs=2) == offline_facts(generated_project, jobs=1)
+
+
+def test_an_error_crosses_the_pool_as_its_own_class_and_message():
+    error = SettingsError(["motor_deploy_config.p_pod_npu_num: required; add it"], "stack 'svc'", {"a": 1})
+    crossed = pickle.loads(pickle.dumps(error))
+    assert (type(crossed), str(crossed), crossed.problems, crossed.fixes) == (
+        SettingsError, "stack 'svc': 1 problem\n  - motor_deploy_config.p_pod_npu_num: required; add it",
+        ["motor_deploy_config.p_pod_npu_num: required; add it"], {"a": 1})
 
 
 # --- choosing stacks and sources (the backend source itself runs against the real CLI: tests/e2e/) ------------

@@ -8,15 +8,19 @@ Examples:
     python -m kvpool fleet --source backend             # the stacks as they are up, from the Pulumi backend
     python -m kvpool fleet --stack service-a --stack service-b   # only these stacks
     python -m kvpool fleet --check-destroy service-a    # before `pulumi destroy` (make destroy runs it)
+    python -m kvpool fleet --source backend --kubeconfig ~/.kube/config   # and each cluster's engine capacity
 
 Two sources, one model. offline (the default): every stack file of the project; an owner's `kv_store` output
-comes from its offline preview. backend: every stack of the project in the backend the `pulumi` CLI is logged in
-to, its config and its outputs as its last `pulumi up` left them (through the SDK's Automation API). Checks each
-consumer against its owner with the consumer's own contract checks (not admitted, compatibility key, no such
-stack, no kv_store output, any other mismatch), and, between the stacks of one cluster (top-level setting
-`cluster`), what the cluster allocates once: NodePorts, namespaces, objects, host ports (kvpool/fleet/clashes.py;
-on what each stack's preview renders, on its settings where the source renders none). Exit 1 when there is any
-problem.
+comes from its offline preview (the stacks' programs run in one process per core, or --jobs N). backend: every
+stack of the project in the backend the `pulumi` CLI is logged in to, its config, its outputs and its objects as
+its last `pulumi up` left them (through the SDK's Automation API). Checks each consumer against its owner with
+the consumer's own contract checks (not admitted, compatibility key, no such stack, no kv_store output, any other
+mismatch), and, between the stacks of one cluster (top-level setting `cluster`), what the cluster allocates once:
+NodePorts, namespaces, objects, host ports (kvpool/fleet/clashes.py; on what each stack's preview renders or its
+state holds, on its settings where the source has neither). Exit 1 when there is any problem.
+--kubeconfig FILE also reads each cluster's nodes (the context named as the stacks' `cluster` setting; the current
+context for the default cluster) and warns, without failing, when the engine pods the stacks of a cluster ask for
+do not fit on its Ready nodes that carry their hardware labels (kvpool/fleet/capacity.py).
 --check-destroy STACK checks only that no stack file's target_stack names STACK (exit 1 naming each that does).
 """
 
@@ -31,6 +35,7 @@ from kvpool.fleet import graph as fleet_graph
 from kvpool.fleet import report as fleet_report
 from kvpool.fleet.backend import backend_facts
 from kvpool.fleet.model import build_fleet, destroy_problems
+from kvpool.fleet.nodes import cluster_nodes
 from kvpool.fleet.offline import consumers_of, offline_facts
 
 SOURCES = ("offline", "backend")
@@ -47,15 +52,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
     parser.add_argument("--source", choices=SOURCES, default="offline",
-                        help="offline: the stack files and their previews (default); backend: the stacks' config "
-                             "and outputs in the Pulumi backend, through the Pulumi CLI")
+                        help="offline: the stack files and their previews (default); backend: the stacks' config"
+                             ", outputs and state in the Pulumi backend, through the Pulumi CLI")
     parser.add_argument("--stack", action="append", default=[], metavar="NAME",
                         help="only this stack (repeat for several; default: every stack of the source)")
     parser.add_argument("--previews", type=Path, metavar="DIR",
                         help="offline: read owners' outputs from DIR/<stack>/outputs.json (kvpool preview --out DIR)")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="offline: run the stacks' programs in N processes (default: one per core; 1: in this one)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument("--svg", type=Path, metavar="FILE", help="draw the fleet into FILE (SVG)")
     parser.add_argument("--png", type=Path, metavar="FILE", help="draw the fleet into FILE (PNG)")
+    parser.add_argument("--kubeconfig", type=Path, metavar="FILE",
+                        help="read each cluster's nodes through FILE and warn when its stacks' engine pods do not fit "
+                             "(context: the `cluster` setting's name, else the current one for the default cluster)")
     parser.add_argument("--check-destroy", metavar="STACK",
                         help="only this check: exit 1 when `pulumi destroy` of STACK would leave a consumer without "
                              "a pool (reads the stack files only)")
@@ -71,8 +81,9 @@ def run(args: argparse.Namespace) -> int:
                              "--previews or --source backend")
         facts = backend_facts(args.project_dir, args.stack)
     else:
-        facts = offline_facts(args.project_dir, args.previews, args.stack)
-    fleet = build_fleet(facts)
+        facts = offline_facts(args.project_dir, args.previews, args.stack, args.jobs)
+    nodes = cluster_nodes(args.kubeconfig, {f.settings.cluster for f in facts}) if args.kubeconfig else ()
+    fleet = build_fleet(facts, nodes)
     for path in (args.svg, args.png):
         if path is not None:
             fleet_graph.render(fleet, path)

@@ -2,16 +2,19 @@
 
 `pulumi.automation.LocalWorkspace` over the project folder drives the `pulumi` CLI: `whoami` (which backend),
 `stack ls` (the project's stacks there), and per stack `config --show-secrets --json` (the config the program
-received: Pulumi.yaml's defaults and the stack file, merged by the CLI, as the offline source merges them) and
-`stack output --json` (what its last `pulumi up` exported). No backend or state file is read by hand, so any
-backend the CLI logs in to works. Every stack must have been up: its outputs are what the fleet checks.
+received: Pulumi.yaml's defaults and the stack file, merged by the CLI, as the offline source merges them),
+`stack output --json` (what its last `pulumi up` exported) and `stack export --show-secrets` (its state: each
+Kubernetes object as the API server returned it after that `pulumi up`, which the cluster's clashes are checked on,
+as the offline source checks them on the objects a preview renders). No backend or state file is read by hand, so
+any backend the CLI logs in to works. Every stack must have been up: its outputs are what the fleet checks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from pulumi import automation
@@ -19,7 +22,9 @@ from pulumi import automation
 from components.errors import KvpoolError
 from components.local_backend import LOCAL_ORGANIZATION
 from components.pulumi_settings import settings_from_config
+from kvpool.engine.property_values import SECRET_SIGNATURE, SIGNATURE_KEY
 from kvpool.fleet.model import StackFacts
+from kvpool.views.manifests import is_object
 
 T = TypeVar("T")
 OFFLINE_HINT = "or read the stack files instead (kvpool fleet without --source backend)"
@@ -86,7 +91,35 @@ def backend_facts(project_dir: Path, only: Sequence[str] = ()) -> list[StackFact
         settings = settings_from_config({key: value.value for key, value in config.items()},
                                         {key for key, value in config.items() if value.secret},
                                         name.rsplit("/", 1)[-1])
+        state = _cli(f"stack export -s {name}", lambda name=name: workspace.export_stack(name))
         facts.append(StackFacts(stack_reference(summaries[name], project), settings,
                                 {key: output.value for key, output in outputs.items()},
-                                unrendered="the backend source reads each stack's config and outputs, not its objects"))
+                                state_objects(state.deployment or {})))
     return facts
+
+
+def state_objects(deployment: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+    """The Kubernetes objects of a stack's state (the `deployment` of `pulumi stack export --show-secrets`): each
+    resource of the Kubernetes provider as the API server returned it, without the provider's own `__` keys (its
+    inputs, its field manager) and the status; secrets in their plain value. A resource waiting to be deleted is
+    not counted: the next `pulumi up` deletes it."""
+    objects = []
+    for resource in deployment.get("resources") or []:
+        if not resource.get("type", "").startswith("kubernetes:") or resource.get("delete"):
+            continue
+        live = _plain(resource.get("outputs") or {})
+        body = {key: value for key, value in live.items() if not key.startswith("__") and key != "status"}
+        if is_object(body):  # a component (a ConfigGroup, a chart) has no object of its own
+            objects.append(body)
+    return tuple(objects)
+
+
+def _plain(value: Any) -> Any:
+    """A state's value with each secret (`{<sig>: <secret sig>, "plaintext": <its JSON>}`) replaced by the value."""
+    if isinstance(value, dict):
+        if value.get(SIGNATURE_KEY) == SECRET_SIGNATURE and "plaintext" in value:
+            return _plain(json.loads(value["plaintext"]))
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value

@@ -1,12 +1,14 @@
 """The fleet: every stack of the project as owners and consumers of KV pools, and what is wrong between them.
 
-One model whatever the source: a source (kvpool/fleet/offline.py: the stack files and their previews) hands over,
-per stack, its reference, its settings and its outputs (StackFacts); build_fleet does the rest. Between a consumer
-and its owner the fleet runs the consumer's own contract checks (components/kv_store/shared.py) on the owner's
-outputs, as the consumer's program runs them on its next `pulumi up`; it adds what no single stack can see: a
-reference to a stack that is not there, consumers that a destroy would strand, and what two stacks of one cluster
+One model whatever the source: a source (kvpool/fleet/offline.py: the stack files and their previews;
+kvpool/fleet/backend.py: the stacks' config, outputs and state) hands over, per stack, its reference, its settings,
+its outputs and its objects (StackFacts); build_fleet does the rest. Between a consumer and its owner the fleet
+runs the consumer's own contract checks (components/kv_store/shared.py) on the owner's outputs, as the consumer's
+program runs them on its next `pulumi up`; it adds what no single stack can see: a reference to a stack that is not
+there, consumers that a destroy would strand, and what two stacks of one cluster
 both ask the cluster for (NodePorts, namespaces, objects, host ports: kvpool/fleet/clashes.py, over the objects a
-source rendered for the stack, else over its settings).
+source rendered for the stack, else over its settings); and, for a cluster whose nodes were read, whether its engine
+pods fit there (kvpool/fleet/capacity.py: warnings, not problems).
 
 Pool memory per engine pod is what the owner's `kv_store` output configures in every engine that reads the pool
 (the consumers' engines get the same client files and store container): Mooncake's global_segment_size (in the
@@ -21,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +42,7 @@ from components.local_backend import LOCAL_ORGANIZATION
 from components.settings import PROJECT, ServiceSettings
 from components.store_settings import YuanrongStoreConfig
 from components.units import integral_floats_to_ints, mooncake_size_bytes
+from kvpool.fleet.capacity import CapacityWarning, ClusterNodes, capacity_warnings, engine_pods
 from kvpool.fleet.clashes import (
     CLASH_KINDS,
     Footprint,
@@ -65,7 +68,7 @@ class StackFacts:
     reference: str  # <org>/<project>/<stack>
     settings: ServiceSettings
     outputs: Mapping[str, Any] | None  # None when the source has none (a consumer's are not needed)
-    objects: tuple[Mapping[str, Any], ...] | None = None  # the manifests its preview rendered; None: not at hand
+    objects: tuple[Mapping[str, Any], ...] | None = None  # its preview's manifests, or its state's; None: not at hand
     unrendered: str | None = None  # why there are no objects (its clashes are then checked on its settings)
 
     def footprint(self) -> Footprint:
@@ -126,6 +129,8 @@ class Problem:
 class Fleet:
     stacks: tuple[FleetStack, ...]  # sorted by reference
     problems: tuple[Problem, ...]
+    nodes: tuple[ClusterNodes, ...] = ()  # the clusters whose nodes were read (none: capacity not checked)
+    capacity: tuple[CapacityWarning, ...] = ()  # warnings, not problems: the cluster is short, not the stacks wrong
 
     def consumers_of(self, owner: str) -> list[FleetStack]:
         return [stack for stack in self.stacks if stack.target == owner]
@@ -163,11 +168,10 @@ def pool_bytes_per_process(endpoint: KVStoreEndpoint) -> tuple[int, bool]:
 
 def _engines(settings: ServiceSettings, endpoint: KVStoreEndpoint | None, role: str) -> tuple[EngineGroup, ...]:
     """Each side's engines and the pool memory each of their pods holds (None: unknown)."""
-    deploy = settings.motor_deploy_config
     user_config = settings.user_config()
     groups = []
-    for side, instances, pods in (("prefill", deploy.p_instances_num, deploy.single_p_instance_pod_num),
-                                  ("decode", deploy.d_instances_num, deploy.single_d_instance_pod_num)):
+    for side in rules.SIDES:
+        pods = settings.motor_deploy_config.engine_side(side)
         if role == NO_POOL or not rules.store_connector_backends(rules.kv_transfer_configs(user_config)[side]):
             per_pod: int | None = 0  # no store connector: the engine joins no pool
         elif endpoint is None:
@@ -175,8 +179,8 @@ def _engines(settings: ServiceSettings, endpoint: KVStoreEndpoint | None, role: 
         else:
             per_process, per_rank = pool_bytes_per_process(endpoint)
             ranks = rules.engine_ranks(user_config[rules.engine_section(side)]["engine_config"])
-            per_pod = per_process * (math.ceil(ranks / pods) if per_rank else 1)
-        groups.append(EngineGroup(side, instances, pods, per_pod))
+            per_pod = per_process * (math.ceil(ranks / pods.pods_per_instance) if per_rank else 1)
+        groups.append(EngineGroup(side, pods.instances, pods.pods_per_instance, per_pod))
     return tuple(groups)
 
 
@@ -184,7 +188,8 @@ def _kv_store(facts: StackFacts) -> Any:
     return integral_floats_to_ints((facts.outputs or {}).get(OUTPUT))  # outputs from a backend carry floats
 
 
-def build_fleet(all_facts: list[StackFacts]) -> Fleet:
+def build_fleet(all_facts: list[StackFacts], nodes: Sequence[ClusterNodes] = ()) -> Fleet:
+    """`nodes`: the clusters whose nodes were read, to check their stacks' engine pods against."""
     by_reference = {facts.reference: facts for facts in all_facts}
     endpoints: dict[str, KVStoreEndpoint | None] = {}
     stacks = []
@@ -223,7 +228,15 @@ def build_fleet(all_facts: list[StackFacts]) -> Fleet:
                  for clash in clashes([facts.footprint() for facts in all_facts])]
     order = {kind: index for index, kind in enumerate(PROBLEM_KINDS)}
     problems.sort(key=lambda p: (order[p.kind], p.consumer, p.owner))
-    fleet = Fleet(tuple(stacks), tuple(problems))
+    warnings = [
+        warning
+        for cluster in nodes if cluster.context is not None
+        for warning in capacity_warnings(cluster.cluster, [
+            pods for facts in all_facts if facts.settings.cluster == cluster.cluster
+            for pods in engine_pods(stack_name(facts.reference), facts.settings)
+        ], cluster.nodes)
+    ]
+    fleet = Fleet(tuple(stacks), tuple(problems), tuple(nodes), tuple(warnings))
     return dataclasses.replace(fleet, stacks=tuple(_with_sizing(fleet, stack, by_reference) for stack in fleet.stacks))
 
 

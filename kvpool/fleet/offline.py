@@ -6,11 +6,21 @@ hand), or, without a previews folder, from running the program under the offline
 consumer with its owner's outputs). A consumer whose program refuses to run (its owner is missing, shuts it out,
 disagrees with it: the fleet lists why) or that has no preview in the folder renders no objects; its clashes are
 checked on its settings and the report says so.
+
+The programs run in a pool of processes, one per core unless told (`--jobs`): the owners first, then the consumers
+with the owners' outputs; each run is independent of the others' order (a consumer of a consumer previews that one
+itself, as `kvpool preview` does), and the facts come back in the stacks' order, whatever order the runs end in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import importlib
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from components.errors import KvpoolError
@@ -34,29 +44,63 @@ def reference(config: StackConfig) -> str:
     return f"{LOCAL_ORGANIZATION}/{config.project}/{config.stack}"
 
 
-def offline_facts(project_dir: Path, previews: Path | None = None, only: Sequence[str] = ()) -> list[StackFacts]:
+def offline_facts(project_dir: Path, previews: Path | None = None, only: Sequence[str] = (),
+                  jobs: int | None = None) -> list[StackFacts]:
     """Every stack file of the project (or the stacks named in `only`); owners first, so that each consumer runs
-    with its owner's outputs."""
+    with its owner's outputs. `jobs`: processes running the programs (default: one per core; 1: in this one)."""
     # load_stack_config names the stack files there when one is not
     configs = [load_stack_config(project_dir, stack) for stack in only or stack_names(project_dir)]
-    outputs: dict[str, dict] = {}
+    owners = [config for config in configs if not referenced_stacks(config)]
+    consumers = [config for config in configs if referenced_stacks(config)]
+    if previews is not None:
+        found = {reference(config): (_owner_outputs(config, previews) if config in owners else None,
+                                      *_preview_objects(config, previews)) for config in configs}
+    else:
+        with _runner(jobs or os.cpu_count() or 1, len(configs)) as run:
+            found = dict(zip(map(reference, owners), run(project_dir, owners, {}), strict=True))
+            outputs = {stack: own for stack, (own, _, _) in found.items() if own is not None}
+            found.update(zip(map(reference, consumers), run(project_dir, consumers, outputs), strict=True))
     facts = []
-    for config in sorted(configs, key=lambda config: bool(referenced_stacks(config))):
-        owner = not referenced_stacks(config)
+    for config in configs:
+        own, objects, unrendered = found[reference(config)]
         settings = settings_from_config(config.values, set(config.secret_keys), config.stack)
-        if previews is not None:
-            own = _owner_outputs(config, previews) if owner else None
-            objects, unrendered = _preview_objects(config, previews)
-        else:
-            own, objects, unrendered = _run(project_dir, config, outputs)
-        if own is not None:
-            outputs[reference(config)] = own
-        facts.append(StackFacts(reference(config), settings, own if owner else None, objects, unrendered))
+        facts.append(StackFacts(reference(config), settings, own if config in owners else None, objects, unrendered))
     return sorted(facts, key=lambda f: f.reference)
 
 
+PROGRAM_LIBRARIES = tuple(f"pulumi_kubernetes.{group}" for group in ("apps.v1", "core.v1", "meta.v1", "networking.v1",
+                                                                     "rbac.v1"))
+"""The Kubernetes SDK modules the program's components declare objects with (`k8s.<group>.<version>`), which the mock
+engine keeps between runs: about a second of imports, done once before the workers start instead of in each worker's
+first run (one left out is only imported there)."""
+
+Runs = Callable[[Path, list[StackConfig], dict[str, dict]], list[tuple[dict | None, tuple | None, str | None]]]
+
+
+@contextlib.contextmanager
+def _runner(jobs: int, stacks: int) -> Iterator[Runs]:
+    """Runs a list of programs, in this process (one job, or one stack) or in a pool of `jobs` processes, answering
+    in the list's order. The workers are forked from this process, which has imported what they need, when it runs
+    no other thread (the CLI: no program has run yet); else from a fork server: a fork would copy the SDK's threads of
+    a program run before (a test session) mid-work."""
+    if min(jobs, stacks) <= 1:
+        yield lambda project_dir, configs, outputs: [_run(project_dir, config, outputs) for config in configs]
+        return
+    if threading.active_count() == 1:
+        context = multiprocessing.get_context("fork")
+        for module in PROGRAM_LIBRARIES:
+            importlib.import_module(module)
+    else:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__, *PROGRAM_LIBRARIES])  # imported once, in the server
+    with ProcessPoolExecutor(min(jobs, stacks), mp_context=context) as pool:
+        yield lambda project_dir, configs, outputs: list(
+            pool.map(_run, [project_dir] * len(configs), configs, [outputs] * len(configs)))
+
+
 def _run(project_dir: Path, config: StackConfig, outputs: dict[str, dict]) -> tuple[dict | None, tuple | None, str | None]:
-    """(outputs, objects, why no objects) of the program run as the preview runs it."""
+    """(outputs, objects, why no objects) of the program run as the preview runs it (in a worker process: module
+    level, so that the pool can send it there)."""
     try:
         run = run_program(project_dir, config, stack_references=resolve(project_dir, config, outputs))
     except KvpoolError as error:

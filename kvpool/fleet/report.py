@@ -99,9 +99,27 @@ def settings_only_lines(fleet: Fleet) -> list[str]:
             *(f"  {stack.name}: {stack.unrendered}" for stack in unrendered)]
 
 
+def capacity_lines(fleet: Fleet) -> list[str]:
+    """Each cluster whose nodes were read: enough for its stacks' engine pods, or the warnings; nothing when no
+    node was read."""
+    if not fleet.nodes:
+        return []
+    lines = ["", "Capacity (each cluster's engine pods on its Ready nodes, read through --kubeconfig):"]
+    for cluster in fleet.nodes:
+        if cluster.context is None:
+            lines.append(f"  {cluster.cluster}: not checked: the kubeconfig has no context {cluster.cluster!r} (the "
+                         "stacks' top-level setting `cluster` names the context to read)")
+            continue
+        warnings = [warning for warning in fleet.capacity if warning.cluster == cluster.cluster]
+        lines.append(f"  {cluster.cluster} (context {cluster.context}, {len(cluster.nodes)} Ready nodes): "
+                     + (f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}" if warnings else "enough"))
+        lines += [f"    warning: {warning.message}" for warning in warnings]
+    return lines
+
+
 def report(fleet: Fleet) -> list[str]:
     return [*table(fleet), "", *pool_lines(fleet), "", *sizing_lines(fleet), "", *problem_lines(fleet.problems),
-            *settings_only_lines(fleet)]
+            *settings_only_lines(fleet), *capacity_lines(fleet)]
 
 
 def _stack_json(fleet: Fleet, stack: FleetStack) -> dict[str, Any]:
@@ -129,10 +147,21 @@ def _stack_json(fleet: Fleet, stack: FleetStack) -> dict[str, Any]:
 
 
 def as_json(fleet: Fleet) -> dict[str, Any]:
-    return {
+    document: dict[str, Any] = {
         "stacks": [_stack_json(fleet, stack) for stack in fleet.stacks],
         "problems": [
             {"kind": p.kind, "owner": p.owner, "consumer": p.consumer, "message": p.message}
             for p in fleet.problems
         ],
     }
+    if fleet.nodes:  # only when read: without --kubeconfig both sources give the same document
+        document["capacity"] = [
+            {"cluster": cluster.cluster, "context": cluster.context, "ready_nodes": len(cluster.nodes), "warnings": [
+                {"stacks": list(w.stacks), "node_selector": dict(w.node_selector), "resource": w.resource,
+                 "pods": w.pods, "npus": w.npus, "nodes": w.nodes, "allocatable": w.allocatable, "pending": w.pending,
+                 "message": w.message}
+                for w in fleet.capacity if w.cluster == cluster.cluster
+            ]}
+            for cluster in fleet.nodes
+        ]
+    return document
