@@ -78,7 +78,8 @@ def test_the_fleet_from_the_backend_equals_the_fleet_from_the_stack_files(
     owner = next(stack for stack in document["stacks"] if stack["role"] == OWNER)
     assert owner["stack"] == REFERENCE(OWNER_STACK) and owner["allowed_consumers"] == list(CONSUMERS)
     assert owner["consumers"] == [REFERENCE(c) for c in CONSUMERS]
-    assert owner["pool_size_bytes"] == 6 * GIB  # 2 engine pods in each of the three stacks, MemCache's 1GiB each
+    # 2 engine pods of TP 2 in each of the three stacks: a MemCache LocalService of 1GiB in each of the 12 ranks
+    assert owner["pool_size_bytes"] == 12 * GIB
     assert [(s["stack"], s.get("target_stack")) for s in document["stacks"]] == [
         (REFERENCE(c), REFERENCE(OWNER_STACK)) for c in CONSUMERS] + [(REFERENCE(OWNER_STACK), None)]
     titles = {(group.get("class"), group.find(f"{SVG}title").text)
