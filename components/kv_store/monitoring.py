@@ -78,6 +78,27 @@ def _rate(metric: str, sel: str) -> str:
     return f"sum(rate({metric}{{{sel}}}[5m]))"
 
 
+def _rates(sel: str, legends: dict[str, str]) -> tuple[Query, ...]:
+    """One query per counter: its per-second rate over 5 minutes, named by its legend."""
+    return tuple(Query(_rate(metric, sel), legend) for metric, legend in legends.items())
+
+
+def _increases(sel: str, *metrics: str) -> str:
+    """How much the counters grew together in 5 minutes."""
+    return " + ".join(f"sum(increase({metric}{{{sel}}}[5m]))" for metric in metrics)
+
+
+def _put_failures(pool: str, namespace: str, metrics: tuple[str, ...], why: str) -> Alert:
+    return Alert(
+        name="KVPoolPutFailures",
+        expr=f"({_increases(selector(namespace), *metrics)}) > 0",
+        duration="0m",
+        severity="warning",
+        summary=f"Puts into the {pool} pool of {namespace} fail",
+        description=f"{{{{ $value }}}} puts failed in 5 minutes. {why}",
+    )
+
+
 def _master_down(backend: str, namespace: str, replicas: int, setting: str) -> Alert:
     sel = selector(namespace)
     return Alert(
@@ -100,8 +121,6 @@ def mooncake(store: MooncakeStoreConfig, namespace: str) -> PoolSignals:
         "master_get_replica_list_requests_total", "master_batch_get_replica_list_items_total",
         "master_exist_key_requests_total", "master_batch_exist_key_items_total",
     ))
-    put_failures = (f"sum(increase(master_put_start_failures_total{{{sel}}}[5m])) + "
-                    f"sum(increase(master_batch_put_start_failed_items_total{{{sel}}}[5m]))")
     panels = (
         Panel("Capacity and used", "Bytes the mounted segments offer and the bytes objects hold.", "bytes", (
             Query(f"max(master_total_capacity_bytes{{{sel}}})", "capacity"),
@@ -111,22 +130,28 @@ def mooncake(store: MooncakeStoreConfig, namespace: str) -> PoolSignals:
               f"Eviction starts above eviction_high_watermark_ratio {hwm} and frees eviction_ratio {ratio} of the pool.",
               "percentunit", (Query(used, "used"), Query(f"vector({hwm})", "eviction_high_watermark_ratio"))),
         Panel("Eviction", "Keys and bytes evicted, and eviction passes.", "short", (
-            Query(_rate("master_evicted_key_count", sel), "keys/s"),
-            Query(_rate("master_successful_evictions_total", sel), "evictions/s"),
-            Query(_rate("master_attempted_evictions_total", sel), "attempts/s"),
+            *_rates(sel, {
+                "master_evicted_key_count": "keys/s",
+                "master_successful_evictions_total": "evictions/s",
+                "master_attempted_evictions_total": "attempts/s",
+            }),
         )),
         Panel("Puts", "Put and batch-put requests, and their failures (a full pool answers NO_AVAILABLE_HANDLE).",
               "reqps", (
-                  Query(_rate("master_put_start_requests_total", sel), "put"),
-                  Query(_rate("master_batch_put_start_items_total", sel), "batch put items"),
-                  Query(_rate("master_put_start_failures_total", sel), "put failures"),
-                  Query(_rate("master_batch_put_start_failed_items_total", sel), "batch put failed items"),
+                  *_rates(sel, {
+                      "master_put_start_requests_total": "put",
+                      "master_batch_put_start_items_total": "batch put items",
+                      "master_put_start_failures_total": "put failures",
+                      "master_batch_put_start_failed_items_total": "batch put failed items",
+                  }),
               )),
         Panel("Gets", "Replica lookups (a get) and their failures.", "reqps", (
-            Query(_rate("master_get_replica_list_requests_total", sel), "get"),
-            Query(_rate("master_batch_get_replica_list_items_total", sel), "batch get items"),
-            Query(_rate("master_get_replica_list_failures_total", sel), "get failures"),
-            Query(_rate("master_batch_get_replica_list_failed_items_total", sel), "batch get failed items"),
+            *_rates(sel, {
+                "master_get_replica_list_requests_total": "get",
+                "master_batch_get_replica_list_items_total": "batch get items",
+                "master_get_replica_list_failures_total": "get failures",
+                "master_batch_get_replica_list_failed_items_total": "batch get failed items",
+            }),
         )),
         Panel("Leases",
               f"Each get or exist grants a lease of default_kv_lease_ttl {store.default_kv_lease_ttl} ms, during which "
@@ -142,16 +167,10 @@ def mooncake(store: MooncakeStoreConfig, namespace: str) -> PoolSignals:
     )
     alerts = [
         _master_down("mooncake_master", namespace, replicas, "ha.master_replicas" if store.ha else "no ha"),
-        Alert(
-            name="KVPoolPutFailures",
-            expr=f"({put_failures}) > 0",
-            duration="0m",
-            severity="warning",
-            summary=f"Puts into the Mooncake pool of {namespace} fail",
-            description=f"{{{{ $value }}}} puts failed in 5 minutes. Eviction starts at eviction_high_watermark_ratio "
-            f"{hwm} and frees eviction_ratio {ratio} of the pool, so a put fails only when writers outrun eviction or "
-            "leased objects fill the pool: lower the watermark, raise the ratio or mount more segments.",
-        ),
+        _put_failures("Mooncake", namespace, ("master_put_start_failures_total", "master_batch_put_start_failed_items_total"),
+                      f"Eviction starts at eviction_high_watermark_ratio {hwm} and frees eviction_ratio {ratio} of the "
+                      "pool, so a put fails only when writers outrun eviction or leased objects fill the pool: lower "
+                      "the watermark, raise the ratio or mount more segments."),
         Alert(
             name="KVPoolAboveEvictionWatermark",
             expr=f"{used} > {hwm}",
@@ -193,28 +212,32 @@ def mooncake(store: MooncakeStoreConfig, namespace: str) -> PoolSignals:
 def memcache(store: MemcacheStoreConfig, namespace: str) -> PoolSignals:
     del store  # MemCache's thresholds are its own defaults; only the server count comes from the stack
     sel = selector(namespace)
-    put_failures = (f"sum(increase(memcache_alloc_failures_total{{{sel}}}[5m])) + "
-                    f"sum(increase(memcache_batch_alloc_failures_total{{{sel}}}[5m]))")
     panels = (
         Panel("Capacity and used", "Bytes the LocalServices offer and the bytes objects hold, by medium.", "bytes", (
             Query(f"sum by (medium) (memcache_total_capacity_bytes{{{sel}}})", "capacity {{medium}}"),
             Query(f"sum by (medium) (memcache_allocated_bytes{{{sel}}})", "used {{medium}}"),
         )),
         Panel("Eviction", "Eviction passes, and whether one runs now.", "short", (
-            Query(_rate("memcache_evict_operations_total", sel), "evictions/s"),
-            Query(f"max(memcache_evict_running{{{sel}}})", "running"),
+            *_rates(sel, {
+                "memcache_evict_operations_total": "evictions/s",
+            }),
+Query(f"max(memcache_evict_running{{{sel}}})", "running"),
         )),
         Panel("Puts", "Allocations (a put) and their failures.", "reqps", (
-            Query(_rate("memcache_alloc_requests_total", sel), "put"),
-            Query(_rate("memcache_batch_alloc_requests_total", sel), "batch put"),
-            Query(_rate("memcache_alloc_failures_total", sel), "put failures"),
-            Query(_rate("memcache_batch_alloc_failures_total", sel), "batch put failures"),
+            *_rates(sel, {
+                "memcache_alloc_requests_total": "put",
+                "memcache_batch_alloc_requests_total": "batch put",
+                "memcache_alloc_failures_total": "put failures",
+                "memcache_batch_alloc_failures_total": "batch put failures",
+            }),
         )),
         Panel("Gets", "Gets, their failures and misses.", "reqps", (
-            Query(_rate("memcache_get_requests_total", sel), "get"),
-            Query(_rate("memcache_batch_get_requests_total", sel), "batch get"),
-            Query(_rate("memcache_get_failures_total", sel), "get failures"),
-            Query(_rate("memcache_get_not_found_total", sel), "get misses"),
+            *_rates(sel, {
+                "memcache_get_requests_total": "get",
+                "memcache_batch_get_requests_total": "batch get",
+                "memcache_get_failures_total": "get failures",
+                "memcache_get_not_found_total": "get misses",
+            }),
         )),
         Panel("MetaService", "MetaServices answering Prometheus, and the keys they hold. MemCache 1.3.0 exposes no "
               "lease or HA series.", "short", (
@@ -224,15 +247,9 @@ def memcache(store: MemcacheStoreConfig, namespace: str) -> PoolSignals:
     )
     alerts = (
         _master_down("MemCache MetaService", namespace, 1, "one MetaService"),
-        Alert(
-            name="KVPoolPutFailures",
-            expr=f"({put_failures}) > 0",
-            duration="0m",
-            severity="warning",
-            summary=f"Puts into the MemCache pool of {namespace} fail",
-            description="{{ $value }} allocations failed in 5 minutes: no LocalService had room (or none registered "
-            "memory); add LocalService memory or check that the engines' LocalServices are up.",
-        ),
+        _put_failures("MemCache", namespace, ("memcache_alloc_failures_total", "memcache_batch_alloc_failures_total"),
+                      "No LocalService had room (or none registered memory): add LocalService memory or check that "
+                      "the engines' LocalServices are up."),
     )
     return PoolSignals("memcache", panels, alerts)
 
