@@ -25,7 +25,7 @@ pytestmark = pytest.mark.e2e
 
 POD = "mindie-motor-kv-store-0"
 STANDBY = "mindie-motor-kv-store-1"
-GIB = 2**30
+MIB = 2**20
 
 
 @pytest.fixture(scope="module")
@@ -108,11 +108,13 @@ def test_mooncake_alerts_fire_when_their_condition_holds_and_stay_quiet_otherwis
     ns, r = "mooncake-ha", mooncake_rules
     capacity = recorded("mooncake", "master_total_capacity_bytes")
     allocated = recorded("mooncake", "master_allocated_bytes")
-    assert capacity == GIB  # the live run's engine mounted its mooncake.json's global_segment_size, 1GB
+    assert capacity == 64 * MIB  # the capacity run's engine mounts a 64 MiB segment and writes 3 times as much
+    lease_s = 11  # mooncake-ha's default_kv_lease_ttl
     failures = recorded("mooncake", "master_put_start_failures_total")
     batch_failed = recorded("mooncake", "master_batch_put_start_failed_items_total")
     evicted = recorded("mooncake", "master_evicted_size_bytes")
     standby = recorded("mooncake", "ha_standby_state")
+    slow = round(capacity / lease_s * 60 / 2)  # bytes a minute: half the capacity per lease
     tests = [
         {  # both masters answer for 10 minutes, then the standby goes: 1 of 2 < ha.master_replicas
             "name": "master down",
@@ -128,20 +130,22 @@ def test_mooncake_alerts_fire_when_their_condition_holds_and_stay_quiet_otherwis
             "alert_rule_test": [quiet("KVPoolPutFailures", "10m"),
                                 fires(r, "KVPoolPutFailures", "20m", {VALUE: "15"})],
         },
-        {  # the recorded use, then 0.5 of the pool (below 0.6) for 20 minutes, then 0.75 for 10
+        {  # the recorded use, then half the pool (below 0.6) for 28 minutes, then 0.75 for 10
             "name": "above the eviction watermark",
             "input_series": [
                 series(ns, "master_total_capacity_bytes", f"{capacity:g}x40"),
-                series(ns, "master_allocated_bytes", f"{allocated:g}x9 {capacity / 2:g}x20 {capacity * 3 / 4:g}x10"),
+                series(ns, "master_allocated_bytes", f"{allocated:g} {capacity / 2:g}x28 {capacity * 3 / 4:g}x10"),
             ],
             "alert_rule_test": [quiet("KVPoolAboveEvictionWatermark", "29m"),
                                 quiet("KVPoolAboveEvictionWatermark", "33m"),  # above, not yet for 5m
                                 fires(r, "KVPoolAboveEvictionWatermark", "36m", {PERCENT: "75%"})],
         },
-        {  # eviction frees 1e9 bytes a minute (x 11 s of lease = 0.17 GiB < 1 GiB), then 1e10 (1.7 GiB > 1 GiB)
+        {  # eviction frees half the capacity per lease for 20 minutes, then twice the capacity per lease
             "name": "eviction outpaces the lease",
-            "input_series": [series(ns, "master_total_capacity_bytes", f"{capacity:g}x40"),
-                             series(ns, "master_evicted_size_bytes", f"{evicted:g}+1e9x20 {evicted + 2.1e10:g}+1e10x20")],
+            "input_series": [series(ns, "master_total_capacity_bytes", f"{capacity:g}x40"), series(
+                ns, "master_evicted_size_bytes",
+                f"{evicted:g}+{slow:g}x20 {evicted + 21 * slow:g}+{4 * slow:g}x20",
+            )],
             "alert_rule_test": [quiet("KVPoolEvictionOutpacesLease", "20m"),
                                 quiet("KVPoolEvictionOutpacesLease", "27m"),  # fast, not yet for 10m
                                 fires(r, "KVPoolEvictionOutpacesLease", "37m", {})],
