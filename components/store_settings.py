@@ -78,6 +78,12 @@ class StoreCommon(Closed):
         False, description="Leave the store running in the cluster when Pulumi deletes it from the stack."
     )
     service_monitor: StrictBool = Field(False, description="Create a Prometheus-operator ServiceMonitor for the metrics port.")
+    dashboards: StrictBool = Field(
+        False,
+        description="Mooncake and MemCache: render the pool's Grafana dashboard as a ConfigMap labelled "
+        "grafana_dashboard: \"1\" (kube-prometheus-stack's dashboard sidecar loads it) and a PrometheusRule with the "
+        "pool's alerts, their thresholds from these settings. Needs service_monitor (the queries read its series).",
+    )
     allowed_consumers: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] = Field(
         default_factory=list,
         description="Namespaces of other services whose engines may use this store (their target_stack names "
@@ -93,6 +99,13 @@ class StoreCommon(Closed):
         description="With target_stack: images the owner's Mooncake standalone store container may run in this "
         "service's engine pods, besides this service's own store image (image, else image_name).",
     )
+
+    @model_validator(mode="after")
+    def _dashboards_read_the_service_monitor(self) -> StoreCommon:
+        if self.dashboards and not self.service_monitor:
+            raise ValueError("dashboards: true needs service_monitor: true; the dashboard and alerts query the series "
+                             "Prometheus scrapes through the store's ServiceMonitor")
+        return self
 
 
 class EtcdConfig(Closed):
@@ -207,6 +220,14 @@ class YuanrongStoreConfig(StoreCommon):
         "holds the pod network.",
     )
 
+    @field_validator("dashboards")
+    @classmethod
+    def _no_yuanrong_dashboards(cls, dashboards: bool) -> bool:
+        if dashboards:
+            raise ValueError("is for mooncake and memcache only: the openYuanrong worker exposes no Prometheus "
+                             "metrics endpoint for a dashboard to query; leave it false")
+        return dashboards
+
     @field_validator("etcd_client_cidrs")
     @classmethod
     def _engine_nodes_named(cls, cidrs: list[str]) -> list[str]:
@@ -237,7 +258,7 @@ StoreConfig = Annotated[
 # kv_cache_store_config keys that only say how motor-kvpool deploys the store: Motor's in-pod code (which copies
 # the section into mooncake.json) never reads them, so they stay out of the effective user_config.json.
 DEPLOYMENT_ONLY_STORE_KEYS = {
-    "target_stack", "image", "resources", "protect", "retain_on_delete", "service_monitor", "ha", "etcd",
+    "target_stack", "image", "resources", "protect", "retain_on_delete", "service_monitor", "dashboards", "ha", "etcd",
     "local_service_conf", "client_ttl", "allowed_consumers", "metrics_scraper_namespaces", "allowed_sidecar_images",
     "etcd_client_cidrs",
 }

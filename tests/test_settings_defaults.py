@@ -59,6 +59,7 @@ def test_memcache_defaults():
         "protect": False,
         "retain_on_delete": False,
         "service_monitor": False,
+        "dashboards": False,
         "allowed_consumers": [],
         "metrics_scraper_namespaces": [],
         "allowed_sidecar_images": [],

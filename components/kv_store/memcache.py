@@ -27,6 +27,7 @@ from components.kv_store.common import (
     store_server,
 )
 from components.kv_store.endpoint import KVStoreEndpoint
+from components.kv_store import monitoring
 from components.kv_store.hosts import store_host
 from components.labels import k8s_name
 from components.pod_layout import MOTOR_CONF_DIR
@@ -152,6 +153,8 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
     }
     volumes = [{"name": "meta-conf", "configMap": {"name": conf_name}}]
     store_server(ctx, meta, ports, store.service_monitor, volumes, depends_on=[conf], config_files=conf_data)
+    if store.dashboards:
+        monitoring.build(ctx, monitoring.memcache(store, ctx.namespace))
     return service_endpoint(
         ctx, "memcache", host, store.port, store.metrics_port,
         engine_env(str(store.local_service_mode)),

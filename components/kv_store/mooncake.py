@@ -22,6 +22,7 @@ from components.kv_store.common import (
 )
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.kv_store.etcd import build_etcd, client_endpoints
+from components.kv_store import monitoring
 from components.kv_store.hosts import store_host
 from components.pod_layout import CLIENT_CONFIG_DIR
 from components.ports import Port
@@ -147,6 +148,8 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
     }
     replicas = store.ha.master_replicas if store.ha else 1
     store_server(ctx, master, ports, store.service_monitor, replicas=replicas, depends_on=depends_on)
+    if store.dashboards:
+        monitoring.build(ctx, monitoring.mooncake(store, ctx.namespace))
     address = master_server_address(store, host, etcd_endpoints)
     files = {CLIENT_FILE: render_json(client_config(store, address))}
     sidecars = [standalone_sidecar(store, ctx.image, address)] if store.store_mode == "standalone" else []

@@ -45,7 +45,8 @@ CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 # pulumi/pulumi-kubernetes provider/pkg/provider/diff.go (the `forceNew` tables read by `forceNewProperties`;
 # metadataForceNewProperties adds .metadata.name and .metadata.namespace for every kind, which a preview shows as
 # one file deleted and another created). Only the kinds motor-kvpool renders that have entries there; the others
-# (NetworkPolicy, Role, ClusterRole, ServiceAccount, Namespace, InferServiceSet, ServiceMonitor) update in place.
+# (NetworkPolicy, Role, ClusterRole, ServiceAccount, Namespace, InferServiceSet, ServiceMonitor, PrometheusRule) update
+# in place; the pool dashboard is a ConfigMap, replaced when it changes (nothing mounts it).
 # ConfigMap data and Secret data/stringData replace unless the provider sets enableConfigMapMutable /
 # enableSecretMutable (off by default, and this program does not set them) and the object is not `immutable`.
 FORCE_NEW: dict[tuple[str, str], tuple[str, ...]] = {

@@ -6,12 +6,13 @@
 #   kube-apiserver, kube-controller-manager, kube-scheduler   k8s.io/kubernetes
 #   etcd                                       go.etcd.io/etcd/server/v3
 #   kwok                                       sigs.k8s.io/kwok/cmd/kwok
+#   promtool                                   github.com/prometheus/prometheus/cmd/promtool (rule checks and tests)
 # into ${MOTOR_KVPOOL_CACHE:-$HOME/.cache/motor-kvpool}/real-engine/<component>-<version>/bin, skipping
 # what is already built. Nothing is written into the repository; GOMODCACHE and GOCACHE stay at Go's
 # defaults. Cold build times go to real-engine/build-times.log in the cache.
 #
 #   bash tools/real-engine/build.sh            build everything missing
-#   bash tools/real-engine/build.sh pulumi     build one component (pulumi, kubernetes-provider, kube, etcd, kwok)
+#   bash tools/real-engine/build.sh pulumi     build one component (pulumi, kubernetes-provider, kube, etcd, kwok, promtool)
 #   bash tools/real-engine/build.sh --print-bin-dirs   print the bin directories (for PATH), build nothing
 set -euo pipefail
 
@@ -31,6 +32,7 @@ K8S_PROVIDER_VERSION=4.25.0
 KUBE_VERSION=1.36.3
 ETCD_VERSION=3.6.16
 KWOK_VERSION=0.8.0
+PROMTOOL_VERSION=0.316.0  # the Go module's version of Prometheus 3.x (the proxy serves v0.316.0)
 
 dir_of() {
     case "$1" in
@@ -39,10 +41,11 @@ dir_of() {
         kube) echo "$CACHE/kubernetes-$KUBE_VERSION" ;;
         etcd) echo "$CACHE/etcd-$ETCD_VERSION" ;;
         kwok) echo "$CACHE/kwok-$KWOK_VERSION" ;;
+        promtool) echo "$CACHE/promtool-$PROMTOOL_VERSION" ;;
     esac
 }
 
-ALL=(pulumi kubernetes-provider kube etcd kwok)
+ALL=(pulumi kubernetes-provider kube etcd kwok promtool)
 
 if [[ "${1:-}" == "--print-bin-dirs" ]]; then
     for c in "${ALL[@]}"; do echo "$(dir_of "$c")/bin"; done
@@ -112,6 +115,12 @@ build_kwok() {
     local f; for f in "$mod"/kustomize/stage/node/fast/node-*.yaml "$mod"/kustomize/stage/pod/fast/pod-*.yaml; do
         echo "---"; cat "$f"
     done >"$1/../stages/fast.yaml"
+}
+
+build_promtool() {
+    cd "$HERE/promtool"
+    gobuild -ldflags "-s -w -X github.com/prometheus/common/version.Version=$PROMTOOL_VERSION" \
+        -o "$1/promtool" github.com/prometheus/prometheus/cmd/promtool
 }
 
 want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=("${ALL[@]}")

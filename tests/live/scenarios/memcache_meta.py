@@ -62,6 +62,8 @@ def main(plan, procs, result):
         result["engine"] = engine.read_json(30)
         result["summary_after_put"] = {k: v for k, v in summary_counts(http_get(admin + "/metrics/summary")[1]).items()
                                        if k.startswith("alloc_")}
+        # After the client's put reached the MetaService: the exposition dashboards and alerts are checked against.
+        result["metrics_text"] = http_get(admin + "/metrics")[1]
         bad = procs.start(plan["engine_bad_conf"], pipe=True, tag="invalid-conf")
         result["engine_bad_conf"] = bad.read_json(30)
         result["meta_stop_s"] = round(procs.stop(meta, signal.SIGTERM, timeout=15), 2)

@@ -38,6 +38,8 @@ def main(plan, procs, result):
             break
         time.sleep(0.2)
     result["lease"] = engine.read_json(40)
+    # After the puts, gets, lease and removes: the exposition the dashboards and alerts are checked against.
+    result["metrics_text"] = http_get(admin + "/metrics")[1]
 
 
 if __name__ == "__main__":

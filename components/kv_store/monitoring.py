@@ -1,0 +1,314 @@
+"""The pool's Grafana dashboard (a ConfigMap for kube-prometheus-stack's dashboard sidecar) and its PrometheusRule.
+
+Opt-in by kv_cache_store_config.dashboards. Every query names the series Prometheus keeps from the store's
+ServiceMonitor (job = the store Service, namespace = the service's), and every metric it reads is one the real
+binary exposes: tests/live/test_pool_metrics.py checks each name against a live scrape of mooncake_master and
+MemCache's MetaService. Each alert's threshold comes from the stack's settings, and its description says which.
+The dashboard is built with the Grafana foundation SDK, not written as JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi_kubernetes as k8s
+from grafana_foundation_sdk.builders import dashboard as gdash
+from grafana_foundation_sdk.builders import prometheus as gprom
+from grafana_foundation_sdk.builders import timeseries
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models.dashboard import DataSourceRef
+
+from components.kv_store.common import STORE_NAME, STORE_SERVICE, StoreContext
+from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig
+
+# kube-prometheus-stack's Grafana sidecar loads every ConfigMap with this label (sidecar.dashboards.label/labelValue).
+DASHBOARD_LABEL = {"grafana_dashboard": "1"}
+DASHBOARD_NAME = f"{STORE_NAME}-dashboard"
+RULES_NAME = f"{STORE_NAME}-alerts"
+DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
+# Series Prometheus writes itself for every target (not in any binary's exposition).
+PROMETHEUS_SERIES = frozenset({"up"})
+# MooncakeHA's standby states (mooncake_master's ha_standby_state help text): 6 PROMOTING, 7 PROMOTED.
+MOONCAKE_PROMOTING = 6
+LEADER_CHANGE_WINDOW = "15m"
+
+
+@dataclass(frozen=True)
+class Query:
+    expr: str
+    legend: str
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    description: str
+    unit: str
+    queries: tuple[Query, ...]
+
+
+@dataclass(frozen=True)
+class Alert:
+    name: str
+    expr: str
+    duration: str  # how long the condition holds before the alert fires ("for")
+    severity: str
+    summary: str
+    description: str
+
+
+@dataclass(frozen=True)
+class PoolSignals:
+    """What one backend's pool shows and alerts on."""
+
+    backend: str
+    panels: tuple[Panel, ...]
+    alerts: tuple[Alert, ...]
+
+
+def selector(namespace: str) -> str:
+    """The store's series: the ServiceMonitor's job is the Service it selects."""
+    return f'job="{STORE_SERVICE}",namespace="{namespace}"'
+
+
+def _rate(metric: str, sel: str) -> str:
+    return f"sum(rate({metric}{{{sel}}}[5m]))"
+
+
+def _rates(sel: str, legends: dict[str, str]) -> tuple[Query, ...]:
+    """One query per counter: its per-second rate over 5 minutes, named by its legend."""
+    return tuple(Query(_rate(metric, sel), legend) for metric, legend in legends.items())
+
+
+def _increases(sel: str, *metrics: str) -> str:
+    """How much the counters grew together in 5 minutes."""
+    return " + ".join(f"sum(increase({metric}{{{sel}}}[5m]))" for metric in metrics)
+
+
+def _put_failures(pool: str, namespace: str, metrics: tuple[str, ...], why: str) -> Alert:
+    return Alert(
+        name="KVPoolPutFailures",
+        expr=f"({_increases(selector(namespace), *metrics)}) > 0",
+        duration="0m",
+        severity="warning",
+        summary=f"Puts into the {pool} pool of {namespace} fail",
+        description=f"{{{{ $value }}}} puts failed in 5 minutes. {why}",
+    )
+
+
+def _master_down(backend: str, namespace: str, replicas: int, setting: str) -> Alert:
+    sel = selector(namespace)
+    return Alert(
+        name="KVPoolMasterDown",
+        expr=f"(sum(up{{{sel}}}) or vector(0)) < {replicas}",
+        duration="1m",
+        severity="critical",
+        summary=f"A {backend} pool server of namespace {namespace} is not scraped",
+        description=f"{{{{ $value }}}} of the {replicas} {backend} pool server(s) the stack runs ({setting}) answer "
+        "Prometheus; engines whose master is gone can neither put nor get KV blocks.",
+    )
+
+
+def mooncake(store: MooncakeStoreConfig, namespace: str) -> PoolSignals:
+    sel = selector(namespace)
+    hwm, ratio, ttl_s = store.eviction_high_watermark_ratio, store.eviction_ratio, store.default_kv_lease_ttl / 1000
+    replicas = store.ha.master_replicas if store.ha else 1
+    used = f"max(master_allocated_bytes{{{sel}}}) / max(master_total_capacity_bytes{{{sel}}})"
+    reads = " + ".join(_rate(m, sel) for m in (
+        "master_get_replica_list_requests_total", "master_batch_get_replica_list_items_total",
+        "master_exist_key_requests_total", "master_batch_exist_key_items_total",
+    ))
+    panels = (
+        Panel("Capacity and used", "Bytes the mounted segments offer and the bytes objects hold.", "bytes", (
+            Query(f"max(master_total_capacity_bytes{{{sel}}})", "capacity"),
+            Query(f"max(master_allocated_bytes{{{sel}}})", "used"),
+        )),
+        Panel("Used against the eviction watermark",
+              f"Eviction starts above eviction_high_watermark_ratio {hwm} and frees eviction_ratio {ratio} of the pool.",
+              "percentunit", (Query(used, "used"), Query(f"vector({hwm})", "eviction_high_watermark_ratio"))),
+        Panel("Eviction", "Keys and bytes evicted, and eviction passes.", "short", (
+            *_rates(sel, {
+                "master_evicted_key_count": "keys/s",
+                "master_successful_evictions_total": "evictions/s",
+                "master_attempted_evictions_total": "attempts/s",
+            }),
+        )),
+        Panel("Puts", "Put and batch-put requests, and their failures (a full pool answers NO_AVAILABLE_HANDLE).",
+              "reqps", (
+                  *_rates(sel, {
+                      "master_put_start_requests_total": "put",
+                      "master_batch_put_start_items_total": "batch put items",
+                      "master_put_start_failures_total": "put failures",
+                      "master_batch_put_start_failed_items_total": "batch put failed items",
+                  }),
+              )),
+        Panel("Gets", "Replica lookups (a get) and their failures.", "reqps", (
+            *_rates(sel, {
+                "master_get_replica_list_requests_total": "get",
+                "master_batch_get_replica_list_items_total": "batch get items",
+                "master_get_replica_list_failures_total": "get failures",
+                "master_batch_get_replica_list_failed_items_total": "batch get failed items",
+            }),
+        )),
+        Panel("Leases",
+              f"Each get or exist grants a lease of default_kv_lease_ttl {store.default_kv_lease_ttl} ms, during which "
+              "eviction skips the object: reads per second times the TTL bounds the leased objects from above.",
+              "short", (Query(f"({reads}) * {ttl_s:g}", "leased objects (at most)"),
+                        Query(f"max(master_key_count{{{sel}}})", "keys"))),
+        Panel("Masters", f"Masters answering Prometheus (of {replicas}), clients, and each standby's HA state "
+              "(3 WATCHING, 6 PROMOTING, 7 PROMOTED).", "short", (
+                  Query(f"sum(up{{{sel}}})", "masters up"),
+                  Query(f"max(master_active_clients{{{sel}}})", "clients"),
+                  Query(f"ha_standby_state{{{sel}}}", "{{pod}} standby state"),
+              )),
+    )
+    alerts = [
+        _master_down("mooncake_master", namespace, replicas, "ha.master_replicas" if store.ha else "no ha"),
+        _put_failures("Mooncake", namespace, ("master_put_start_failures_total", "master_batch_put_start_failed_items_total"),
+                      f"Eviction starts at eviction_high_watermark_ratio {hwm} and frees eviction_ratio {ratio} of the "
+                      "pool, so a put fails only when writers outrun eviction or leased objects fill the pool: lower "
+                      "the watermark, raise the ratio or mount more segments."),
+        Alert(
+            name="KVPoolAboveEvictionWatermark",
+            expr=f"{used} > {hwm}",
+            duration="5m",
+            severity="warning",
+            summary=f"The Mooncake pool of {namespace} stays above its eviction watermark",
+            description=f"{{{{ $value | humanizePercentage }}}} of the pool is used, above eviction_high_watermark_ratio "
+            f"{hwm}, for 5 minutes: eviction (every ~10 ms, freeing eviction_ratio {ratio}) does not bring it back, "
+            f"so objects are leased (default_kv_lease_ttl {store.default_kv_lease_ttl} ms) or pinned faster than "
+            "they can go.",
+        ),
+        Alert(
+            name="KVPoolEvictionOutpacesLease",
+            expr=f"{_rate('master_evicted_size_bytes', sel)} * {ttl_s:g} > max(master_total_capacity_bytes{{{sel}}})",
+            duration="10m",
+            severity="warning",
+            summary=f"The Mooncake pool of {namespace} evicts its whole capacity within one lease",
+            description=f"Eviction frees more than the pool's capacity every default_kv_lease_ttl "
+            f"({store.default_kv_lease_ttl} ms): a cached block lives shorter than a lease, so prefill's blocks are "
+            "gone before decode or the next request reads them. Mount more segments (global_segment_size) or "
+            "send less to the pool.",
+        ),
+    ]
+    if store.ha:
+        alerts.append(Alert(
+            name="KVPoolMasterLeaderChanged",
+            expr=f"changes(ha_standby_state{{{sel}}}[{LEADER_CHANGE_WINDOW}]) > 0 and "
+            f"max_over_time(ha_standby_state{{{sel}}}[{LEADER_CHANGE_WINDOW}]) >= {MOONCAKE_PROMOTING}",
+            duration="0m",
+            severity="warning",
+            summary=f"A Mooncake standby master of {namespace} took over",
+            description=f"{{{{ $labels.pod }}}} was promoting or promoted within {LEADER_CHANGE_WINDOW} (of "
+            f"ha.master_replicas {store.ha.master_replicas}): the leader changed; clients remount their segments, "
+            "and the oplog keeps the objects. Look for why the old leader went.",
+        ))
+    return PoolSignals("mooncake", panels, tuple(alerts))
+
+
+def memcache(store: MemcacheStoreConfig, namespace: str) -> PoolSignals:
+    del store  # MemCache's thresholds are its own defaults; only the server count comes from the stack
+    sel = selector(namespace)
+    panels = (
+        Panel("Capacity and used", "Bytes the LocalServices offer and the bytes objects hold, by medium.", "bytes", (
+            Query(f"sum by (medium) (memcache_total_capacity_bytes{{{sel}}})", "capacity {{medium}}"),
+            Query(f"sum by (medium) (memcache_allocated_bytes{{{sel}}})", "used {{medium}}"),
+        )),
+        Panel("Eviction", "Eviction passes, and whether one runs now.", "short", (
+            *_rates(sel, {
+                "memcache_evict_operations_total": "evictions/s",
+            }),
+Query(f"max(memcache_evict_running{{{sel}}})", "running"),
+        )),
+        Panel("Puts", "Allocations (a put) and their failures.", "reqps", (
+            *_rates(sel, {
+                "memcache_alloc_requests_total": "put",
+                "memcache_batch_alloc_requests_total": "batch put",
+                "memcache_alloc_failures_total": "put failures",
+                "memcache_batch_alloc_failures_total": "batch put failures",
+            }),
+        )),
+        Panel("Gets", "Gets, their failures and misses.", "reqps", (
+            *_rates(sel, {
+                "memcache_get_requests_total": "get",
+                "memcache_batch_get_requests_total": "batch get",
+                "memcache_get_failures_total": "get failures",
+                "memcache_get_not_found_total": "get misses",
+            }),
+        )),
+        Panel("MetaService", "MetaServices answering Prometheus, and the keys they hold. MemCache 1.3.0 exposes no "
+              "lease or HA series.", "short", (
+                  Query(f"sum(up{{{sel}}})", "meta services up"),
+                  Query(f"max(memcache_stored_keys{{{sel}}})", "keys"),
+              )),
+    )
+    alerts = (
+        _master_down("MemCache MetaService", namespace, 1, "one MetaService"),
+        _put_failures("MemCache", namespace, ("memcache_alloc_failures_total", "memcache_batch_alloc_failures_total"),
+                      "No LocalService had room (or none registered memory): add LocalService memory or check that "
+                      "the engines' LocalServices are up."),
+    )
+    return PoolSignals("memcache", panels, alerts)
+
+
+def dashboard_uid(namespace: str) -> str:
+    """Grafana caps a uid at 40 characters; a namespace has up to 63."""
+    return "kvpool-" + hashlib.sha256(namespace.encode()).hexdigest()[:20]
+
+
+def dashboard_json(signals: PoolSignals, namespace: str) -> str:
+    board = (
+        gdash.Dashboard(f"KV pool ({signals.backend}) - {namespace}")
+        .uid(dashboard_uid(namespace))
+        .tags(["motor-kvpool", "kv-pool", signals.backend])
+        .refresh("30s")
+        .time("now-1h", "now")
+        .with_variable(gdash.DatasourceVariable("datasource").label("Prometheus").type("prometheus"))
+    )
+    for panel in signals.panels:
+        built = (
+            timeseries.Panel().title(panel.title).description(panel.description).unit(panel.unit)
+            .datasource(DATASOURCE).height(8).span(12)
+        )
+        for ref, query in zip("ABCDEFGH", panel.queries, strict=False):
+            built = built.with_target(gprom.Dataquery().expr(query.expr).legend_format(query.legend).ref_id(ref))
+        board = board.with_panel(built)
+    return json.dumps(board.build(), cls=JSONEncoder, indent=2, sort_keys=True) + "\n"
+
+
+def rule_groups(signals: PoolSignals) -> list[dict[str, Any]]:
+    return [{
+        "name": f"kvpool-{signals.backend}-pool",
+        "rules": [
+            {
+                "alert": alert.name,
+                "expr": alert.expr,
+                "for": alert.duration,
+                "labels": {"severity": alert.severity},
+                "annotations": {"summary": alert.summary, "description": alert.description},
+            }
+            for alert in signals.alerts
+        ],
+    }]
+
+
+def build(ctx: StoreContext, signals: PoolSignals) -> None:
+    """The dashboard ConfigMap (the sidecar's label) and the PrometheusRule, beside the store."""
+    metadata = ctx.metadata(DASHBOARD_NAME, STORE_NAME)
+    ctx.keep(k8s.core.v1.ConfigMap(
+        DASHBOARD_NAME,
+        metadata={**metadata, "labels": {**metadata["labels"], **DASHBOARD_LABEL}},
+        data={f"kv-pool-{ctx.namespace}.json": dashboard_json(signals, ctx.namespace)},
+        opts=ctx.opts(),
+    ))
+    ctx.keep(k8s.apiextensions.CustomResource(
+        RULES_NAME,
+        api_version="monitoring.coreos.com/v1",
+        kind="PrometheusRule",
+        metadata=ctx.metadata(RULES_NAME, STORE_NAME),
+        spec={"groups": rule_groups(signals)},
+        opts=ctx.opts(),
+    ))

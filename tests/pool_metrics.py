@@ -1,0 +1,57 @@
+"""The metric names the pool dashboards and alerts query, and the names a Prometheus exposition holds.
+
+The queries are read back from what the component renders (the dashboard JSON and the PrometheusRule), so a
+name written into any expression is checked, not a list kept beside them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from components.kv_store import monitoring
+from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig
+
+RECORDINGS = {
+    backend: Path(__file__).resolve().parent / "fixtures" / "pool_metrics" / f"{backend}.prom"
+    for backend in ("mooncake", "memcache")
+}
+NAMESPACE = "svc"
+# Every query of each backend: Mooncake with HA (its leader-change alert exists only then).
+SIGNALS = {
+    "mooncake": lambda: monitoring.mooncake(MooncakeStoreConfig(
+        backend="mooncake", eviction_high_watermark_ratio=0.6, eviction_ratio=0.4, ha={"master_replicas": 2},
+    ), NAMESPACE),
+    "memcache": lambda: monitoring.memcache(MemcacheStoreConfig(backend="memcache"), NAMESPACE),
+}
+# PromQL words that look like names: aggregation modifiers, set operators, `bool`, `offset`.
+_KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or", "unless", "bool", "offset"}
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def names_in(expr: str) -> set[str]:
+    """The metric names of a PromQL expression: identifiers that are no function call, keyword, label matcher,
+    grouping label or range."""
+    expr = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)  # strings (label values)
+    expr = re.sub(r"\{[^}]*\}", "", expr)  # label matchers
+    expr = re.sub(r"\[[^\]]*\]", "", expr)  # ranges
+    expr = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", "", expr)  # grouping labels
+    return {m.group() for m in _NAME.finditer(expr)
+            if m.group() not in _KEYWORDS and not expr[m.end():].lstrip().startswith("(")
+            and not re.fullmatch(r"[0-9]", expr[m.start() - 1: m.start()] or " ")}
+
+
+def rendered_queries(backend: str) -> list[str]:
+    signals = SIGNALS[backend]()
+    board = json.loads(monitoring.dashboard_json(signals, NAMESPACE))
+    exprs = [target["expr"] for panel in board["panels"] for target in panel["targets"]]
+    return exprs + [rule["expr"] for group in monitoring.rule_groups(signals) for rule in group["rules"]]
+
+
+def queried_metrics(backend: str) -> set[str]:
+    """What the binary must expose: every name queried, less the series Prometheus writes itself (`up`)."""
+    return {name for expr in rendered_queries(backend) for name in names_in(expr)} - monitoring.PROMETHEUS_SERIES
+
+
+def exposed_families(text: str) -> set[str]:
+    return {line.split()[0].split("{")[0] for line in text.splitlines() if line and not line.startswith("#")}

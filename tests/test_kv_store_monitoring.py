@@ -1,0 +1,151 @@
+"""KVStore with dashboards: the Grafana dashboard ConfigMap (the sidecar's label) and the PrometheusRule, their
+queries and the thresholds taken from the stack's settings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvpool.engine.mock_engine import ProgramError
+from tests.pool_metrics import RECORDINGS, exposed_families, names_in, queried_metrics, rendered_queries
+from tests.program_runs import render, stack_values
+
+SEL = 'job="mindie-motor-kvs-master",namespace="svc"'
+DASHBOARD = ("ConfigMap", "mindie-motor-kv-store-dashboard")
+RULES = ("PrometheusRule", "mindie-motor-kv-store-alerts")
+
+
+def store(stack: str, **settings) -> dict:
+    values = stack_values(stack)
+    values["motor_deploy_config"]["deploy_mode"] = "multi_deployment"
+    values["kv_cache_store_config"].update(settings)
+    return values
+
+
+def mooncake(**settings) -> dict:
+    return store("mooncake-layerwise", service_monitor=True, dashboards=True, eviction_high_watermark_ratio=0.8,
+                 eviction_ratio=0.15, default_kv_lease_ttl=12000, **settings)
+
+
+def rules_of(rendered) -> dict[str, dict]:
+    (group,) = rendered.get(*RULES)["spec"]["groups"]
+    return {rule["alert"]: rule for rule in group["rules"]}
+
+
+def test_dashboards_are_opt_in():
+    rendered = render(store("mooncake-layerwise", service_monitor=True))
+    assert DASHBOARD not in rendered.objects and RULES not in rendered.objects
+
+
+def test_dashboards_need_the_service_monitor():
+    with pytest.raises(ProgramError) as caught:
+        render(store("mooncake-layerwise", dashboards=True))
+    assert "dashboards: true needs service_monitor: true; the dashboard and alerts query the series Prometheus " \
+        "scrapes through the store's ServiceMonitor" in str(caught.value)
+
+
+def test_dashboard_configmap_is_labelled_for_the_grafana_sidecar():
+    configmap = render(mooncake()).get(*DASHBOARD)
+    assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert list(configmap["data"]) == ["kv-pool-svc.json"]
+    board = json.loads(configmap["data"]["kv-pool-svc.json"])
+    assert board["title"] == "KV pool (mooncake) - svc"
+    assert board["uid"] == "kvpool-348c658682ae8701d3e9"  # sha256("svc"): a 63-character namespace fits Grafana's 40
+    assert [p["title"] for p in board["panels"]] == [
+        "Capacity and used", "Used against the eviction watermark", "Eviction", "Puts", "Gets", "Leases", "Masters",
+    ]
+    assert [(v["type"], v["name"], v["query"]) for v in board["templating"]["list"]] == [
+        ("datasource", "datasource", "prometheus"),
+    ]
+    watermark = board["panels"][1]
+    assert watermark["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+    assert [(t["refId"], t["expr"], t["legendFormat"]) for t in watermark["targets"]] == [
+        ("A", f"max(master_allocated_bytes{{{SEL}}}) / max(master_total_capacity_bytes{{{SEL}}})", "used"),
+        ("B", "vector(0.8)", "eviction_high_watermark_ratio"),
+    ]
+    leases = board["panels"][5]
+    assert leases["targets"][0]["expr"] == (
+        f"(sum(rate(master_get_replica_list_requests_total{{{SEL}}}[5m])) + "
+        f"sum(rate(master_batch_get_replica_list_items_total{{{SEL}}}[5m])) + "
+        f"sum(rate(master_exist_key_requests_total{{{SEL}}}[5m])) + "
+        f"sum(rate(master_batch_exist_key_items_total{{{SEL}}}[5m]))) * 12"
+    )
+
+
+def test_mooncake_alert_thresholds_come_from_the_settings():
+    rules = rules_of(render(mooncake()))
+    assert list(rules) == [
+        "KVPoolMasterDown", "KVPoolPutFailures", "KVPoolAboveEvictionWatermark", "KVPoolEvictionOutpacesLease",
+    ]
+    assert rules["KVPoolMasterDown"]["expr"] == f"(sum(up{{{SEL}}}) or vector(0)) < 1"
+    assert rules["KVPoolAboveEvictionWatermark"] == {
+        "alert": "KVPoolAboveEvictionWatermark",
+        "expr": f"max(master_allocated_bytes{{{SEL}}}) / max(master_total_capacity_bytes{{{SEL}}}) > 0.8",
+        "for": "5m",
+        "labels": {"severity": "warning"},
+        "annotations": {
+            "summary": "The Mooncake pool of svc stays above its eviction watermark",
+            "description": "{{ $value | humanizePercentage }} of the pool is used, above eviction_high_watermark_ratio "
+            "0.8, for 5 minutes: eviction (every ~10 ms, freeing eviction_ratio 0.15) does not bring it back, so "
+            "objects are leased (default_kv_lease_ttl 12000 ms) or pinned faster than they can go.",
+        },
+    }
+    assert rules["KVPoolEvictionOutpacesLease"]["expr"] == (
+        f"sum(rate(master_evicted_size_bytes{{{SEL}}}[5m])) * 12 > max(master_total_capacity_bytes{{{SEL}}})"
+    )
+    assert rules["KVPoolEvictionOutpacesLease"]["for"] == "10m"
+    assert "every default_kv_lease_ttl (12000 ms)" in rules["KVPoolEvictionOutpacesLease"]["annotations"]["description"]
+    assert rules["KVPoolPutFailures"]["expr"] == (
+        f"(sum(increase(master_put_start_failures_total{{{SEL}}}[5m])) + "
+        f"sum(increase(master_batch_put_start_failed_items_total{{{SEL}}}[5m]))) > 0"
+    )
+    assert rules["KVPoolPutFailures"]["annotations"]["description"].startswith(
+        "{{ $value }} puts failed in 5 minutes. Eviction starts at eviction_high_watermark_ratio 0.8 and frees "
+        "eviction_ratio 0.15 of the pool"
+    )
+
+
+def test_mooncake_ha_adds_the_leader_change_alert_and_counts_every_master():
+    rules = rules_of(render(mooncake(ha={"master_replicas": 3})))
+    assert rules["KVPoolMasterDown"]["expr"] == f"(sum(up{{{SEL}}}) or vector(0)) < 3"
+    assert rules["KVPoolMasterDown"]["annotations"]["description"] == (
+        "{{ $value }} of the 3 mooncake_master pool server(s) the stack runs (ha.master_replicas) answer Prometheus; "
+        "engines whose master is gone can neither put nor get KV blocks."
+    )
+    assert rules["KVPoolMasterLeaderChanged"]["expr"] == (
+        f"changes(ha_standby_state{{{SEL}}}[15m]) > 0 and max_over_time(ha_standby_state{{{SEL}}}[15m]) >= 6"
+    )
+    assert rules["KVPoolMasterLeaderChanged"]["for"] == "0m"
+
+
+def test_memcache_dashboard_and_alerts():
+    rendered = render(store("dev", service_monitor=True, dashboards=True))
+    assert list(rules_of(rendered)) == ["KVPoolMasterDown", "KVPoolPutFailures"]
+    assert rules_of(rendered)["KVPoolPutFailures"]["expr"] == (
+        f"(sum(increase(memcache_alloc_failures_total{{{SEL}}}[5m])) + "
+        f"sum(increase(memcache_batch_alloc_failures_total{{{SEL}}}[5m]))) > 0"
+    )
+    board = json.loads(rendered.get(*DASHBOARD)["data"]["kv-pool-svc.json"])
+    assert [p["title"] for p in board["panels"]] == ["Capacity and used", "Eviction", "Puts", "Gets", "MetaService"]
+
+
+def test_yuanrong_refuses_dashboards():
+    with pytest.raises(ProgramError) as caught:
+        render(store("yuanrong", service_monitor=True, dashboards=True))
+    assert "kv_cache_store_config.dashboards: is for mooncake and memcache only: the openYuanrong worker exposes no " \
+        "Prometheus metrics endpoint for a dashboard to query; leave it false" in str(caught.value)
+
+
+@pytest.mark.parametrize("backend", ["mooncake", "memcache"])
+def test_every_queried_metric_is_in_the_recorded_scrape(backend):
+    """The recording is a live scrape of the real binary (tests/live/test_pool_metrics.py checks it still is)."""
+    exposed = exposed_families(RECORDINGS[backend].read_text())
+    assert sorted(queried_metrics(backend) - exposed) == []
+
+
+def test_names_in_reads_metric_names_only():
+    expr = 'sum by (medium) (rate(memcache_alloc_failures_total{job="a b",medium="up"}[5m])) * 1e3 > up or vector(0.8)'
+    assert names_in(expr) == {"memcache_alloc_failures_total", "up"}
+    assert "up" not in queried_metrics("mooncake")  # Prometheus writes it; no binary exposes it
+    assert "up" in {name for expr in rendered_queries("mooncake") for name in names_in(expr)}
