@@ -78,6 +78,7 @@ def test_mooncake_pool_capacity_lifetime_and_frontier():
     assert (pool.capacity_blocks, pool.capacity_tokens) == (113, 14_464)
     assert pool.write_bytes_per_second == 8192 * 147_456
     assert pool.lifetime_seconds == pytest.approx(0.5 * 2 * 2**30 / (8192 * 147_456))
+    assert pool.first_eviction_seconds == pytest.approx(0.7 * 2 * 2**30 / (8192 * 147_456))  # empty to watermark
     assert pool.frontier() == "0.56% of the pool per 10 ms (row <= 8%): 0.7/0.2 kept >= 99 % of puts"
 
 

@@ -119,13 +119,23 @@ class PoolSizing:
         rates = [writer.bytes_per_second for writer in self.writers]
         return None if not rates or None in rates else sum(rate for rate in rates if rate is not None)
 
-    @property
-    def lifetime_seconds(self) -> float | None:
-        """The shortest a block stays: what eviction leaves resident, overwritten at the writers' rate."""
+    def fill_seconds(self, share: float) -> float | None:
+        """How long the writers take to write `share` of the pool."""
         rate, capacity = self.write_bytes_per_second, self.capacity_bytes
         if not rate or capacity is None:
             return None
-        return max(self.floor, 0.0) * capacity / rate
+        return max(share, 0.0) * capacity / rate
+
+    @property
+    def lifetime_seconds(self) -> float | None:
+        """The shortest a block stays: what eviction leaves resident, overwritten at the writers' rate."""
+        return self.fill_seconds(self.floor)
+
+    @property
+    def first_eviction_seconds(self) -> float | None:
+        """From an empty pool, when usage first reaches the watermark: how long the first block written stays
+        (bench/sizing.py measures it on the real master)."""
+        return self.fill_seconds(self.high)
 
     @property
     def share_per_period(self) -> float | None:
