@@ -1,9 +1,9 @@
 """The pool planner against the real mooncake_master: time from the first put to the first eviction, and put success.
 
 For each pool size and writer pace, the planner (policies/rules/pool_sizing.py, through the settings of the
-mooncake-layerwise stack with only the segment size and kv_pool_sizing changed) predicts when an empty pool first
-reaches its eviction watermark (`PoolSizing.first_eviction_seconds`) and where the pool sits on the measured
-eviction frontier; the bench runs the master our component renders for that stack (its own 0.6/0.4 and lease), and
+mooncake-layerwise stack with only the segment size and kv_pool_sizing changed) predicts when an empty pool is
+first evicted (`PoolSizing.first_eviction_seconds`), what an eviction leaves (`.floor`) and where the pool sits on
+the measured eviction frontier (`.frontier()`); the bench runs the master our component renders for that stack (its own 0.6/0.4 and lease), and
 one engine client (bench/mooncake_writer.py) that holds the whole pool as its segment and puts 1 MiB values at the
 pace the planner was given, 3x the pool, a fresh master per run, cells interleaved, in a private network namespace
 (the machinery of bench/mooncake_capacity.py). The master's watermark is on the pool's total usage, so one client
