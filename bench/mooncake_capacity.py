@@ -109,31 +109,32 @@ def measure(settings: list[Setting], paces: list[str], reps: int, pool_mib: int)
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run_capacity_scenario(plan: dict, work: Path, timeout: float) -> dict:
-    """tests/live's run_scenario for the capacity scenario (a private network namespace with only loopback), except
+def run_capacity_scenario(plan: dict, work: Path, timeout: float,
+                          script: Path = SCENARIOS / "mooncake_capacity.py") -> dict:
+    """tests/live's run_scenario for a bench scenario (a private network namespace with only loopback), except
     that a process still exiting when the scenario ends gets 10 s to go instead of failing an hour of runs."""
     plan_file = work / "plan.json"
     plan_file.write_text(json.dumps({**plan, "work": str(work), "timeout": timeout}, indent=2))
     command = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', python("mooncake"),
-               str(SCENARIOS / "mooncake_capacity.py"), str(plan_file)]
+               str(script), str(plan_file)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         stdout, stderr = process.communicate(timeout=timeout + 30)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)  # the scenario and everything it started share this group
         process.communicate(timeout=10)
-        raise SystemExit(f"the capacity scenario overran {timeout + 30:.0f} s and was killed") from None
+        raise SystemExit(f"the {script.stem} scenario overran {timeout + 30:.0f} s and was killed") from None
     lines = stdout.decode().strip().splitlines()
     if not lines:
-        raise SystemExit(f"the capacity scenario printed nothing (rc {process.returncode}): {stderr.decode()[-3000:]}")
+        raise SystemExit(f"the {script.stem} scenario printed nothing (rc {process.returncode}): {stderr.decode()[-3000:]}")
     result = json.loads(lines[-1])
     if "error" in result:
-        raise SystemExit(f"the capacity scenario failed: {result['error']}\n{result.get('traceback', '')}")
+        raise SystemExit(f"the {script.stem} scenario failed: {result['error']}\n{result.get('traceback', '')}")
     deadline = time.monotonic() + 10
     while (survivors := [pid for pid in result.get("pids", []) if is_running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.1)
     if survivors:
-        raise SystemExit(f"processes outlived the capacity scenario: {survivors}")
+        raise SystemExit(f"processes outlived the {script.stem} scenario: {survivors}")
     return result
 
 

@@ -224,9 +224,9 @@ CASES = [
     Case("kvpool-configure-engine-pod-pool-memory", "kv-affinity",
          lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(global_segment_size="20GB")),
          [MOTOR_CONFIG, MOTOR_CONFIG]),
-    # The stack's kv_pool_sizing asks blocks to live longer than the example's 29GB segments keep them (10.31 s).
+    # The stack's kv_pool_sizing asks blocks to live longer than the example's 29GB segments keep them (18.56 s).
     Case("kvpool-configure-block-lifetime", "mooncake-layerwise", _unchanged, [MOTOR_CONFIG], ADVISORY,
-         config={"kv_pool_sizing": {"min_block_lifetime_seconds": 11}}),
+         config={"kv_pool_sizing": {"min_block_lifetime_seconds": 19}}),
     Case("kvpool-configure-ucm-placement", "ucm", lambda run: edit_user_config(run, _ucm_on_decode), [MOTOR_CONFIG]),
     Case("kvpool-configure-ucm-storage", "ucm",
          lambda run: edit_user_config(run, lambda uc: _ucm_store(uc).update(storage_backends="/data/ucm")),

@@ -20,21 +20,22 @@ def test_a_lifetime_target_sizes_the_mooncake_segment_and_eviction_pair(capsys):
     lines = size(capsys, "--stack", "mooncake-layerwise", "--lifetime", "10")
     assert lines[0] == "Smallest pool of mooncake-layerwise (set by a 10 s block lifetime):"
     assert lines[2].split("  ")[0] == "mooncake-layerwise"
-    assert "29 GiB x 2 engine ranks = 422272 tokens in 3299 blocks of 128 (422272 per writing instance)" in lines[2]
-    assert "10.31 s (above the 10 s minimum)" in lines[2]
+    # 0.6 x (1 - 0.4) of the pool stays after an eviction: 16GB per rank keeps 10 s (the stack's 29GB keeps 18.56 s).
+    assert "16 GiB x 2 engine ranks = 232960 tokens in 1820 blocks of 128 (232960 per writing instance)" in lines[2]
+    assert "10.24 s (above the 10 s minimum)" in lines[2]
     assert lines[-4:] == [
         "  motor-kvpool:kv_cache_store_config:",
-        "    global_segment_size: 29GB",
+        "    global_segment_size: 16GB",
         "    eviction_high_watermark_ratio: 0.6",
         "    eviction_ratio: 0.4",
     ]
 
 
 def test_a_token_target_keeps_that_many_tokens_after_an_eviction(capsys):
-    # 1,000,000 tokens = 7813 blocks of 128 x 18 MiB, kept at the 0.2 floor of 0.6/0.4 across 2 ranks: 344GB each
+    # 1,000,000 tokens = 7813 blocks of 128 x 18 MiB, kept at the 0.36 floor of 0.6/0.4 across 2 ranks: 191GB each
     lines = size(capsys, "--stack", "mooncake-layerwise", "--tokens", "1000000")
     assert lines[0] == "Smallest pool of mooncake-layerwise (set by 1000000 cached tokens):"
-    assert lines[-3] == "    global_segment_size: 344GB"
+    assert lines[-3] == "    global_segment_size: 191GB"
 
 
 def test_memcache_is_sized_in_its_local_service_conf(capsys):
@@ -67,7 +68,7 @@ def test_preview_prints_the_stacks_sizing_table():
         "mooncake-layerwise", "mooncake", "1 prefill x 8192 tok/s",
         "147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))",
         "29 GiB x 2 engine ranks = 422272 tokens in 3299 blocks of 128 (422272 per writing instance)",
-        "10.31 s (above the 10 s minimum)",
+        "18.56 s (above the 10 s minimum)",
         "0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts",
     ]
 

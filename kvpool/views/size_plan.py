@@ -31,7 +31,7 @@ def _eviction_pair(pool: rules.PoolSizing) -> rules.PoolSizing:
     if pool.backend != "mooncake":
         return pool
     high, ratio = rules.SUSTAINABLE_HIGH_WATERMARK, rules.SUSTAINABLE_EVICTION_RATIO
-    return dataclasses.replace(pool, high=high, floor=round(high - ratio, 6))
+    return dataclasses.replace(pool, high=high, ratio=ratio, floor=rules.mooncake_floor(high, ratio))
 
 
 def _size_bytes(pool: rules.PoolSizing, text: str) -> int:
@@ -71,7 +71,7 @@ def stack_lines(result: SizePlan) -> list[str]:
     if pool.backend == "mooncake":
         lines += [f"    global_segment_size: {result.size_text}",
                   f"    eviction_high_watermark_ratio: {pool.high:g}",
-                  f"    eviction_ratio: {round(pool.high - pool.floor, 6):g}"]
+                  f"    eviction_ratio: {pool.ratio:g}"]
     else:
         lines.append(f"    shared_memory_size_mb: {result.size_text}")
     return lines

@@ -45,7 +45,7 @@ from .model_metadata import check_max_model_len
 from .model_kv import DTYPE_BYTES, KNOWN_MODELS, ModelShape, known_model, model_shape, resolve_shape
 from .pool_sizing import (
     ENGINE_MEMORY_REQUEST, FRONTIER, MOONCAKE_EVICTION_PERIOD_S, PoolSizing, bytes_text, check_block_lifetime,
-    check_engine_pod_memory, check_pool_capacity, engine_ranks,
+    check_engine_pod_memory, check_pool_capacity, engine_ranks, mooncake_floor,
     check_standalone_segment_limit, default_min_lifetime_seconds, min_lifetime_seconds, pool_sizing, requests_bytes,
     unit_bytes_for_requests, unit_bytes_for_resident, unit_text,
 )
@@ -83,7 +83,7 @@ from .units import K8S_QUANTITY, MOONCAKE_SIZE, is_decimal, k8s_quantity_bytes, 
 __all__ = [
     "DTYPE_BYTES", "ENGINE_MEMORY_REQUEST", "FRONTIER", "check_engine_pod_memory", "engine_ranks", "KNOWN_MODELS", "MOONCAKE_EVICTION_PERIOD_S", "ModelShape", "PoolSizing", "bytes_text",
     "check_block_lifetime", "check_pool_capacity", "check_standalone_segment_limit", "default_min_lifetime_seconds",
-    "known_model", "min_lifetime_seconds", "model_shape", "pool_sizing", "requests_bytes", "resolve_shape",
+    "known_model", "min_lifetime_seconds", "model_shape", "mooncake_floor", "pool_sizing", "requests_bytes", "resolve_shape",
     "unit_bytes_for_requests", "unit_bytes_for_resident", "unit_text",
     "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE", "DEFAULT_HOST_LOG_DIR",
     "DISPATCH_CONNECTORS", "HCCL_RDMA_RETRY_CNT_DEFAULT", "HCCL_RDMA_TIMEOUT_DEFAULT", "HYBRID_CONNECTOR",

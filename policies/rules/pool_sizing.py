@@ -49,6 +49,13 @@ FRONTIER: tuple[tuple[float, dict[tuple[float, float], bool]], ...] = (
 )
 
 
+def mooncake_floor(high: float, ratio: float) -> float:
+    """What a Mooncake eviction at the watermark leaves: BatchEvict evicts ceil(objects x max(ratio, used - high +
+    ratio)), a share of the objects the pool holds, not of its capacity (master_service.cpp), so high x (1 - ratio)
+    of the pool stays; measured 34-37 % at 0.6/0.4 (bench/results/sizing.md)."""
+    return round(high * (1 - ratio), 6)
+
+
 @dataclass(frozen=True)
 class Writer:
     """The engines of one side that put KV into the pool."""
@@ -88,6 +95,7 @@ class PoolSizing:
     floor: float  # usage eviction leaves
     writers: tuple[Writer, ...]
     size_key: str = ""  # the key inside `field` that holds the size (MemCache: a key of the conf file it names)
+    ratio: float = 0.0  # Mooncake's eviction_ratio (the frontier is measured per watermark/ratio pair)
 
     @property
     def is_(self) -> str:
@@ -119,13 +127,27 @@ class PoolSizing:
         rates = [writer.bytes_per_second for writer in self.writers]
         return None if not rates or None in rates else sum(rate for rate in rates if rate is not None)
 
-    @property
-    def lifetime_seconds(self) -> float | None:
-        """The shortest a block stays: what eviction leaves resident, overwritten at the writers' rate."""
+    def fill_seconds(self, share: float) -> float | None:
+        """How long the writers take to write `share` of the pool."""
         rate, capacity = self.write_bytes_per_second, self.capacity_bytes
         if not rate or capacity is None:
             return None
-        return max(self.floor, 0.0) * capacity / rate
+        return max(share, 0.0) * capacity / rate
+
+    @property
+    def lifetime_seconds(self) -> float | None:
+        """The shortest a block stays: what eviction leaves resident, overwritten at the writers' rate."""
+        return self.fill_seconds(self.floor)
+
+    @property
+    def first_eviction_seconds(self) -> float | None:
+        """From an empty pool, how long the first block written stays: until usage passes the watermark, and
+        (Mooncake) until the master's next eviction check, at most one period later. Measured on the real master:
+        bench/results/sizing.md."""
+        seconds = self.fill_seconds(self.high)
+        if seconds is None or self.backend != "mooncake":
+            return seconds
+        return seconds + MOONCAKE_EVICTION_PERIOD_S
 
     @property
     def share_per_period(self) -> float | None:
@@ -139,7 +161,7 @@ class PoolSizing:
         share = self.share_per_period
         if self.backend != "mooncake" or share is None:
             return "not measured for this backend" if self.backend != "mooncake" else "unknown"
-        pair = (round(self.high, 2), round(self.high - self.floor, 2))
+        pair = (round(self.high, 2), round(self.ratio, 2))
         for measured_share, pairs in FRONTIER:
             if share <= measured_share:
                 kept = pairs.get(pair)
@@ -209,14 +231,13 @@ def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | Non
     if not backend or (not writers and not ranks):
         return None
     if backend == "mooncake":
-        high = store.get("eviction_high_watermark_ratio") or 0.0
-        floor = round(high - (store.get("eviction_ratio") or 0.0), 6)  # 0.7 - 0.2 is 0.49999999999999994
+        high, ratio = store.get("eviction_high_watermark_ratio") or 0.0, store.get("eviction_ratio") or 0.0
         size = mooncake_size_bytes(store.get("global_segment_size", "1GB"))
         if store.get("store_mode") == "standalone":  # one store container per engine pod holds the segment
             return PoolSizing(backend, "kv_cache_store_config.global_segment_size", size, pods, "store container",
-                              high, floor, tuple(writers))
+                              high, mooncake_floor(high, ratio), tuple(writers), ratio=ratio)
         return PoolSizing(backend, "kv_cache_store_config.global_segment_size", size, ranks, "engine rank",
-                          high, floor, tuple(writers))
+                          high, mooncake_floor(high, ratio), tuple(writers), ratio=ratio)
     if backend == "memcache":
         inprocess = store.get("local_service_mode") != "standalone"
         size = mooncake_size_bytes(MEMCACHE_DEFAULT_DRAM) if inprocess else None

@@ -2,7 +2,7 @@
 
 Changes beyond tests/live/rendered.py's loopback list, each needed here and applied only where named:
   * protocol ascend -> tcp in mooncake.json / mooncake-store.json (the ascend transport needs an NPU);
-  * mooncake.json's global_segment_size 29GB (sized for a 10 s block lifetime on an A3 node: docs/sizing.md) ->
+  * mooncake.json's global_segment_size 29GB (blocks live >= 10 s on an A3 node: docs/sizing.md) ->
     1GB, which this machine's 24 GiB hold (basic scenario);
   * capacity only: mooncake.json's global_segment_size -> 64MB and local_buffer_size 1GB -> 16MB, so
     that 3x the pool is 192 puts of 1 MiB (the setup reference/research/backends.md measured);
