@@ -41,7 +41,7 @@ dir_of() {
         kube) echo "$CACHE/kubernetes-$KUBE_VERSION" ;;
         etcd) echo "$CACHE/etcd-$ETCD_VERSION" ;;
         kwok) echo "$CACHE/kwok-$KWOK_VERSION" ;;
-        promtool) echo "$CACHE/promtool-$PROMTOOL_VERSION" ;;
+        promtool) echo "$CACHE/promtool-$PROMTOOL_VERSION-remove_all_sd" ;;
     esac
 }
 
@@ -119,7 +119,9 @@ build_kwok() {
 
 build_promtool() {
     cd "$HERE/promtool"
-    gobuild -ldflags "-s -w -X github.com/prometheus/common/version.Version=$PROMTOOL_VERSION" \
+    # remove_all_sd leaves out Prometheus' service-discovery plugins (the cloud SDKs), which checking and testing
+    # rules never loads: 586 s instead of 1063 s cold, both measured on 2 busy cores.
+    gobuild -tags remove_all_sd -ldflags "-s -w -X github.com/prometheus/common/version.Version=$PROMTOOL_VERSION" \
         -o "$1/promtool" github.com/prometheus/prometheus/cmd/promtool
 }
 
