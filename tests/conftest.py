@@ -16,6 +16,8 @@ from hypothesis import settings
 
 from tests.outside import MOTOR_CHECKOUT, MOTOR_EXAMPLES, absent
 
+E2E = Path(__file__).resolve().parent / "e2e"
+
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
@@ -35,3 +37,13 @@ def motor_examples() -> Path:
     if not any(MOTOR_EXAMPLES.glob("**/user_config.json")):
         absent(f"no Motor examples at {MOTOR_EXAMPLES} (set MOTOR_EXAMPLES to reference/motor-examples)")
     return MOTOR_EXAMPLES
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`make test` runs two pytest-xdist workers with `--dist loadgroup`; a group runs whole on one worker, in order.
+    A module is a group, so its module fixtures (a live backend under load) run once. The e2e tests are one group:
+    they share one cluster and one CLI workspace (session fixtures), and the tests that change the shared stacks
+    run last."""
+    for item in items:
+        group = "e2e" if E2E in item.path.parents else str(item.path)
+        item.add_marker(pytest.mark.xdist_group(group))
