@@ -166,9 +166,9 @@ def pool_bytes_per_process(endpoint: KVStoreEndpoint) -> tuple[int, bool]:
     return 0, False  # yuanrong: each node's datasystem worker holds the memory, not the engines
 
 
-def _engines(settings: ServiceSettings, endpoint: KVStoreEndpoint | None, role: str) -> tuple[EngineGroup, ...]:
+def _engines(settings: ServiceSettings, user_config: dict[str, Any], endpoint: KVStoreEndpoint | None,
+             role: str) -> tuple[EngineGroup, ...]:
     """Each side's engines and the pool memory each of their pods holds (None: unknown)."""
-    user_config = settings.user_config()
     groups = []
     for side in rules.SIDES:
         pods = settings.motor_deploy_config.engine_side(side)
@@ -218,11 +218,12 @@ def build_fleet(all_facts: list[StackFacts], nodes: Sequence[ClusterNodes] = ())
             worker_mib = store.shared_memory_size_mb if isinstance(store, YuanrongStoreConfig) else None
         else:
             role, backend, allowed, owner_endpoint, worker_mib = NO_POOL, None, (), None, None
+        user_config = settings.user_config()
         stacks.append(FleetStack(
             reference=reference, name=stack_name(reference), role=role, cluster=settings.cluster,
             namespace=settings.namespace, backend=backend, target=target, allowed_consumers=allowed,
-            compatibility_key=compatibility(settings)["key"], engines=_engines(settings, owner_endpoint, role),
-            node_worker_mib=worker_mib, unrendered=facts.unrendered, uses_pool=rules.uses_pool(rules.kv_transfer_configs(settings.user_config())),
+            compatibility_key=compatibility(settings)["key"], engines=_engines(settings, user_config, owner_endpoint, role),
+            node_worker_mib=worker_mib, unrendered=facts.unrendered, uses_pool=rules.uses_pool(rules.kv_transfer_configs(user_config)),
         ))
     problems += [Problem(clash.kind, clash.first, clash.second, clash.message)
                  for clash in clashes([facts.footprint() for facts in all_facts])]

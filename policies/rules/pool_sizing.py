@@ -182,19 +182,20 @@ def _writes(side: str, connectors: list[Mapping[str, Any]]) -> bool:
                                     for c in connectors)
 
 
-def _count(value: Any) -> int:
+def _positive_or_one(value: Any) -> int:
+    """A count as written when it is a positive int; otherwise 1 (the settings model names the bad field)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
 
 
 def engine_ranks(engine: Mapping[str, Any]) -> int:
     """DP x TP x PP: the workers of one engine instance, each with its own store client (vllm-ascend KVPoolWorker)."""
-    return math.prod(_count(engine_value(engine, key)) for key in (
+    return math.prod(_positive_or_one(engine_value(engine, key)) for key in (
         "data_parallel_size", "tensor_parallel_size", "pipeline_parallel_size"))
 
 
 def _writer(side: str, instances: int, engine: Mapping[str, Any], setting: Mapping[str, Any]) -> Writer:
     shape = resolve_shape(engine, setting)
-    dp = _count(engine_value(engine, "data_parallel_size"))
+    dp = _positive_or_one(engine_value(engine, "data_parallel_size"))
     rate = setting.get("prefill_tokens_per_second")
     if rate is not None:
         source = "kv_pool_sizing.prefill_tokens_per_second"
@@ -205,7 +206,7 @@ def _writer(side: str, instances: int, engine: Mapping[str, Any], setting: Mappi
         source = f"max_num_batched_tokens {batched} x {dp} DP rank(s) per second"
     max_len = engine_value(engine, "max_model_len")
     # Unset, vllm-ascend's platform.py sets 128, Motor's default too.
-    return Writer(side, instances, shape, _count(engine_value(engine, "block_size") or MOTOR_DEFAULT_BLOCK_SIZE),
+    return Writer(side, instances, shape, _positive_or_one(engine_value(engine, "block_size") or MOTOR_DEFAULT_BLOCK_SIZE),
                   max_len if isinstance(max_len, int) else None, rate, source)
 
 
@@ -223,9 +224,9 @@ def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | Non
         if not connectors:
             continue
         engine = (user_config.get(engine_section(side)) or {}).get("engine_config") or {}
-        instances = _count(deploy.get(f"{side[0]}_instances_num", 1))
+        instances = _positive_or_one(deploy.get(f"{side[0]}_instances_num", 1))
         ranks += instances * engine_ranks(engine)
-        pods += instances * _count(deploy.get(f"single_{side[0]}_instance_pod_num", 1))
+        pods += instances * _positive_or_one(deploy.get(f"single_{side[0]}_instance_pod_num", 1))
         if _writes(side, connectors):
             writers.append(_writer(side, instances, engine, setting))
     if not backend or (not writers and not ranks):
@@ -366,7 +367,7 @@ def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
             continue
         engine = (user_config.get(engine_section(side)) or {}).get("engine_config") or {}
         pods_key = f"single_{side[0]}_instance_pod_num"
-        ranks = math.ceil(engine_ranks(engine) / _count(deploy.get(pods_key, 1)))
+        ranks = math.ceil(engine_ranks(engine) / _positive_or_one(deploy.get(pods_key, 1)))
         held = ranks * (sizing.unit_bytes + buffer)
         npus = deploy.get(f"{side[0]}_pod_npu_num")
         if held <= request or isinstance(npus, int) and ranks > npus:  # more ranks than NPUs: check_instance_sizes says so

@@ -102,7 +102,7 @@ def check_instance_counts(deploy: Mapping[str, Any]) -> list[Finding]:
     return findings
 
 
-def _count(value: Any) -> int | None:
+def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -115,7 +115,7 @@ def check_instance_sizes(user_config: Mapping[str, Any]) -> list[Finding]:
     for side in SIDES:
         letter = side[0]
         pods_key, npus_key = f"single_{letter}_instance_pod_num", f"{letter}_pod_npu_num"
-        pods, npus = _count(deploy.get(pods_key, 1)), _count(deploy.get(npus_key))
+        pods, npus = _int_or_none(deploy.get(pods_key, 1)), _int_or_none(deploy.get(npus_key))
         if pods is None or not 1 <= pods <= MAX_PODS_PER_INSTANCE:
             findings.append(Finding(
                 f"motor_deploy_config.{pods_key}",
@@ -126,7 +126,7 @@ def check_instance_sizes(user_config: Mapping[str, Any]) -> list[Finding]:
         engine = _section(user_config, engine_section(side)).get("engine_config")
         if npus is None or not isinstance(engine, Mapping):
             continue
-        sizes = {key: _count(engine.get(key, 1)) or 1 for key in PARALLEL_SIZES}
+        sizes = {key: _int_or_none(engine.get(key, 1)) or 1 for key in PARALLEL_SIZES}
         world = sizes["data_parallel_size"] * sizes["tensor_parallel_size"] * sizes["pipeline_parallel_size"]
         if world > pods * npus:
             findings.append(Finding(
