@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+from components import dashboards
 from components.kv_store import monitoring
 from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig
 
@@ -43,14 +44,14 @@ def names_in(expr: str) -> set[str]:
 
 def rendered_queries(backend: str) -> list[str]:
     signals = SIGNALS[backend]()
-    board = json.loads(monitoring.dashboard_json(signals, NAMESPACE))
+    board = json.loads(dashboards.dashboard_json(signals))
     exprs = [target["expr"] for panel in board["panels"] for target in panel["targets"]]
-    return exprs + [rule["expr"] for group in monitoring.rule_groups(signals) for rule in group["rules"]]
+    return exprs + [rule["expr"] for group in dashboards.rule_groups(signals) for rule in group["rules"]]
 
 
 def queried_metrics(backend: str) -> set[str]:
     """What the binary must expose: every name queried, less the series Prometheus writes itself (`up`)."""
-    return {name for expr in rendered_queries(backend) for name in names_in(expr)} - monitoring.PROMETHEUS_SERIES
+    return {name for expr in rendered_queries(backend) for name in names_in(expr)} - dashboards.PROMETHEUS_SERIES
 
 
 def exposed_families(text: str) -> set[str]:
