@@ -73,6 +73,11 @@ def rate(metric: str, sel: str) -> str:
     return f"sum(rate({metric}{{{sel}}}[5m]))"
 
 
+def fewer_scraped(sel: str, count: int) -> str:
+    """Fewer targets than `count` answer Prometheus (none at all counts as 0, not as no series)."""
+    return f"(sum(up{{{sel}}}) or vector(0)) < {count}"
+
+
 def dashboard_uid(prefix: str, namespace: str) -> str:
     """Grafana caps a uid at 40 characters; a namespace has up to 63."""
     return f"{prefix}-" + hashlib.sha256(namespace.encode()).hexdigest()[:20]

@@ -11,7 +11,7 @@ recorded in tests/fixtures/pool_metrics/motor.prom). Opt-in with the pool's: kv_
 
 from __future__ import annotations
 
-from components.dashboards import Alert, Panel, Query, Signals, dashboard_uid, job_selector, rate
+from components.dashboards import Alert, Panel, Query, Signals, dashboard_uid, fewer_scraped, job_selector, rate
 from components.motor_pod import COORDINATOR_OBS_SERVICE
 
 DASHBOARD_NAME = "mindie-motor-service-dashboard"
@@ -96,7 +96,7 @@ def motor_service(namespace: str, prefill: int, decode: int) -> Signals:
     alerts = (
         Alert(
             name="MotorCoordinatorDown",
-            expr=f"(sum(up{{{sel}}}) or vector(0)) < 1",
+            expr=fewer_scraped(sel, 1),
             duration="1m",
             severity="critical",
             summary=f"Motor's coordinator of {namespace} is not scraped",

@@ -10,7 +10,7 @@ The dashboard is built with the Grafana foundation SDK, not written as JSON.
 from __future__ import annotations
 
 from components.dashboards import (
-    Alert, Panel, Query, Signals, dashboard_objects, dashboard_uid, job_selector, rate,
+    Alert, Panel, Query, Signals, dashboard_objects, dashboard_uid, fewer_scraped, job_selector, rate,
 )
 from components.kv_store.common import STORE_NAME, STORE_SERVICE, StoreContext
 from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig
@@ -59,7 +59,7 @@ def _master_down(backend: str, namespace: str, replicas: int, setting: str) -> A
     sel = selector(namespace)
     return Alert(
         name="KVPoolMasterDown",
-        expr=f"(sum(up{{{sel}}}) or vector(0)) < {replicas}",
+        expr=fewer_scraped(sel, replicas),
         duration="1m",
         severity="critical",
         summary=f"A {backend} pool server of namespace {namespace} is not scraped",
