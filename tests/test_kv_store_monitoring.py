@@ -46,6 +46,18 @@ def test_dashboards_need_the_service_monitor():
         "scrapes through the store's ServiceMonitor" in str(caught.value)
 
 
+def test_dashboards_refuse_a_coordinator_serving_tls():
+    values = mooncake()
+    values["motor_deploy_config"]["tls_config"] = {"mgmt_tls_config": {"enable_tls": True}}
+    with pytest.raises(ProgramError) as caught:
+        render(values)
+    assert "kv_cache_store_config.dashboards: true scrapes the coordinator's /metrics over plain http, but " \
+        "motor_deploy_config.tls_config.mgmt_tls_config.enable_tls is true (the obs port then serves TLS): set " \
+        "dashboards: false, or mgmt_tls_config.enable_tls: false" in str(caught.value)
+    values["motor_deploy_config"]["tls_config"] = {"mgmt_tls_config": {"enable_tls": False}}
+    assert DASHBOARD in render(values).objects
+
+
 def test_dashboard_configmap_is_labelled_for_the_grafana_sidecar():
     configmap = render(mooncake()).get(*DASHBOARD)
     assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
