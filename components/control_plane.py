@@ -9,7 +9,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import dashboards, motor_monitoring
 from components.checksums import annotations
+from components.dashboards import Signals
 from components.labels import METRICS_SCRAPER_LABEL, common_labels
 from components.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError
 from components.ports import Port
@@ -20,6 +22,7 @@ from components.motor_pod import (
     CONTROL_PLANE_FIELD_ENV,
     CONTROL_PLANE_PROBES,
     CONTROLLER_ROLE,
+    COORDINATOR_OBS_SERVICE,
     COORDINATOR_ROLE,
     FAST_EVICTION,
     LOG_MOUNT,
@@ -73,6 +76,9 @@ class ControlPlaneArgs:
     controller_calls: tuple[ApiCall, ...]  # Motor's API calls the controller's RBAC allows
     configmap_namespace: str
     secret: SecretEnv | None = None
+    # The Motor service's dashboard and alerts (components/motor_monitoring.py), with a ServiceMonitor on the
+    # coordinator's obs Service they read; None: none of the three.
+    monitoring: Signals | None = None
 
 
 class ControlPlane(pulumi.ComponentResource):
@@ -108,6 +114,14 @@ class ControlPlane(pulumi.ComponentResource):
         )
         self.controller = self._role(CONTROLLER, CONTROLLER_ROLE, args.controller, CONTROLLER_RESOURCES, CONTROLLER)
         self.coordinator = self._role(COORDINATOR, COORDINATOR_ROLE, args.coordinator, COORDINATOR_RESOURCES)
+        if args.monitoring is not None:
+            dashboards.service_monitor(COORDINATOR_OBS_SERVICE, self._metadata(COORDINATOR_OBS_SERVICE, COORDINATOR),
+                                       COORDINATOR, motor_monitoring.OBS_PORT, self._opts())
+            dashboards.dashboard_objects(
+                args.monitoring, (motor_monitoring.DASHBOARD_NAME, motor_monitoring.RULES_NAME),
+                f"motor-service-{self._namespace}.json", self._metadata(motor_monitoring.DASHBOARD_NAME, COORDINATOR),
+                self._opts(),
+            )
         self.register_outputs({
             "motor_config": self.motor_config, "controller": self.controller, "coordinator": self.coordinator,
             "service_account": self.service_account, "services": self.services,

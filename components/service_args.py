@@ -21,6 +21,7 @@ from components.kv_store.component import KVStoreArgs
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.motor_config import motor_config_data, role_motor_files
 from components.motor_env import engine_env, env_text
+from components.motor_monitoring import OBS_PORT, motor_service
 from components.motor_pod import (
     CONTROLLER_OBS_SERVICE,
     CONTROLLER_ROLE,
@@ -127,7 +128,7 @@ def control_plane_args(
                 node_port=deploy.coordinator_infer_node_port,
             ),
             COORDINATOR_MGMT_SERVICE: Port(name="mgmt", port=api_port(coordinator_config, coordinator_section, "mgmt")),
-            COORDINATOR_OBS_SERVICE: Port(name="obs", port=api_port(coordinator_config, coordinator_section, "obs"),
+            COORDINATOR_OBS_SERVICE: Port(name=OBS_PORT, port=api_port(coordinator_config, coordinator_section, "obs"),
                                           node_port=deploy.coordinator_obs_node_port),
         },
         # Motor's coordinator fetches http://$KVS_MASTER_SERVICE:<kv_cache_store_config.metrics_port>/metrics
@@ -149,6 +150,8 @@ def control_plane_args(
         controller_calls=controller_calls(controller_config),
         configmap_namespace=configmap_namespace(controller_config),
         secret=secret,
+        monitoring=motor_service(settings.namespace, deploy.p_instances_num, deploy.d_instances_num)
+        if settings.kv_cache_store_config is not None and settings.kv_cache_store_config.dashboards else None,
     )
 
 

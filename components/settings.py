@@ -280,6 +280,21 @@ class ServiceSettings(Closed):
         return self
 
     @model_validator(mode="after")
+    def _dashboards_scrape_plain_http(self) -> ServiceSettings:
+        """The coordinator's obs port serves /metrics with mgmt_tls_config (Motor's observability_server.py), and the
+        ServiceMonitor scrapes plain http, holding no client certificate: every scrape would fail and
+        MotorCoordinatorDown fire for good."""
+        store = self.kv_cache_store_config
+        mgmt_tls = (self.motor_deploy_config.tls_config or {}).get("mgmt_tls_config")
+        if store is not None and store.dashboards and isinstance(mgmt_tls, dict) and mgmt_tls.get("enable_tls") is True:
+            raise ValueError(
+                "kv_cache_store_config.dashboards: true scrapes the coordinator's /metrics over plain http, but "
+                "motor_deploy_config.tls_config.mgmt_tls_config.enable_tls is true (the obs port then serves TLS): "
+                "set dashboards: false, or mgmt_tls_config.enable_tls: false"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _engine_labels_fit(self) -> ServiceSettings:
         """Engine pods carry the label job-name=<job_id>-<p|d><instance> (labels.engine_job_name);
         Kubernetes refuses a label value over 63 characters."""

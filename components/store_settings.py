@@ -82,7 +82,10 @@ class StoreCommon(Closed):
         False,
         description="Mooncake and MemCache: render the pool's Grafana dashboard as a ConfigMap labelled "
         "grafana_dashboard: \"1\" (kube-prometheus-stack's dashboard sidecar loads it) and a PrometheusRule with the "
-        "pool's alerts, their thresholds from these settings. Needs service_monitor (the queries read its series).",
+        "pool's alerts, their thresholds from these settings. Needs service_monitor (the queries read its series). "
+        "With them the Motor service's dashboard and alerts (coordinator workers against the instance counts, "
+        "tokens, the engines' KV cache, TTFT/TPOT) and a ServiceMonitor on the coordinator's obs Service, which scrapes "
+        "plain http (refused with motor_deploy_config.tls_config.mgmt_tls_config.enable_tls).",
     )
     allowed_consumers: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] = Field(
         default_factory=list,

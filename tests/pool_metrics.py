@@ -1,6 +1,7 @@
-"""The metric names the pool dashboards and alerts query, and the names a Prometheus exposition holds.
+"""The metric names the dashboards and alerts query (the pool's per backend, and the Motor service's), and the names
+a Prometheus exposition holds.
 
-The queries are read back from what the component renders (the dashboard JSON and the PrometheusRule), so a
+The queries are read back from what the components render (the dashboard JSON and the PrometheusRule), so a
 name written into any expression is checked, not a list kept beside them."""
 
 from __future__ import annotations
@@ -9,20 +10,23 @@ import json
 import re
 from pathlib import Path
 
+from components import dashboards, motor_monitoring
 from components.kv_store import monitoring
 from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig
 
 RECORDINGS = {
     backend: Path(__file__).resolve().parent / "fixtures" / "pool_metrics" / f"{backend}.prom"
-    for backend in ("mooncake", "memcache")
+    for backend in ("mooncake", "memcache", "motor")
 }
 NAMESPACE = "svc"
-# Every query of each backend: Mooncake with HA (its leader-change alert exists only then).
+# Every query of each backend: Mooncake with HA (its leader-change alert exists only then); "motor": Motor's
+# coordinator (tests/conformance/test_coordinator_metrics.py records its /metrics).
 SIGNALS = {
     "mooncake": lambda: monitoring.mooncake(MooncakeStoreConfig(
         backend="mooncake", eviction_high_watermark_ratio=0.6, eviction_ratio=0.4, ha={"master_replicas": 2},
     ), NAMESPACE),
     "memcache": lambda: monitoring.memcache(MemcacheStoreConfig(backend="memcache"), NAMESPACE),
+    "motor": lambda: motor_monitoring.motor_service(NAMESPACE, 2, 2),
 }
 # PromQL words that look like names: aggregation modifiers, set operators, `bool`, `offset`.
 _KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or", "unless", "bool", "offset"}
@@ -43,14 +47,14 @@ def names_in(expr: str) -> set[str]:
 
 def rendered_queries(backend: str) -> list[str]:
     signals = SIGNALS[backend]()
-    board = json.loads(monitoring.dashboard_json(signals, NAMESPACE))
+    board = json.loads(dashboards.dashboard_json(signals))
     exprs = [target["expr"] for panel in board["panels"] for target in panel["targets"]]
-    return exprs + [rule["expr"] for group in monitoring.rule_groups(signals) for rule in group["rules"]]
+    return exprs + [rule["expr"] for group in dashboards.rule_groups(signals) for rule in group["rules"]]
 
 
 def queried_metrics(backend: str) -> set[str]:
     """What the binary must expose: every name queried, less the series Prometheus writes itself (`up`)."""
-    return {name for expr in rendered_queries(backend) for name in names_in(expr)} - monitoring.PROMETHEUS_SERIES
+    return {name for expr in rendered_queries(backend) for name in names_in(expr)} - dashboards.PROMETHEUS_SERIES
 
 
 def exposed_families(text: str) -> set[str]:

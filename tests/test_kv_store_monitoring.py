@@ -1,5 +1,6 @@
 """KVStore with dashboards: the Grafana dashboard ConfigMap (the sidecar's label) and the PrometheusRule, their
-queries and the thresholds taken from the stack's settings."""
+queries and the thresholds taken from the stack's settings; and with them the Motor service's, on a ServiceMonitor of
+the coordinator's obs Service."""
 
 from __future__ import annotations
 
@@ -43,6 +44,18 @@ def test_dashboards_need_the_service_monitor():
         render(store("mooncake-layerwise", dashboards=True))
     assert "dashboards: true needs service_monitor: true; the dashboard and alerts query the series Prometheus " \
         "scrapes through the store's ServiceMonitor" in str(caught.value)
+
+
+def test_dashboards_refuse_a_coordinator_serving_tls():
+    values = mooncake()
+    values["motor_deploy_config"]["tls_config"] = {"mgmt_tls_config": {"enable_tls": True}}
+    with pytest.raises(ProgramError) as caught:
+        render(values)
+    assert "kv_cache_store_config.dashboards: true scrapes the coordinator's /metrics over plain http, but " \
+        "motor_deploy_config.tls_config.mgmt_tls_config.enable_tls is true (the obs port then serves TLS): set " \
+        "dashboards: false, or mgmt_tls_config.enable_tls: false" in str(caught.value)
+    values["motor_deploy_config"]["tls_config"] = {"mgmt_tls_config": {"enable_tls": False}}
+    assert DASHBOARD in render(values).objects
 
 
 def test_dashboard_configmap_is_labelled_for_the_grafana_sidecar():
@@ -137,9 +150,10 @@ def test_yuanrong_refuses_dashboards():
         "Prometheus metrics endpoint for a dashboard to query; leave it false" in str(caught.value)
 
 
-@pytest.mark.parametrize("backend", ["mooncake", "memcache"])
+@pytest.mark.parametrize("backend", ["mooncake", "memcache", "motor"])
 def test_every_queried_metric_is_in_the_recorded_scrape(backend):
-    """The recording is a live scrape of the real binary (tests/live/test_pool_metrics.py checks it still is)."""
+    """The recording is a live scrape of the real binary (tests/live/test_pool_metrics.py checks it still is), or
+    Motor's coordinator's /metrics (tests/conformance/test_coordinator_metrics.py)."""
     exposed = exposed_families(RECORDINGS[backend].read_text())
     assert sorted(queried_metrics(backend) - exposed) == []
 
@@ -149,3 +163,98 @@ def test_names_in_reads_metric_names_only():
     assert names_in(expr) == {"memcache_alloc_failures_total", "up"}
     assert "up" not in queried_metrics("mooncake")  # Prometheus writes it; no binary exposes it
     assert "up" in {name for expr in rendered_queries("mooncake") for name in names_in(expr)}
+
+
+MOTOR_SEL = 'job="mindie-motor-coordinator-obs",namespace="svc"'
+MOTOR_DASHBOARD = ("ConfigMap", "mindie-motor-service-dashboard")
+MOTOR_RULES = ("PrometheusRule", "mindie-motor-service-alerts")
+COORDINATOR_MONITOR = ("ServiceMonitor", "mindie-motor-coordinator-obs")
+
+
+def motor_service(prefill: int, decode: int) -> dict:
+    values = mooncake()
+    values["motor_deploy_config"].update(p_instances_num=prefill, d_instances_num=decode)
+    return values
+
+
+def test_the_motor_service_dashboard_comes_with_the_pools():
+    rendered = render(store("mooncake-layerwise", service_monitor=True))
+    assert {MOTOR_DASHBOARD, MOTOR_RULES, COORDINATOR_MONITOR} & set(rendered.objects) == set()
+    rendered = render(motor_service(3, 2))
+    monitor = rendered.get(*COORDINATOR_MONITOR)
+    assert monitor["spec"] == {
+        "selector": {"matchLabels": {"app": "mindie-motor-coordinator"}},
+        "namespaceSelector": {"matchNames": ["svc"]},
+        "endpoints": [{"port": "obs", "path": "/metrics", "interval": "30s"}],
+    }
+    # It scrapes the obs Service: the one coordinator Service with a port of that name.
+    obs = rendered.get("Service", "mindie-motor-coordinator-obs")
+    assert obs["metadata"]["labels"]["app"] == "mindie-motor-coordinator"
+    assert [p["name"] for p in obs["spec"]["ports"]] == ["obs"]
+    assert [p["name"] for p in rendered.get("Service", "mindie-motor-coordinator-infer")["spec"]["ports"]] == ["infer"]
+
+
+def test_motor_service_dashboard_panels_and_queries():
+    configmap = render(motor_service(3, 2)).get(*MOTOR_DASHBOARD)
+    assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert configmap["metadata"]["labels"]["app"] == "mindie-motor-coordinator"
+    assert list(configmap["data"]) == ["motor-service-svc.json"]
+    board = json.loads(configmap["data"]["motor-service-svc.json"])
+    assert (board["title"], board["uid"], board["tags"]) == (
+        "Motor service - svc", "motor-348c658682ae8701d3e9", ["motor-kvpool", "motor"])
+    panels = {p["title"]: [(t["expr"], t["legendFormat"]) for t in p["targets"]] for p in board["panels"]}
+    assert panels == {
+        "Prefill workers": [(f"max(motor:active_prefill_workers{{{MOTOR_SEL}}})", "active"),
+                            (f"max(motor:inactive_prefill_workers{{{MOTOR_SEL}}})", "inactive"),
+                            ("vector(3)", "p_instances_num")],
+        "Decode workers": [(f"max(motor:active_decode_workers{{{MOTOR_SEL}}})", "active"),
+                           (f"max(motor:inactive_decode_workers{{{MOTOR_SEL}}})", "inactive"),
+                           ("vector(2)", "d_instances_num")],
+        "Tokens per second": [(f"sum(rate(vllm:prompt_tokens_total{{{MOTOR_SEL}}}[5m]))", "prompt"),
+                              (f"sum(rate(vllm:generation_tokens_total{{{MOTOR_SEL}}}[5m]))", "generation")],
+        "Engines' KV cache usage": [(f"vllm:kv_cache_usage_perc{{{MOTOR_SEL}}}", "mean {{model_name}}")],
+        "Prefix cache hit rate": [
+            (f"sum(rate(vllm:prefix_cache_hits_total{{{MOTOR_SEL}}}[5m])) / "
+             f"sum(rate(vllm:prefix_cache_queries_total{{{MOTOR_SEL}}}[5m]))", "5m"),
+            (f"max(vllm:prefix_cache_hit_rate{{{MOTOR_SEL}}})", "since start"),
+        ],
+        "Time to first token": [
+            (f"histogram_quantile({q}, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{{{MOTOR_SEL}}}[5m])))",
+             legend) for q, legend in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"))
+        ],
+        "Time per output token": [
+            (f"histogram_quantile({q}, sum by (le) (rate(vllm:time_per_output_token_seconds_bucket{{{MOTOR_SEL}}}[5m])))",
+             legend) for q, legend in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"))
+        ],
+        "Requests": [(f"sum(vllm:num_requests_waiting{{{MOTOR_SEL}}})", "waiting"),
+                     (f"sum(vllm:num_requests_running{{{MOTOR_SEL}}})", "running")],
+    }
+    assert board["panels"][0]["description"] == (
+        "Active: prefill instances Motor's scheduler lists as available whose every engine answered the "
+        "coordinator's /metrics; inactive: the rest of motor_deploy_config.p_instances_num 3."
+    )
+
+
+def test_motor_service_alert_thresholds_are_the_instance_counts():
+    (group,) = render(motor_service(3, 1)).get(*MOTOR_RULES)["spec"]["groups"]
+    assert group["name"] == "motor-service"
+    rules = {rule["alert"]: rule for rule in group["rules"]}
+    assert list(rules) == ["MotorCoordinatorDown", "MotorPrefillWorkersInactive", "MotorDecodeWorkersInactive"]
+    assert rules["MotorCoordinatorDown"]["expr"] == f"(sum(up{{{MOTOR_SEL}}}) or vector(0)) < 1"
+    assert rules["MotorPrefillWorkersInactive"] == {
+        "alert": "MotorPrefillWorkersInactive",
+        "expr": f"(max(motor:active_prefill_workers{{{MOTOR_SEL}}}) or vector(0)) < 3",
+        "for": "5m",
+        "labels": {"severity": "warning"},
+        "annotations": {
+            "summary": "Prefill instances of svc are not serving",
+            "description": "{{ $value }} of the 3 prefill instance(s) the stack runs (motor_deploy_config."
+            "p_instances_num) are active in Motor's coordinator for 5 minutes: the others are not registered with "
+            "the controller, or one of their engines does not answer /metrics. Without a coordinator series (it is "
+            "down, or no instance at all is available) the count is 0.",
+        },
+    }
+    assert rules["MotorDecodeWorkersInactive"]["expr"] == (
+        f"(max(motor:active_decode_workers{{{MOTOR_SEL}}}) or vector(0)) < 1"
+    )
+    assert rules["MotorDecodeWorkersInactive"]["labels"] == {"severity": "critical"}  # one of one: none serves

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence, TypeVar
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import dashboards
 from components.checksums import annotations
 from components.errors import KvpoolError
 from components.kv_store.endpoint import KVStoreEndpoint
@@ -194,18 +195,7 @@ def network_policy(
 
 
 def service_monitor(ctx: StoreContext, name: str, app: str, metrics_port: str) -> k8s.apiextensions.CustomResource:
-    return ctx.keep(k8s.apiextensions.CustomResource(
-        name,
-        api_version="monitoring.coreos.com/v1",
-        kind="ServiceMonitor",
-        metadata=ctx.metadata(name, app),
-        spec={
-            "selector": {"matchLabels": selector(app)},
-            "namespaceSelector": {"matchNames": [ctx.namespace]},
-            "endpoints": [{"port": metrics_port, "path": "/metrics", "interval": "30s"}],
-        },
-        opts=ctx.opts(),
-    ))
+    return ctx.keep(dashboards.service_monitor(name, ctx.metadata(name, app), app, metrics_port, ctx.opts()))
 
 
 def deployment(

@@ -9,78 +9,34 @@ The dashboard is built with the Grafana foundation SDK, not written as JSON.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass
-from typing import Any
-
-import pulumi_kubernetes as k8s
-from grafana_foundation_sdk.builders import dashboard as gdash
-from grafana_foundation_sdk.builders import prometheus as gprom
-from grafana_foundation_sdk.builders import timeseries
-from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models.dashboard import DataSourceRef
-
+from components.dashboards import (
+    Alert, Panel, Query, Signals, dashboard_objects, dashboard_uid, fewer_scraped, job_selector, rate,
+)
 from components.kv_store.common import STORE_NAME, STORE_SERVICE, StoreContext
 from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig
 
-# kube-prometheus-stack's Grafana sidecar loads every ConfigMap with this label (sidecar.dashboards.label/labelValue).
-DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 DASHBOARD_NAME = f"{STORE_NAME}-dashboard"
 RULES_NAME = f"{STORE_NAME}-alerts"
-DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
-# Series Prometheus writes itself for every target (not in any binary's exposition).
-PROMETHEUS_SERIES = frozenset({"up"})
 # MooncakeHA's standby states (mooncake_master's ha_standby_state help text): 6 PROMOTING, 7 PROMOTED.
 MOONCAKE_PROMOTING = 6
 LEADER_CHANGE_WINDOW = "15m"
 
 
-@dataclass(frozen=True)
-class Query:
-    expr: str
-    legend: str
-
-
-@dataclass(frozen=True)
-class Panel:
-    title: str
-    description: str
-    unit: str
-    queries: tuple[Query, ...]
-
-
-@dataclass(frozen=True)
-class Alert:
-    name: str
-    expr: str
-    duration: str  # how long the condition holds before the alert fires ("for")
-    severity: str
-    summary: str
-    description: str
-
-
-@dataclass(frozen=True)
-class PoolSignals:
-    """What one backend's pool shows and alerts on."""
-
-    backend: str
-    panels: tuple[Panel, ...]
-    alerts: tuple[Alert, ...]
-
-
 def selector(namespace: str) -> str:
     """The store's series: the ServiceMonitor's job is the Service it selects."""
-    return f'job="{STORE_SERVICE}",namespace="{namespace}"'
+    return job_selector(STORE_SERVICE, namespace)
 
 
-def _rate(metric: str, sel: str) -> str:
-    return f"sum(rate({metric}{{{sel}}}[5m]))"
+def pool_signals(backend: str, namespace: str, panels: tuple[Panel, ...], alerts: tuple[Alert, ...]) -> Signals:
+    return Signals(
+        title=f"KV pool ({backend}) - {namespace}", uid=dashboard_uid("kvpool", namespace),
+        tags=("motor-kvpool", "kv-pool", backend), group=f"kvpool-{backend}-pool", panels=panels, alerts=alerts,
+    )
 
 
 def _rates(sel: str, legends: dict[str, str]) -> tuple[Query, ...]:
     """One query per counter: its per-second rate over 5 minutes, named by its legend."""
-    return tuple(Query(_rate(metric, sel), legend) for metric, legend in legends.items())
+    return tuple(Query(rate(metric, sel), legend) for metric, legend in legends.items())
 
 
 def _increases(sel: str, *metrics: str) -> str:
@@ -103,7 +59,7 @@ def _master_down(backend: str, namespace: str, replicas: int, setting: str) -> A
     sel = selector(namespace)
     return Alert(
         name="KVPoolMasterDown",
-        expr=f"(sum(up{{{sel}}}) or vector(0)) < {replicas}",
+        expr=fewer_scraped(sel, replicas),
         duration="1m",
         severity="critical",
         summary=f"A {backend} pool server of namespace {namespace} is not scraped",
@@ -112,12 +68,12 @@ def _master_down(backend: str, namespace: str, replicas: int, setting: str) -> A
     )
 
 
-def mooncake(store: MooncakeStoreConfig, namespace: str) -> PoolSignals:
+def mooncake(store: MooncakeStoreConfig, namespace: str) -> Signals:
     sel = selector(namespace)
     hwm, ratio, ttl_s = store.eviction_high_watermark_ratio, store.eviction_ratio, store.default_kv_lease_ttl / 1000
     replicas = store.ha.master_replicas if store.ha else 1
     used = f"max(master_allocated_bytes{{{sel}}}) / max(master_total_capacity_bytes{{{sel}}})"
-    reads = " + ".join(_rate(m, sel) for m in (
+    reads = " + ".join(rate(m, sel) for m in (
         "master_get_replica_list_requests_total", "master_batch_get_replica_list_items_total",
         "master_exist_key_requests_total", "master_batch_exist_key_items_total",
     ))
@@ -184,7 +140,7 @@ def mooncake(store: MooncakeStoreConfig, namespace: str) -> PoolSignals:
         ),
         Alert(
             name="KVPoolEvictionOutpacesLease",
-            expr=f"{_rate('master_evicted_size_bytes', sel)} * {ttl_s:g} > max(master_total_capacity_bytes{{{sel}}})",
+            expr=f"{rate('master_evicted_size_bytes', sel)} * {ttl_s:g} > max(master_total_capacity_bytes{{{sel}}})",
             duration="10m",
             severity="warning",
             summary=f"The Mooncake pool of {namespace} evicts its whole capacity within one lease",
@@ -206,10 +162,10 @@ def mooncake(store: MooncakeStoreConfig, namespace: str) -> PoolSignals:
             f"ha.master_replicas {store.ha.master_replicas}): the leader changed; clients remount their segments, "
             "and the oplog keeps the objects. Look for why the old leader went.",
         ))
-    return PoolSignals("mooncake", panels, tuple(alerts))
+    return pool_signals("mooncake", namespace, panels, tuple(alerts))
 
 
-def memcache(store: MemcacheStoreConfig, namespace: str) -> PoolSignals:
+def memcache(store: MemcacheStoreConfig, namespace: str) -> Signals:
     del store  # MemCache's thresholds are its own defaults; only the server count comes from the stack
     sel = selector(namespace)
     panels = (
@@ -251,64 +207,11 @@ Query(f"max(memcache_evict_running{{{sel}}})", "running"),
                       "No LocalService had room (or none registered memory): add LocalService memory or check that "
                       "the engines' LocalServices are up."),
     )
-    return PoolSignals("memcache", panels, alerts)
+    return pool_signals("memcache", namespace, panels, alerts)
 
 
-def dashboard_uid(namespace: str) -> str:
-    """Grafana caps a uid at 40 characters; a namespace has up to 63."""
-    return "kvpool-" + hashlib.sha256(namespace.encode()).hexdigest()[:20]
-
-
-def dashboard_json(signals: PoolSignals, namespace: str) -> str:
-    board = (
-        gdash.Dashboard(f"KV pool ({signals.backend}) - {namespace}")
-        .uid(dashboard_uid(namespace))
-        .tags(["motor-kvpool", "kv-pool", signals.backend])
-        .refresh("30s")
-        .time("now-1h", "now")
-        .with_variable(gdash.DatasourceVariable("datasource").label("Prometheus").type("prometheus"))
-    )
-    for panel in signals.panels:
-        built = (
-            timeseries.Panel().title(panel.title).description(panel.description).unit(panel.unit)
-            .datasource(DATASOURCE).height(8).span(12)
-        )
-        for ref, query in zip("ABCDEFGH", panel.queries, strict=False):
-            built = built.with_target(gprom.Dataquery().expr(query.expr).legend_format(query.legend).ref_id(ref))
-        board = board.with_panel(built)
-    return json.dumps(board.build(), cls=JSONEncoder, indent=2, sort_keys=True) + "\n"
-
-
-def rule_groups(signals: PoolSignals) -> list[dict[str, Any]]:
-    return [{
-        "name": f"kvpool-{signals.backend}-pool",
-        "rules": [
-            {
-                "alert": alert.name,
-                "expr": alert.expr,
-                "for": alert.duration,
-                "labels": {"severity": alert.severity},
-                "annotations": {"summary": alert.summary, "description": alert.description},
-            }
-            for alert in signals.alerts
-        ],
-    }]
-
-
-def build(ctx: StoreContext, signals: PoolSignals) -> None:
+def build(ctx: StoreContext, signals: Signals) -> None:
     """The dashboard ConfigMap (the sidecar's label) and the PrometheusRule, beside the store."""
-    metadata = ctx.metadata(DASHBOARD_NAME, STORE_NAME)
-    ctx.keep(k8s.core.v1.ConfigMap(
-        DASHBOARD_NAME,
-        metadata={**metadata, "labels": {**metadata["labels"], **DASHBOARD_LABEL}},
-        data={f"kv-pool-{ctx.namespace}.json": dashboard_json(signals, ctx.namespace)},
-        opts=ctx.opts(),
-    ))
-    ctx.keep(k8s.apiextensions.CustomResource(
-        RULES_NAME,
-        api_version="monitoring.coreos.com/v1",
-        kind="PrometheusRule",
-        metadata=ctx.metadata(RULES_NAME, STORE_NAME),
-        spec={"groups": rule_groups(signals)},
-        opts=ctx.opts(),
-    ))
+    for made in dashboard_objects(signals, (DASHBOARD_NAME, RULES_NAME), f"kv-pool-{ctx.namespace}.json",
+                                  ctx.metadata(DASHBOARD_NAME, STORE_NAME), ctx.opts()):
+        ctx.keep(made)

@@ -4,7 +4,9 @@
 that start from the values of the recorded live scrape (tests/fixtures/pool_metrics/, see
 tests/live/test_pool_metrics.py) and then meet, or do not meet, each alert's condition: every alert fires when its
 condition holds for its `for`, and stays quiet before and otherwise. The stacks are the examples: mooncake-ha as it
-is (eviction 0.6/0.4, lease 11000 ms, 2 masters), dev's MemCache with dashboards turned on.
+is (eviction 0.6/0.4, lease 11000 ms, 2 masters), dev's MemCache with dashboards turned on. The Motor service's
+alerts are mooncake-ha's with 2 prefill and 2 decode instances, on series that start from the recorded /metrics of
+Motor's coordinator (tests/conformance/test_coordinator_metrics.py).
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ def promtool() -> Path:
     return found["promtool"]
 
 
-def rules_of(rendered) -> dict[str, Any]:
-    return {"groups": rendered.get("PrometheusRule", "mindie-motor-kv-store-alerts")["spec"]["groups"]}
+def rules_of(rendered, name: str = "mindie-motor-kv-store-alerts") -> dict[str, Any]:
+    return {"groups": rendered.get("PrometheusRule", name)["spec"]["groups"]}
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +54,13 @@ def memcache_rules() -> dict[str, Any]:
     return rules_of(render(values, stack="dev"))
 
 
+@pytest.fixture(scope="module")
+def motor_rules() -> dict[str, Any]:
+    values = stack_values("mooncake-ha")
+    values["motor_deploy_config"].update(p_instances_num=2, d_instances_num=2)
+    return rules_of(render(values, stack="mooncake-ha"), "mindie-motor-service-alerts")
+
+
 def recorded(backend: str, metric: str) -> float:
     """The unlabelled sample of `metric` in the live scrape."""
     for line in RECORDINGS[backend].read_text().splitlines():
@@ -61,9 +70,10 @@ def recorded(backend: str, metric: str) -> float:
     raise LookupError(f"{metric} is not in {RECORDINGS[backend].name}")
 
 
-def series(namespace: str, metric: str, values: str, pod: str = POD) -> dict[str, str]:
+def series(namespace: str, metric: str, values: str, pod: str = POD,
+           job: str = "mindie-motor-kvs-master") -> dict[str, str]:
     """A series as the ServiceMonitor's scrape labels it."""
-    return {"series": f'{metric}{{job="mindie-motor-kvs-master",namespace="{namespace}",pod="{pod}"}}', "values": values}
+    return {"series": f'{metric}{{job="{job}",namespace="{namespace}",pod="{pod}"}}', "values": values}
 
 
 VALUE = "{{ $value }}"
@@ -96,7 +106,7 @@ def run_tests(promtool: Path, tmp_path: Path, rules: dict[str, Any], tests: list
     return done.stdout
 
 
-@pytest.mark.parametrize("backend, count", [("mooncake", 5), ("memcache", 2)])
+@pytest.mark.parametrize("backend, count", [("mooncake", 5), ("memcache", 2), ("motor", 3)])
 def test_promtool_checks_the_rendered_rules(promtool, tmp_path, request, backend, count):
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(request.getfixturevalue(f"{backend}_rules")))
     done = subprocess.run([str(promtool), "check", "rules", "rules.yaml"], cwd=tmp_path, capture_output=True,
@@ -180,6 +190,44 @@ def test_memcache_alerts_fire_when_their_condition_holds_and_stay_quiet_otherwis
                              series(ns, "memcache_batch_alloc_failures_total", f"{batch_failed:g}+0x20")],
             "alert_rule_test": [quiet("KVPoolPutFailures", "10m"),
                                 fires(r, "KVPoolPutFailures", "20m", {VALUE: "10"})],
+        },
+    ]
+    assert run_tests(promtool, tmp_path, r, tests) == "Processing test file: tests.yaml\n  SUCCESS\n\n"
+
+
+def test_motor_service_alerts_fire_when_their_condition_holds_and_stay_quiet_otherwise(promtool, tmp_path, motor_rules):
+    ns, r = "mooncake-ha", motor_rules
+    coordinator = "mindie-motor-coordinator-0"
+
+    def motor(metric: str, values: str) -> dict[str, str]:
+        return series(ns, metric, values, pod=coordinator, job="mindie-motor-coordinator-obs")
+
+    active_prefill = recorded("motor", "motor:active_prefill_workers")
+    active_decode = recorded("motor", "motor:active_decode_workers")
+    assert (active_prefill, active_decode) == (2, 1)  # the recording: both prefill stubs, one of the two decode
+    tests = [
+        {
+            "name": "coordinator down",
+            "input_series": [motor("up", "1x10 0x10")],
+            "alert_rule_test": [quiet("MotorCoordinatorDown", "10m"),
+                                quiet("MotorCoordinatorDown", "11m"),  # down, not yet for 1m
+                                fires(r, "MotorCoordinatorDown", "13m", {})],
+        },
+        {  # 2 of 2 prefill instances for 10 minutes, then the recorded decode count (1 of 2) and one prefill gone
+            "name": "workers inactive",
+            "input_series": [motor("motor:active_prefill_workers", f"{active_prefill:g}x10 1x20"),
+                             motor("motor:active_decode_workers", f"2x10 {active_decode:g}x20")],
+            "alert_rule_test": [quiet("MotorPrefillWorkersInactive", "10m"),
+                                quiet("MotorPrefillWorkersInactive", "14m"),  # short, not yet for 5m
+                                fires(r, "MotorPrefillWorkersInactive", "16m", {VALUE: "1"}),
+                                quiet("MotorDecodeWorkersInactive", "10m"),
+                                fires(r, "MotorDecodeWorkersInactive", "16m", {VALUE: "1"})],
+        },
+        {  # no coordinator series at all: nothing is known to serve
+            "name": "no worker series",
+            "input_series": [motor("up", "1x20")],
+            "alert_rule_test": [fires(r, "MotorPrefillWorkersInactive", "10m", {VALUE: "0"}),
+                                fires(r, "MotorDecodeWorkersInactive", "10m", {VALUE: "0"})],
         },
     ]
     assert run_tests(promtool, tmp_path, r, tests) == "Processing test file: tests.yaml\n  SUCCESS\n\n"
