@@ -31,7 +31,6 @@ import yaml
 from bench.mooncake_capacity import WRITER, machine, run_capacity_scenario
 from bench.preview_vs_deploy import run, venv
 from components.settings_loader import load_from_pulumi_config
-from kvpool.views.sizing import pool_sizing
 from policies import rules
 from tests.live.mooncake_plans import CLIENT_FILE, basic_plan
 from tests.live.plans import python
@@ -80,7 +79,7 @@ def planned(cell: Cell, values: dict | None = None) -> rules.PoolSizing:
                                        "global_segment_size": f"{cell.pool_mib * MIB // units}"}
     values["kv_pool_sizing"] = {"model_shape": MODEL_SHAPE,
                                 "prefill_tokens_per_second": block_size * 1000 // cell.pace_ms}
-    sizing = pool_sizing(load_from_pulumi_config(values, STACK))
+    sizing = load_from_pulumi_config(values, STACK).pool_sizing()
     assert sizing is not None and sizing.block_bytes == MIB and sizing.capacity_bytes == cell.pool_mib * MIB
     assert sizing.write_bytes_per_second == MIB * 1000 // cell.pace_ms
     return sizing

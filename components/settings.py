@@ -351,6 +351,11 @@ class ServiceSettings(Closed):
         kv = self.motor_engine_prefill_config.engine_config.kv_transfer_config
         return self.kv_cache_store_config is not None or (kv is not None and kv.kv_connector == rules.MULTI_CONNECTOR)
 
+    def pool_sizing(self) -> rules.PoolSizing | None:
+        """The pool as this service's own engines write it (policies/rules/pool_sizing.py; None: no store, or no
+        engine writes to it)."""
+        return rules.pool_sizing(self.user_config(), self.kv_pool_sizing.as_rule_input())
+
     def user_config(self) -> dict[str, Any]:
         """The effective user_config.json that Motor's in-pod code reads from ConfigMap motor-config."""
         effective: dict[str, Any] = {"version": USER_CONFIG_VERSION}

@@ -12,19 +12,27 @@ from pathlib import Path
 
 from components import dashboards, motor_monitoring
 from components.kv_store import monitoring
-from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig
+from components.settings_loader import load_from_pulumi_config
+from components.store_settings import MemcacheStoreConfig
+from tests.program_runs import stack_values
 
 RECORDINGS = {
     backend: Path(__file__).resolve().parent / "fixtures" / "pool_metrics" / f"{backend}.prom"
     for backend in ("mooncake", "memcache", "motor")
 }
 NAMESPACE = "svc"
-# Every query of each backend: Mooncake with HA (its leader-change alert exists only then); "motor": Motor's
-# coordinator (tests/conformance/test_coordinator_metrics.py records its /metrics).
+
+
+def _mooncake_ha() -> dashboards.Signals:
+    settings = load_from_pulumi_config(stack_values("mooncake-ha"), "mooncake-ha")
+    return monitoring.mooncake(settings.kv_cache_store_config, NAMESPACE, settings.pool_sizing())
+
+
+# Every query of each backend: Mooncake as mooncake-ha runs it, with HA (its leader-change alert exists only then)
+# and its own sizing (the sizing alert); "motor": Motor's coordinator (tests/conformance/test_coordinator_metrics.py
+# records its /metrics).
 SIGNALS = {
-    "mooncake": lambda: monitoring.mooncake(MooncakeStoreConfig(
-        backend="mooncake", eviction_high_watermark_ratio=0.6, eviction_ratio=0.4, ha={"master_replicas": 2},
-    ), NAMESPACE),
+    "mooncake": _mooncake_ha,
     "memcache": lambda: monitoring.memcache(MemcacheStoreConfig(backend="memcache"), NAMESPACE),
     "motor": lambda: motor_monitoring.motor_service(NAMESPACE, 2, 2),
 }

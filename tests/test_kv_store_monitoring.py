@@ -90,6 +90,7 @@ def test_mooncake_alert_thresholds_come_from_the_settings():
     rules = rules_of(render(mooncake()))
     assert list(rules) == [
         "KVPoolMasterDown", "KVPoolPutFailures", "KVPoolAboveEvictionWatermark", "KVPoolEvictionOutpacesLease",
+        "KVPoolShorterLivedThanSized",
     ]
     assert rules["KVPoolMasterDown"]["expr"] == f"(sum(up{{{SEL}}}) or vector(0)) < 1"
     assert rules["KVPoolAboveEvictionWatermark"] == {
@@ -117,6 +118,49 @@ def test_mooncake_alert_thresholds_come_from_the_settings():
         "{{ $value }} puts failed in 5 minutes. Eviction starts at eviction_high_watermark_ratio 0.8 and frees "
         "eviction_ratio 0.15 of the pool"
     )
+
+
+# Qwen3-8B's KV (36 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes) per token, and mooncake-layerwise's pool: a
+# 29 GB segment from each of the prefill and decode instance's engine ranks.
+QWEN3_8B_BYTES_PER_TOKEN = 36 * 8 * 128 * 2 * 2
+POOL_BYTES = 2 * 29 * 2**30
+FLOOR = 0.8 * (1 - 0.15)  # what eviction leaves: the watermark less eviction_ratio of it
+
+
+def test_the_sizing_alert_compares_the_measured_block_lifetime_with_the_predicted_one():
+    rule = rules_of(render(mooncake()))["KVPoolShorterLivedThanSized"]
+    lifetime = POOL_BYTES * FLOOR / (8192 * QWEN3_8B_BYTES_PER_TOKEN)  # one prefill instance's default rate
+    assert f"{lifetime:.2f}" == "35.06"
+    assert rule == {
+        "alert": "KVPoolShorterLivedThanSized",
+        "expr": f"max(master_total_capacity_bytes{{{SEL}}}) * 0.68 / "
+                f"sum(rate(master_evicted_size_bytes{{{SEL}}}[5m])) < 35.06",
+        "for": "10m",
+        "labels": {"severity": "warning"},
+        "annotations": {
+            "summary": "Blocks in the Mooncake pool of svc are evicted sooner than the sizing predicts",
+            "description": "A block now stays {{ $value | humanizeDuration }} (the 0.68 of the pool eviction leaves, "
+            "over the bytes evicted per second), less than the 35.06 s the stack's sizing predicts for its writers: "
+            "1 prefill instance(s) at 8192 tokens/s (max_num_batched_tokens 8192 x 1 DP rank(s) per second). They "
+            "put more than planned: set kv_pool_sizing.prefill_tokens_per_second to the measured rate and size the "
+            "pool again (`kvpool size`).",
+        },
+    }
+
+
+def test_the_sizing_alert_follows_the_stated_write_rate():
+    values = mooncake()
+    values["kv_pool_sizing"] = {"prefill_tokens_per_second": 2048}
+    rule = rules_of(render(values))["KVPoolShorterLivedThanSized"]
+    assert f"{POOL_BYTES * FLOOR / (2048 * QWEN3_8B_BYTES_PER_TOKEN):.2f}" == "140.23"
+    assert rule["expr"].endswith(" < 140.23")
+    assert "1 prefill instance(s) at 2048 tokens/s (kv_pool_sizing.prefill_tokens_per_second)" in \
+        rule["annotations"]["description"]
+
+
+def test_a_pool_other_services_write_to_has_no_sizing_alert():
+    """Their engines write too, and this program cannot see them (the fleet's sizing counts them)."""
+    assert "KVPoolShorterLivedThanSized" not in rules_of(render(mooncake(allowed_consumers=["service-b"])))
 
 
 def test_mooncake_ha_adds_the_leader_change_alert_and_counts_every_master():

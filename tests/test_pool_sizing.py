@@ -69,7 +69,7 @@ def test_the_setting_names_a_model_outside_the_table():
 
 def sizing_of(service: dict) -> rules.PoolSizing:
     settings = load_from_pulumi_config(service, "svc")
-    return sizing_view.pool_sizing(settings)
+    return settings.pool_sizing()
 
 
 def test_mooncake_pool_capacity_lifetime_and_frontier():
@@ -168,7 +168,7 @@ def test_a_store_no_engine_writes_to_holds_nothing_and_says_so():
     service["kv_cache_store_config"] = {"backend": "mooncake", "eviction_high_watermark_ratio": 0.6,
                                         "eviction_ratio": 0.4}
     settings = load_from_pulumi_config(service, "svc")
-    assert sizing_view.pool_sizing(settings) is None
+    assert settings.pool_sizing() is None
     assert sizing_view.row("svc", settings) == (
         "svc", "mooncake", "none: no engine uses a store connector, the store holds nothing", "", "", "", "")
 

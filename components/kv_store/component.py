@@ -14,6 +14,7 @@ from components.kv_store.common import StoreContext
 from components.kv_store.endpoint import KVStoreEndpoint
 from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig, StoreResources, YuanrongStoreConfig
 from components.workloads import Workloads
+from policies import rules
 
 TYPE = "kvpool:index:KVStore"
 
@@ -40,6 +41,9 @@ class KVStoreArgs:
     env: dict[str, str]  # env.json's motor_kv_cache_store_env
     project_dir: Path  # where a stack's own files (local_service_conf) are read from
     compatibility: dict[str, Any]  # what a consumer must agree on (compatibility.py)
+    # The pool as this service's engines write it, for the alert that compares eviction with it; None where other
+    # services' engines write too (allowed_consumers), which this program cannot see.
+    sizing: rules.PoolSizing | None = None
 
 
 class KVStore(pulumi.ComponentResource):
@@ -54,7 +58,7 @@ class KVStore(pulumi.ComponentResource):
         ctx = StoreContext(**context, parent=self)
         store = args.store
         if isinstance(store, MooncakeStoreConfig):
-            endpoint = mooncake.build(ctx, store)
+            endpoint = mooncake.build(ctx, store, args.sizing)
         elif isinstance(store, MemcacheStoreConfig):
             endpoint = memcache.build(ctx, store, args.project_dir)
         else:

@@ -14,6 +14,7 @@ from components.dashboards import (
 )
 from components.kv_store.common import STORE_NAME, STORE_SERVICE, StoreContext
 from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig
+from policies import rules
 
 DASHBOARD_NAME = f"{STORE_NAME}-dashboard"
 RULES_NAME = f"{STORE_NAME}-alerts"
@@ -68,7 +69,28 @@ def _master_down(backend: str, namespace: str, replicas: int, setting: str) -> A
     )
 
 
-def mooncake(store: MooncakeStoreConfig, namespace: str) -> Signals:
+def _shorter_lived_than_sized(sizing: rules.PoolSizing, lifetime: float, namespace: str, sel: str) -> Alert:
+    """Eviction frees what the writers put: the pool's floor (what eviction leaves) over the evicted bytes per second
+    is how long a block now stays, the planner's lifetime (docs/sizing.md) measured."""
+    writers = "; ".join(f"{w.instances} {w.side} instance(s) at {w.tokens_per_second} tokens/s ({w.rate_source})"
+                        for w in sizing.writers)
+    return Alert(
+        name="KVPoolShorterLivedThanSized",
+        expr=f"max(master_total_capacity_bytes{{{sel}}}) * {sizing.floor:g} / "
+        f"{rate('master_evicted_size_bytes', sel)} < {lifetime:.2f}",
+        duration="10m",
+        severity="warning",
+        summary=f"Blocks in the Mooncake pool of {namespace} are evicted sooner than the sizing predicts",
+        description=f"A block now stays {{{{ $value | humanizeDuration }}}} (the {sizing.floor:g} of the pool eviction "
+        f"leaves, over the bytes evicted per second), less than the {lifetime:.2f} s the stack's sizing predicts "
+        f"for its writers: {writers}. They put more than planned: set kv_pool_sizing.prefill_tokens_per_second to "
+        "the measured rate and size the pool again (`kvpool size`).",
+    )
+
+
+def mooncake(store: MooncakeStoreConfig, namespace: str, sizing: rules.PoolSizing | None) -> Signals:
+    """`sizing`: the pool as this stack's engines write it; None (no writer, or a pool other stacks write too)
+    leaves out the alert that compares eviction with it."""
     sel = selector(namespace)
     hwm, ratio, ttl_s = store.eviction_high_watermark_ratio, store.eviction_ratio, store.default_kv_lease_ttl / 1000
     replicas = store.ha.master_replicas if store.ha else 1
@@ -150,6 +172,9 @@ def mooncake(store: MooncakeStoreConfig, namespace: str) -> Signals:
             "send less to the pool.",
         ),
     ]
+    lifetime = sizing.lifetime_seconds if sizing is not None else None
+    if lifetime is not None:
+        alerts.append(_shorter_lived_than_sized(sizing, lifetime, namespace, sel))
     if store.ha:
         alerts.append(Alert(
             name="KVPoolMasterLeaderChanged",

@@ -28,6 +28,7 @@ from components.pod_layout import CLIENT_CONFIG_DIR
 from components.ports import Port
 from components.store_settings import MooncakeStoreConfig
 from components.units import mooncake_size_bytes
+from policies import rules
 
 CLIENT_FILE = "mooncake.json"
 ETCD_SCHEME = "etcd://"  # a master_server_address that names etcd members: HA clients find the leader there
@@ -123,7 +124,7 @@ def render_json(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
+def build(ctx: StoreContext, store: MooncakeStoreConfig, sizing: rules.PoolSizing | None) -> KVStoreEndpoint:
     host = store_host("mooncake", ctx.workloads)
     ports = [Port(name="rpc", port=store.port), Port(name=METRICS_PORT, port=store.metrics_port)]
     etcd_endpoints: list[str] = []
@@ -149,7 +150,7 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig) -> KVStoreEndpoint:
     replicas = store.ha.master_replicas if store.ha else 1
     store_server(ctx, master, ports, store.service_monitor, replicas=replicas, depends_on=depends_on)
     if store.dashboards:
-        monitoring.build(ctx, monitoring.mooncake(store, ctx.namespace))
+        monitoring.build(ctx, monitoring.mooncake(store, ctx.namespace, sizing))
     address = master_server_address(store, host, etcd_endpoints)
     files = {CLIENT_FILE: render_json(client_config(store, address))}
     sidecars = [standalone_sidecar(store, ctx.image, address)] if store.store_mode == "standalone" else []

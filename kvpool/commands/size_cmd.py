@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     config = load_stack_config(args.project_dir, args.stack)
     settings = settings_from_config(config.values, set(config.secret_keys), config.stack)
-    result = plan(sizing.pool_sizing(settings), args.lifetime, args.tokens)
+    result = plan(settings.pool_sizing(), args.lifetime, args.tokens)
     print(f"Smallest pool of {args.stack} (set by {result.decided_by}):")
     print("\n".join(sizing.table([sizing.row(args.stack, settings, result.pool)])))
     print()

@@ -12,14 +12,10 @@ from components.settings import ServiceSettings
 COLUMNS = ("POOL", "BACKEND", "WRITERS", "KV BYTES/TOKEN", "CAPACITY", "BLOCK LIFETIME", "FRONTIER")
 
 
-def pool_sizing(settings: ServiceSettings) -> rules.PoolSizing | None:
-    return rules.pool_sizing(settings.user_config(), settings.kv_pool_sizing.as_rule_input())
-
-
 def shared_pool_sizing(owner: ServiceSettings, consumers: list[ServiceSettings]) -> rules.PoolSizing | None:
     """The owner's pool with the writers and store clients of the consumers that use it: each consumer's engines
     sized against the owner's store settings (its segment, eviction), which are what they run with."""
-    pool = pool_sizing(owner)
+    pool = owner.pool_sizing()
     store = owner.user_config().get("kv_cache_store_config")
     for consumer in consumers:
         theirs = rules.pool_sizing({**consumer.user_config(), "kv_cache_store_config": store},
@@ -72,7 +68,7 @@ def row(name: str, settings: ServiceSettings, planned: rules.PoolSizing | None =
         return (name, "-", "no KV store", "", "", "", "")
     if store.target_stack is not None:
         return (name, store.backend, f"into {store.target_stack}'s pool: sized with that stack", "", "", "", "")
-    sizing = planned or pool_sizing(settings)
+    sizing = planned or settings.pool_sizing()
     if sizing is None:
         return (name, store.backend, "none: no engine uses a store connector, the store holds nothing", "", "", "", "")
     return (name, sizing.backend, _writers(sizing), _bytes_per_token(sizing), _capacity(sizing),

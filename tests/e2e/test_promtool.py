@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from tests.e2e.realengine import BUILD_COMMAND, find_binaries
+from components.settings_loader import load_from_pulumi_config
 from tests.outside import absent
 from tests.pool_metrics import RECORDINGS
 from tests.program_runs import render, render_stack, stack_values
@@ -79,6 +80,12 @@ def series(namespace: str, metric: str, values: str, pod: str = POD,
 VALUE = "{{ $value }}"
 PERCENT = "{{ $value | humanizePercentage }}"
 POD_LABEL = "{{ $labels.pod }}"
+DURATION = "{{ $value | humanizeDuration }}"
+
+
+def r_expr(rules: dict[str, Any], name: str) -> str:
+    (rule,) = [r for g in rules["groups"] for r in g["rules"] if r["alert"] == name]
+    return rule["expr"]
 
 
 def quiet(name: str, eval_time: str) -> dict[str, Any]:
@@ -106,7 +113,7 @@ def run_tests(promtool: Path, tmp_path: Path, rules: dict[str, Any], tests: list
     return done.stdout
 
 
-@pytest.mark.parametrize("backend, count", [("mooncake", 5), ("memcache", 2), ("motor", 3)])
+@pytest.mark.parametrize("backend, count", [("mooncake", 6), ("memcache", 2), ("motor", 3)])
 def test_promtool_checks_the_rendered_rules(promtool, tmp_path, request, backend, count):
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(request.getfixturevalue(f"{backend}_rules")))
     done = subprocess.run([str(promtool), "check", "rules", "rules.yaml"], cwd=tmp_path, capture_output=True,
@@ -125,6 +132,11 @@ def test_mooncake_alerts_fire_when_their_condition_holds_and_stay_quiet_otherwis
     evicted = recorded("mooncake", "master_evicted_size_bytes")
     standby = recorded("mooncake", "ha_standby_state")
     slow = round(capacity / lease_s * 60 / 2)  # bytes a minute: half the capacity per lease
+    # The block lifetime mooncake-ha's sizing predicts (18.56 s), and the bytes a minute eviction frees when blocks
+    # live exactly that long: the 0.36 of the pool eviction leaves (0.6 x (1 - 0.4)) once per lifetime.
+    lifetime = float(r_expr(r, "KVPoolShorterLivedThanSized").rpartition(" < ")[2])
+    assert lifetime == round(load_from_pulumi_config(stack_values(ns), ns).pool_sizing().lifetime_seconds, 2) == 18.56
+    sized = capacity * 0.36 / lifetime * 60
     tests = [
         {  # both masters answer for 10 minutes, then the standby goes: 1 of 2 < ha.master_replicas
             "name": "master down",
@@ -159,6 +171,16 @@ def test_mooncake_alerts_fire_when_their_condition_holds_and_stay_quiet_otherwis
             "alert_rule_test": [quiet("KVPoolEvictionOutpacesLease", "20m"),
                                 quiet("KVPoolEvictionOutpacesLease", "27m"),  # fast, not yet for 10m
                                 fires(r, "KVPoolEvictionOutpacesLease", "37m", {})],
+        },
+        {  # blocks live twice the predicted lifetime for 20 minutes, then half of it
+            "name": "shorter lived than sized",
+            "input_series": [series(ns, "master_total_capacity_bytes", f"{capacity:g}x40"), series(
+                ns, "master_evicted_size_bytes",
+                f"{evicted:g}+{sized / 2:g}x20 {evicted + 21 * sized / 2:g}+{2 * sized:g}x20",
+            )],
+            "alert_rule_test": [quiet("KVPoolShorterLivedThanSized", "20m"),
+                                quiet("KVPoolShorterLivedThanSized", "27m"),  # short-lived, not yet for 10m
+                                fires(r, "KVPoolShorterLivedThanSized", "37m", {DURATION: f"{lifetime / 2:g}s"})],
         },
         {  # the standby watches (its recorded state, then 3 WATCHING), is promoted at 20m, then stays PROMOTED
             "name": "leader change",
