@@ -32,6 +32,7 @@ from pathlib import Path
 from bench.mooncake_capacity import WRITER, machine, run_capacity_scenario, sized_pool
 from bench.preview_vs_deploy import run, venv
 from bench.sizing import STACK, stack_values
+from components.dashboards import Signals
 from components.kv_store import monitoring
 from components.kv_store.common import STORE_SERVICE
 from components.settings_loader import load_from_pulumi_config
@@ -57,7 +58,7 @@ MIB = 2**20
 _LEGEND_LABEL = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 
-def signals(namespace: str) -> monitoring.PoolSignals:
+def signals(namespace: str) -> Signals:
     """The dashboard the stack renders: the queries depend on its eviction settings and lease, not on sizes."""
     return monitoring.mooncake(load_from_pulumi_config(stack_values(), STACK).kv_cache_store_config, namespace)
 
