@@ -13,7 +13,7 @@ puts fail; then the idle pool. Each panel's queries go through /api/v1/query_ran
     venv/bin/python -m bench.pool_dashboard            # run, then write RECORD, PAGE and PICTURE
     venv/bin/python -m bench.pool_dashboard --redraw   # PAGE and PICTURE again from RECORD, no run
 
-Needs root (unshare), tests/live/install_backends.sh and Go 1.26 (Prometheus' first build: about 10 minutes).
+Needs root (unshare), tests/live/install_backends.sh and Go 1.26 (Prometheus' cold build: about 3 minutes).
 """
 
 from __future__ import annotations
