@@ -28,6 +28,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from tests.live.mooncake_plans import CLIENT_FILE, basic_plan
 from tests.live.plans import SCENARIOS, STORE, is_running, python
@@ -85,17 +86,20 @@ def master_container(container: dict, setting: Setting) -> dict:
     return {**container, "args": args}
 
 
+def sized_pool(pool_mib: int) -> Callable[[str, str], str]:
+    """The client-file change of the bench runs: tcp, the engine's segment is the whole pool, a 16 MB buffer."""
+    def change(key: str, content: str) -> str:
+        if key != CLIENT_FILE:
+            return content
+        return with_sizes(as_tcp(content), global_segment_size=f"{pool_mib}MB", local_buffer_size="16MB")
+    return change
+
+
 def measure(settings: list[Setting], paces: list[str], reps: int, pool_mib: int) -> dict[str, dict[str, list[dict]]]:
     work = Path(tempfile.mkdtemp(prefix="kvb-"))
     try:
         rendered = render("mooncake-layerwise", work / "out")
-
-        def small_pool(key: str, content: str) -> str:
-            if key != CLIENT_FILE:
-                return content
-            return with_sizes(as_tcp(content), global_segment_size=f"{pool_mib}MB", local_buffer_size="16MB")
-
-        lb, plan = basic_plan(rendered, work / "capacity", small_pool)
+        lb, plan = basic_plan(rendered, work / "capacity", sized_pool(pool_mib))
         master = rendered.container("Deployment", STORE)
         engine = {**plan["engine"], "argv": [python("mooncake"), str(WRITER)]}
         plan = {

@@ -1,5 +1,5 @@
 """The engine stand-in of bench/mooncake_capacity.py: tests/live's Mooncake engine client (same setup from the
-rendered mooncake.json) with one more job, a writer at a chosen pace. Runs in the Mooncake venv.
+rendered mooncake.json) with two more jobs, a writer at a chosen pace and a mixed load. Runs in the Mooncake venv.
 
   fill N PACE [WARM]
                   N x 1 MiB puts of one prepared value; PACE "0" back to back (the fastest writer this client
@@ -7,6 +7,12 @@ rendered mooncake.json) with one more job, a writer at a chosen pace. Runs in th
                   WARM: that many untimed puts first, then removed (below: why)
 Prints {"n", "ok", "rcs", "put_s"} as tests/live's `fill` does (and "t0", time.monotonic() at the first put: the
 clock is system-wide, so a scenario can time the master against it; "done_ms", when each put returned), then waits on stdin until the scenario kills it.
+
+  mix SECONDS:PACE:READ_EVERY ...
+                  phases, one after the other (bench/pool_dashboard.py): for SECONDS, 1 MiB puts of fresh keys at
+                  PACE ms per MiB; every READ_EVERY-th put (0: none) is read back at once, is_exist then get, as a
+                  decode engine reads what prefill just wrote: both grant the key a lease. Prints one line per
+                  phase {"phase", "n", "ok", "rcs", "reads", "hits"}; then waits on stdin as `fill` does.
 """
 
 from __future__ import annotations
@@ -21,6 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "live"
 import mooncake_engine as engine  # noqa: E402 - its setup(), value() and emit(), unchanged
 
 
+def wait_for_slot(started: float, index: int, pace_ms: float) -> None:
+    """Hold put `index` until index x pace_ms after `started` (perf_counter)."""
+    slot = started + index * pace_ms / 1000
+    while (left := slot - time.perf_counter()) > 0:
+        if left > 0.0003:
+            time.sleep(left - 0.0002)  # sleep most of the gap, spin the rest (sleep overshoots ~0.1 ms)
+
+
 def paced_fill(store, count: int, pace_ms: float, warm: int = 0) -> None:
     payload = engine.value("fill", engine.MIB)
     rcs: dict[str, int] = {}
@@ -32,11 +46,7 @@ def paced_fill(store, count: int, pace_ms: float, warm: int = 0) -> None:
     done_ms = []
     t0, started = time.monotonic(), time.perf_counter()
     for index in range(count):
-        if pace_ms:
-            slot = started + index * pace_ms / 1000
-            while (left := slot - time.perf_counter()) > 0:
-                if left > 0.0003:
-                    time.sleep(left - 0.0002)  # sleep most of the gap, spin the rest (sleep overshoots ~0.1 ms)
+        wait_for_slot(started, index, pace_ms)
         rc = store.put(f"obj-{index:05d}", payload)
         rcs[str(rc)] = rcs.get(str(rc), 0) + 1
         done_ms.append(round((time.perf_counter() - started) * 1000, 2))
@@ -44,12 +54,36 @@ def paced_fill(store, count: int, pace_ms: float, warm: int = 0) -> None:
                 done_ms=done_ms)
 
 
+def mixed_load(store, phases: list[tuple[float, float, int]]) -> None:
+    payload = engine.value("fill", engine.MIB)
+    written = 0
+    for phase, (seconds, pace_ms, read_every) in enumerate(phases):
+        rcs: dict[str, int] = {}
+        reads = hits = count = 0
+        started = time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            wait_for_slot(started, count, pace_ms)
+            key = f"obj-{written:06d}"
+            rc = store.put(key, payload)
+            rcs[str(rc)] = rcs.get(str(rc), 0) + 1
+            if read_every and count % read_every == 0:
+                reads += 1
+                hits += store.is_exist(key) == 1 and bytes(store.get(key)) == payload
+            count += 1
+            written += 1
+        engine.emit(phase=phase, n=count, ok=rcs.get("0", 0), rcs=rcs, reads=reads, hits=hits)
+
+
 def main() -> None:
-    job, count, pace, *warm = sys.argv[1:]
-    if job != "fill" or len(warm) > 1:
-        raise SystemExit(f"usage: fill N PACE [WARM], not {sys.argv[1:]}")
-    store = engine.setup()
-    paced_fill(store, int(count), float(pace), int(warm[0]) if warm else 0)
+    job, *args = sys.argv[1:]
+    if job == "fill" and len(args) in (2, 3):
+        store = engine.setup()
+        paced_fill(store, int(args[0]), float(args[1]), int(args[2]) if len(args) == 3 else 0)
+    elif job == "mix" and args:
+        store = engine.setup()
+        mixed_load(store, [(float(s), float(p), int(r)) for s, p, r in (arg.split(":") for arg in args)])
+    else:
+        raise SystemExit(f"usage: fill N PACE [WARM] | mix SECONDS:PACE:READ_EVERY ..., not {sys.argv[1:]}")
     sys.stdin.read()  # keep the segment until the scenario kills this process
     os._exit(0)
 

@@ -28,13 +28,13 @@ from pathlib import Path
 
 import yaml
 
-from bench.mooncake_capacity import WRITER, machine, run_capacity_scenario
+from bench.mooncake_capacity import WRITER, machine, run_capacity_scenario, sized_pool
 from bench.preview_vs_deploy import run, venv
 from components.settings_loader import load_from_pulumi_config
 from policies import rules
-from tests.live.mooncake_plans import CLIENT_FILE, basic_plan
+from tests.live.mooncake_plans import basic_plan
 from tests.live.plans import python
-from tests.live.rendered import REPO, as_tcp, render, with_sizes
+from tests.live.rendered import REPO, render
 
 STACK = "mooncake-layerwise"
 SCENARIO = Path(__file__).resolve().parent / "mooncake_sizing_scenario.py"
@@ -101,12 +101,7 @@ def measure(cells: list[Cell], reps: int) -> dict[str, list[dict]]:
         rendered = render(STACK, work / "out")
         plan_cells = []
         for cell in cells:
-            def pool(key: str, content: str, mib: int = cell.pool_mib) -> str:
-                if key != CLIENT_FILE:
-                    return content
-                return with_sizes(as_tcp(content), global_segment_size=f"{mib}MB", local_buffer_size="16MB")
-
-            _, plan = basic_plan(rendered, work / f"pool-{cell.pool_mib}-{cell.pace_ms}", pool)
+            _, plan = basic_plan(rendered, work / f"pool-{cell.pool_mib}-{cell.pace_ms}", sized_pool(cell.pool_mib))
             plan_cells.append({"label": cell.label, "n": cell.puts, "pace": str(cell.pace_ms), "warm": cell.warm,
                                "master": plan["master"], "metrics_port": plan["metrics_port"],
                                "engine": {**plan["engine"], "argv": [python("mooncake"), str(WRITER)]}})

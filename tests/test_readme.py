@@ -4,6 +4,8 @@ needs before it is run (issue 22 item 14)."""
 
 from __future__ import annotations
 
+import re
+
 from tests.program_runs import PROJECT_DIR
 
 README = (PROJECT_DIR / "README.md").read_text(encoding="utf-8")
@@ -28,3 +30,10 @@ def test_two_commands_says_what_make_test_needs_up_front():
     for needed in ("**root**", "**Go 1.26**", "about 35 minutes once on 2 cores", "**`MOTOR_CHECKOUT`**: the path of "
                    "your checkout of Motor", '`venv/bin/python -m pytest -m "not live"` runs without root'):
         assert needed in text, needed
+
+
+def test_every_picture_the_readme_shows_is_a_committed_png_and_the_dashboards_section_shows_the_pool_dashboard():
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README)
+    assert "docs/pool-dashboard.png" in re.findall(r"\]\(([^)]+)\)", section("Seeing the pool: dashboard and alerts"))
+    for picture in pictures:
+        assert (PROJECT_DIR / picture).read_bytes().startswith(b"\x89PNG\r\n"), picture
