@@ -60,7 +60,8 @@ _LEGEND_LABEL = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 def signals(namespace: str) -> Signals:
     """The dashboard the stack renders: the queries depend on its eviction settings and lease, not on sizes."""
-    return monitoring.mooncake(load_from_pulumi_config(stack_values(), STACK).kv_cache_store_config, namespace)
+    settings = load_from_pulumi_config(stack_values(), STACK)
+    return monitoring.mooncake(settings.kv_cache_store_config, namespace, settings.pool_sizing())
 
 
 def prometheus() -> Path:
