@@ -7,7 +7,7 @@
 VENV ?= venv
 PYTHON := $(VENV)/bin/python
 STACK ?= dev
-# pytest-xdist workers for `make test` (tests/conftest.py keeps a module, and all e2e tests, on one worker).
+# pytest-xdist workers for `make test` (tests/conftest.py keeps a module, and all e2e or all live tests, on one worker).
 TEST_WORKERS ?= 2
 OUT ?= out
 # The program's (what `pulumi up` installs), the policy pack's and the offline tooling's; pyproject.toml reads them too.
@@ -39,7 +39,7 @@ test: $(VENV)/.installed  ## the whole test suite (needs root, Go and the one-ti
 	bash tests/live/build_kv_conductor.sh >/dev/null || [ $$? -eq 2 ]  # 2: no cargo; its live test skips (fails under CI)
 	bash tools/real-engine/build.sh
 	bash tools/workflow-lint/build.sh >/dev/null
-	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(PYTHON) -m pytest -n $(TEST_WORKERS)
 
 # The destroy guard: an owner's program cannot see who reads its store (a StackReference points one way), so the
 # fleet, which reads every stack file, checks before the CLI destroys anything.

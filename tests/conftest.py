@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
 
 from tests.outside import MOTOR_CHECKOUT, MOTOR_EXAMPLES, absent
-
-E2E = Path(__file__).resolve().parent / "e2e"
 
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
@@ -39,11 +38,27 @@ def motor_examples() -> Path:
     return MOTOR_EXAMPLES
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """`make test` runs two pytest-xdist workers with `--dist loadgroup`; a group runs whole on one worker, in order.
-    A module is a group, so its module fixtures (a live backend under load) run once. The e2e tests are one group:
-    they share one cluster and one CLI workspace (session fixtures), and the tests that change the shared stacks
-    run last."""
-    for item in items:
-        group = "e2e" if E2E in item.path.parents else str(item.path)
-        item.add_marker(pytest.mark.xdist_group(group))
+# Folders whose tests run whole on one worker (see pytest_xdist_make_scheduler).
+SHARED_FOLDERS = ("tests/e2e/", "tests/live/")
+
+
+def work_unit(nodeid: str) -> str:
+    """What one pytest-xdist worker runs whole, in order: a test module, so its module fixtures run once; or every
+    test of a shared folder. The e2e tests share one cluster and one CLI workspace (session fixtures), and the tests
+    that change the shared stacks run last. The live backends each run in their own network namespace but on the
+    host's files, and MemCache's MetaService locks /tmp/mmc_meta_service*.lock, so two at once refuse to start
+    ("meta service is already running")."""
+    module = nodeid.split("::", 1)[0]
+    return next((folder for folder in SHARED_FOLDERS if module.startswith(folder)), module)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`make test` runs two pytest-xdist workers, scheduled by `work_unit`. Not xdist's `--dist loadgroup`: its
+    worker writes the group into `item._nodeid`, which pytest 9 no longer reads, so the groups were silently lost."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WorkUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return WorkUnits(config, log)
