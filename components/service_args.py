@@ -75,7 +75,7 @@ def kv_store_args(settings: ServiceSettings, workloads: Workloads, project_dir: 
         env={name: env_text(value) for name, value in settings.env.motor_kv_cache_store_env.items()},
         project_dir=project_dir,
         compatibility=compatibility(settings),
-        sizing=None if store.allowed_consumers else settings.pool_sizing(),
+        sizing=settings.pool_sizing() if store.dashboards and not store.allowed_consumers else None,
     )
 
 

@@ -69,11 +69,12 @@ def _master_down(backend: str, namespace: str, replicas: int, setting: str) -> A
     )
 
 
-def _shorter_lived_than_sized(sizing: rules.PoolSizing, lifetime: float, namespace: str, sel: str) -> Alert:
+def _shorter_lived_than_sized(sizing: rules.PoolSizing, namespace: str, sel: str) -> Alert:
     """Eviction frees what the writers put: the pool's floor (what eviction leaves) over the evicted bytes per second
     is how long a block now stays, the planner's lifetime (docs/sizing.md) measured."""
     writers = "; ".join(f"{w.instances} {w.side} instance(s) at {w.tokens_per_second} tokens/s ({w.rate_source})"
                         for w in sizing.writers)
+    lifetime = sizing.lifetime_seconds
     return Alert(
         name="KVPoolShorterLivedThanSized",
         expr=f"max(master_total_capacity_bytes{{{sel}}}) * {sizing.floor:g} / "
@@ -172,9 +173,8 @@ def mooncake(store: MooncakeStoreConfig, namespace: str, sizing: rules.PoolSizin
             "send less to the pool.",
         ),
     ]
-    lifetime = sizing.lifetime_seconds if sizing is not None else None
-    if lifetime is not None:
-        alerts.append(_shorter_lived_than_sized(sizing, lifetime, namespace, sel))
+    if sizing is not None and sizing.lifetime_seconds is not None:
+        alerts.append(_shorter_lived_than_sized(sizing, namespace, sel))
     if store.ha:
         alerts.append(Alert(
             name="KVPoolMasterLeaderChanged",
