@@ -11,7 +11,7 @@ STACK ?= dev
 TEST_WORKERS ?= 2
 OUT ?= out
 # The program's (what `pulumi up` installs), the policy pack's and the offline tooling's; pyproject.toml reads them too.
-RUNTIME_REQUIREMENTS := requirements.txt policies/requirements.txt kvpool/requirements.txt
+RUNTIME_REQUIREMENTS := requirements.txt kvpool/policies/requirements.txt kvpool/cli/requirements.txt
 # Every version resolved together, so that pip installs at once instead of searching (bench/results/first-install.md).
 CONSTRAINTS := constraints.txt
 

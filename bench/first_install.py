@@ -23,7 +23,7 @@ from pathlib import Path
 from bench.preview_vs_deploy import RESULTS, machine, other_load, others_running
 
 PROJECT = Path(__file__).resolve().parent.parent
-RUNTIME_REQUIREMENTS = ("requirements.txt", "policies/requirements.txt", "kvpool/requirements.txt")
+RUNTIME_REQUIREMENTS = ("requirements.txt", "kvpool/policies/requirements.txt", "kvpool/cli/requirements.txt")
 WAYS = {"with constraints.txt": ["-c", "constraints.txt"], "without constraints": []}
 
 
@@ -57,7 +57,7 @@ def main() -> None:
         "",
         f"`venv/bin/python -m bench.first_install --reps {reps}`, {stamp}. Machine: {machine()}.",
         "",
-        "A new venv and the runtime requirements (requirements.txt, policies/requirements.txt, kvpool/requirements.txt) "
+        "A new venv and the runtime requirements (requirements.txt, kvpool/policies/requirements.txt, kvpool/cli/requirements.txt) "
         "with pip's cache off, timed from `python3 -m venv` to pip's exit; the two ways alternate. Median "
         f"(min–max) of {reps} runs each; the ratio is to the constrained install, in the same run.",
         "",

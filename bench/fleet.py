@@ -2,7 +2,7 @@
 
     venv/bin/python bench/fleet.py [--sizes 10,25,50,100] [--reps 1] [--results bench/results/fleet.md]
 
-Each fleet is a temporary copy of the project (Pulumi.yaml, __main__.py, components/ and policies/ linked, as the
+Each fleet is a temporary copy of the project (Pulumi.yaml, __main__.py, components/ and kvpool/policies/ linked, as the
 tests' project_with_stacks does) whose stacks folder holds N generated stack files: groups of four, one MemCache owner
 (stacks/Pulumi.service-a.yaml's service) and three consumers reading its pool (stacks/Pulumi.service-b.yaml's), each
 in its own namespace, admitted by its owner, with no NodePort: a fleet of one cluster without a problem, whose offline
@@ -33,8 +33,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/fleet.py` from anywhere
 
-from bench.preview_vs_deploy import CACHED_BYTECODE, RESULTS, ROOT, machine, other_load, others_running  # noqa: E402
-from components.settings import PROJECT  # noqa: E402
+from bench.preview_vs_deploy import (  # noqa: E402
+    CACHED_BYTECODE,
+    RESULTS,
+    ROOT,
+    machine,
+    other_load,
+    others_running,
+)
+from kvpool.settings.service import PROJECT  # noqa: E402
 from tests.program_runs import project_with_stacks, stack_values  # noqa: E402
 
 GROUP = 4  # an owner and three consumers

@@ -6,24 +6,24 @@ For each size NP+ND, bench/preview_vs_deploy.py's service (stacks/Pulumi.dev.yam
 and N decode instances, imported with `python -m kvpool import` as stack nN) is previewed once by ours; the floor
 program (bench/floor/__main__.py) then declares exactly the objects of that preview's manifests folder, each with its
 typed pulumi_kubernetes class and nothing else (no settings, no components, no checks, no policy pack). A check run
-(not measured) proves it: the floor's run, built into manifests by kvpool/views/manifests.py, writes the same text as
+(not measured) proves it: the floor's run, built into manifests by kvpool/cli/views/manifests.py, writes the same text as
 ours, file for file. Then, alternately and each in a fresh process, after one warm-up run of each:
 
   ours:  python -m kvpool preview --stack nN    (schema check, API-server checks and the policy pack included)
-  floor: kvpool.engine.stack_config.load_stack_config + kvpool.engine.mock_engine.run_program of bench/floor, stack nN
+  floor: kvpool.cli.engine.stack_config.load_stack_config + kvpool.cli.engine.mock_engine.run_program of bench/floor, stack nN
 
 and, to show where the difference goes, three steps between them: the floor previewed by `python -m kvpool preview
 --no-policy` (ours' checks and files on the floor's objects), the same with `--policy-pack` bench/floor/empty_pack (a
 Python pack whose one policy checks nothing: what the policy protocol costs, whatever a pack checks), and ours with
 `--no-policy`. floor.md adds up the steps at the largest size.
 
-Why the floor runs through kvpool/engine/mock_engine.py and not through a test's `pulumi.runtime.set_mocks`: that module is
+Why the floor runs through kvpool/cli/engine/mock_engine.py and not through a test's `pulumi.runtime.set_mocks`: that module is
 how `kvpool preview` runs any program, ours included: the SDK's mock monitor, the stack's config loaded from its
 files as the CLI would, one root stack as the language host makes it, and every registration recorded as the engine
 receives it (the work the Go engine does in its own process for `pulumi preview`). Ours and the floor share it, so
 the difference between them is exactly our work: the settings, the components, building, checking and writing the
 manifests, the policy pack and printing the plan. The floor process imports the mock engine and nothing of our
-program (kvpool/engine/mock_engine.py imports no settings model; tests/test_mock_engine.py holds it to that).
+program (kvpool/cli/engine/mock_engine.py imports no settings model; tests/test_mock_engine.py holds it to that).
 
 Every Python process, offline or started by the CLI, caches its bytecode (preview_vs_deploy.CACHED_BYTECODE).
 Wall time is the whole process, start to exit; CPU time the user + system time of all its processes; peak memory
@@ -35,7 +35,7 @@ With the real engine (the Pulumi CLI and Kubernetes provider of `bash tools/real
 so, when they are not built): tests/e2e/realengine.py's PulumiWorkspace (a copy of the project, a file backend, no
 cluster) runs, alternately and after one warm-up run of each,
 
-  ours:  pulumi preview --policy-pack policies -s nN    (the project, Motor's scripts not configured)
+  ours:  pulumi preview --policy-pack kvpool/policies -s nN    (the project, Motor's scripts not configured)
   floor: pulumi preview -s nN                           (bench/floor, the same manifests folder)
   floor: pulumi preview --policy-pack empty_pack -s nN  (and bench/floor/empty_pack)
 
@@ -49,7 +49,7 @@ scheduler, kwok nodes, made for the engine pods by tests/e2e/cluster_stacks.py's
 gives the manifests the floor declares, checked as above. Both declare the same namespace, names and NodePorts, so
 they are never up at once: alternately, after one warm-up run of each,
 
-  ours:  pulumi up --yes --skip-preview --policy-pack policies -s nN
+  ours:  pulumi up --yes --skip-preview --policy-pack kvpool/policies -s nN
   floor: pulumi up --yes --skip-preview -s nN
 
 each timed start to exit (the provider returns when every Deployment is Ready; kwok readies the pods), then
@@ -91,15 +91,19 @@ from bench.preview_vs_deploy import (  # noqa: E402 (after the path above)
     write_results,
 )
 from bench.pulumi_up import bench_cluster  # noqa: E402
-from tests.e2e.cluster_stacks import deployment_namespaces, deployments_not_ready_in, ensure_nodes  # noqa: E402
+from tests.e2e.cluster_stacks import (  # noqa: E402
+    deployment_namespaces,
+    deployments_not_ready_in,
+    ensure_nodes,
+)
 from tests.e2e.cluster_stacks import manifests as written_objects  # noqa: E402
 from tests.e2e.realengine import (  # noqa: E402
     BUILD_COMMAND,
     CLUSTER_BINARIES,
-    Cluster,
     MOTOR_CHECKOUT,
     MOTOR_DEPLOYER,
     PULUMI_BINARIES,
+    Cluster,
     PulumiWorkspace,
     find_binaries,
 )
@@ -110,8 +114,8 @@ EMPTY_PACK = "empty_pack"
 """bench/floor/empty_pack: a Python policy pack whose one policy checks nothing, what `--policy-pack` costs anyway."""
 FLOOR_RUNNER = """import gc, sys
 from pathlib import Path
-from kvpool.engine.mock_engine import run_program
-from kvpool.engine.stack_config import load_stack_config
+from kvpool.cli.engine.mock_engine import run_program
+from kvpool.cli.engine.stack_config import load_stack_config
 project_dir = Path(sys.argv[1])
 run_program(project_dir, load_stack_config(project_dir, sys.argv[2]))
 gc.freeze()
@@ -160,11 +164,11 @@ def _copy_with_venv(project_file: Path, folder: Path) -> dict:
 
 
 def check_same_objects(floor_dir: Path, stack: str, manifests: Path) -> None:
-    """The floor declares exactly the objects of `manifests`: its run, as kvpool/views/manifests.py writes it, is the same
+    """The floor declares exactly the objects of `manifests`: its run, as kvpool/cli/views/manifests.py writes it, is the same
     text file for file."""
-    from kvpool.engine.mock_engine import run_program
-    from kvpool.engine.stack_config import load_stack_config
-    from kvpool.views.manifests import kubernetes_objects, manifest_text
+    from kvpool.cli.engine.mock_engine import run_program
+    from kvpool.cli.engine.stack_config import load_stack_config
+    from kvpool.cli.views.manifests import kubernetes_objects, manifest_text
 
     run = run_program(floor_dir, load_stack_config(floor_dir, stack))
     floor = {obj.file_name: manifest_text(obj.body) for obj in kubernetes_objects(run.resources)}
@@ -219,7 +223,7 @@ def real_engine(sizes: list[int], reps: int, manifests: dict[int, Path]) -> list
             workspace.run("stack", "init", f"n{size}").check()
             workspace.run("stack", "init", f"n{size}", cwd=floor_dir).check()
         previews = {
-            "ours": (workspace.project, ["preview", "--policy-pack", "policies"]),
+            "ours": (workspace.project, ["preview", "--policy-pack", "kvpool/policies"]),
             "floor": (floor_dir, ["preview"]),
             "empty_pack": (floor_dir, ["preview", "--policy-pack", str(floor_dir / EMPTY_PACK)]),
         }
@@ -240,13 +244,13 @@ def real_engine(sizes: list[int], reps: int, manifests: dict[int, Path]) -> list
         shutil.rmtree(root, ignore_errors=True)
     rows = [
         "The Pulumi CLI and Kubernetes provider built by tools/real-engine/build.sh, a file backend, no cluster; ours: "
-        "`pulumi preview --policy-pack policies` of the project, the floor: `pulumi preview` of bench/floor declaring "
+        "`pulumi preview --policy-pack kvpool/policies` of the project, the floor: `pulumi preview` of bench/floor declaring "
         "the same manifests, and the floor with bench/floor/empty_pack, a Python policy pack whose one policy checks "
         "nothing (`--policy-pack empty_pack`: what the policy protocol costs whatever a pack checks); bytecode cached "
         f"as offline; median (min–max) of {reps} runs each, alternating, after one warm-up run of each. Peak MiB: "
         "summed PSS of all the command's processes (CLI, language host, program, provider, pack), one more run.",
         "",
-        "| service | ours: pulumi preview --policy-pack policies | floor: pulumi preview | floor + empty pack "
+        "| service | ours: pulumi preview --policy-pack kvpool/policies | floor: pulumi preview | floor + empty pack "
         "| ours vs floor | floor + empty pack vs floor | ours vs floor + empty pack | peak MiB, ours | peak MiB, floor "
         "| memory vs floor |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -294,7 +298,7 @@ def cluster_up(sizes: list[int], reps: int) -> list[str]:
         for size in sizes:
             check_same_objects(floor_dir, f"n{size}", root / "out" / f"n{size}" / "manifests")
             workspace.run("stack", "init", f"n{size}", cwd=floor_dir).check()
-        ups = {"ours": (workspace.project, ["--policy-pack", "policies"]), "floor": (floor_dir, [])}
+        ups = {"ours": (workspace.project, ["--policy-pack", "kvpool/policies"]), "floor": (floor_dir, [])}
         for rep in range(reps + 1):  # the first of each is the warm-up
             for size in sizes:
                 for tool, (cwd, options) in ups.items():
@@ -317,7 +321,7 @@ def cluster_up(sizes: list[int], reps: int) -> list[str]:
         "untimed `pulumi destroy --yes`, so every `pulumi up` creates all the objects. Median (min–max) of "
         f"{reps} runs each, alternating, after one warm-up run of each.",
         "",
-        "| service | ours: pulumi up --policy-pack policies | floor: pulumi up | wall vs floor |",
+        "| service | ours: pulumi up --policy-pack kvpool/policies | floor: pulumi up | wall vs floor |",
         "|---|---|---|---|",
     ]
     for size in sizes:
@@ -400,7 +404,7 @@ def main() -> None:
         "policy pack in its own process, the strict Kubernetes 1.30 schema and API-server checks, the manifests "
         "written). The floor: bench/floor/__main__.py, a bare Pulumi program declaring the same objects (ours' "
         "manifests, checked file for file) with their typed pulumi_kubernetes classes, run by the same mock engine "
-        "(kvpool/engine/mock_engine.py) and nothing else; both leave their objects out of the interpreter's last "
+        "(kvpool/cli/engine/mock_engine.py) and nothing else; both leave their objects out of the interpreter's last "
         "garbage collection at exit, as kvpool/__main__.py does. Between them, to show where the difference goes: "
         "the floor program previewed by `python -m kvpool preview --no-policy` (the checks and the files written, no "
         "pack), the same with bench/floor/empty_pack (a Python policy pack whose one policy checks nothing: what the "

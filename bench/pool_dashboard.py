@@ -1,5 +1,5 @@
 """The pool's Grafana dashboard drawn from a live run: the real mooncake_master under load, scraped by the real
-Prometheus, every panel query of components/kv_store/monitoring.py evaluated by that Prometheus.
+Prometheus, every panel query of kvpool/components/kv_store/monitoring.py evaluated by that Prometheus.
 
 The master is the one our component renders for the mooncake-layerwise stack; one engine client
 (bench/mooncake_writer.py `mix`) holds the whole pool (POOL_MIB) as its segment, the machinery of
@@ -32,10 +32,10 @@ from pathlib import Path
 from bench.mooncake_capacity import WRITER, machine, run_capacity_scenario, sized_pool
 from bench.preview_vs_deploy import run, venv
 from bench.sizing import STACK, stack_values
-from components.dashboards import Signals
-from components.kv_store import monitoring
-from components.kv_store.common import STORE_SERVICE
-from components.settings_loader import load_from_pulumi_config
+from kvpool.components.kv_store import monitoring
+from kvpool.components.kv_store.common import STORE_SERVICE
+from kvpool.internal.dashboards import Signals
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.e2e.realengine import BUILD_SCRIPT, find_binaries
 from tests.live.mooncake_plans import basic_plan
 from tests.live.plans import python
@@ -179,7 +179,7 @@ component renders it for the `{record['stack']}` stack (eviction at {s['watermar
 `default_kv_lease_ttl`), with one engine client holding a {record['pool_mib']} MB segment, the whole pool; the real
 Prometheus (github.com/prometheus/prometheus v{record['prometheus']}, `tools/real-engine/build.sh prometheus`) scraping the master every second as
 `job="{STORE_SERVICE}",namespace="{record['namespace']}"`; each panel's queries, exactly as
-components/kv_store/monitoring.py renders them for the stack, through Prometheus' `/api/v1/query_range` (step
+kvpool/components/kv_store/monitoring.py renders them for the stack, through Prometheus' `/api/v1/query_range` (step
 {record['step_s']} s) from {record['lead_s']} s before the load to {record['tail_s']} s after it. The writer puts 1 MiB
 values of fresh keys at its pace; a read is `is_exist` then `get` of the key just put, and each grants a lease
 (hits: reads that found the key, its bytes intact).

@@ -109,7 +109,7 @@ def project() -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "stacks").mkdir(parents=True)
     (folder / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
-    for name in ("__main__.py", "components", "policies"):
+    for name in ("__main__.py", "kvpool"):
         (folder / name).symlink_to(ROOT / name)
     return folder
 

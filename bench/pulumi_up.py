@@ -7,7 +7,7 @@ kube-apiserver, controller manager, scheduler, kwok nodes): the binaries of `bas
 started by tests/e2e/realengine.py. For each size NP+ND, preview_vs_deploy.py's service is imported as stack nN
 (namespace svc-nN) into one copy of the project, and timed, wall, start to exit:
 
-  pulumi preview --policy-pack policies -s nN       --reps times, before the stack is up
+  pulumi preview --policy-pack kvpool/policies -s nN       --reps times, before the stack is up
   python -m kvpool preview --stack nN               --reps times, alternating with it (its pack included)
   pulumi up --yes --skip-preview -s nN              once; the provider waits until every Deployment is Ready
   pulumi up --yes --skip-preview --expect-no-changes -s nN    once more: nothing to do
@@ -41,6 +41,12 @@ from bench.preview_vs_deploy import (
     others_running,
     service_files,
 )
+from tests.e2e.cluster_stacks import (
+    deployment_namespaces,
+    deployments_not_ready_in,
+    manifests,
+    up_stack,
+)
 from tests.e2e.realengine import (
     BUILD_COMMAND,
     CLUSTER_BINARIES,
@@ -51,7 +57,6 @@ from tests.e2e.realengine import (
     PulumiWorkspace,
     find_binaries,
 )
-from tests.e2e.cluster_stacks import deployment_namespaces, deployments_not_ready_in, manifests, up_stack
 
 
 def spread(walls: list[float]) -> str:
@@ -62,7 +67,7 @@ def measure(size: int, reps: int, workspace: PulumiWorkspace, cluster: Cluster, 
     stack = f"n{size}"
     import_stack(workspace.project, service_files(size), size)
     workspace.stack_init(stack)
-    pulumi = ["preview", "--policy-pack", "policies", "-s", stack]
+    pulumi = ["preview", "--policy-pack", "kvpool/policies", "-s", stack]
     ours = [sys.executable, "-m", "kvpool", "preview", "--stack", stack, "--project-dir", str(workspace.project),
             "--out", str(out)]
     env = dict(os.environ)
@@ -144,7 +149,7 @@ def main() -> None:
          "namespace in one local cluster (etcd, kube-apiserver, controller manager, "
          "scheduler, kwok nodes; loopback only) and one file backend. Wall time of the whole command. Both previews: "
          f"median (min–max) of {args.reps} runs each, alternating, after one warm-up run of each, before the stack is "
-         "up; `pulumi preview --policy-pack policies` and `python -m kvpool preview` (which runs the same pack and "
+         "up; `pulumi preview --policy-pack kvpool/policies` and `python -m kvpool preview` (which runs the same pack and "
          "the strict schema check). `pulumi up --yes --skip-preview` once (the provider waits until every Deployment "
          "is Ready; kwok readies the pods), then once more with nothing to change (`--expect-no-changes`). "
          "Resources: in the stack's state (Kubernetes objects among them)."),

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from bench.preview_vs_deploy import RESULTS, machine, other_load, others_running
 from bench.pulumi_up import bench_cluster, real_engine
-from components.rollout import DEFAULT_MAX_UNAVAILABLE, max_unavailable
+from kvpool.internal.rollout import DEFAULT_MAX_UNAVAILABLE, max_unavailable
 from tests.e2e.cluster_stacks import deployments_not_ready, up_stack
 from tests.e2e.kwok_stages import ENGINE_READY_DELAY_S, ENGINE_SIDES
 from tests.e2e.realengine import (

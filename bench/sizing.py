@@ -1,6 +1,6 @@
 """The pool planner against the real mooncake_master: time from the first put to the first eviction, and put success.
 
-For each pool size and writer pace, the planner (policies/rules/pool_sizing.py, through the settings of the
+For each pool size and writer pace, the planner (kvpool/policies/rules/pool_sizing.py, through the settings of the
 mooncake-layerwise stack with only the segment size and kv_pool_sizing changed) predicts when an empty pool is
 first evicted (`PoolSizing.first_eviction_seconds`), what an eviction leaves (`.floor`) and where the pool sits on
 the measured eviction frontier (`.frontier()`); the bench runs the master our component renders for that stack (its own 0.6/0.4 and lease), and
@@ -30,8 +30,8 @@ import yaml
 
 from bench.mooncake_capacity import WRITER, machine, run_capacity_scenario, sized_pool
 from bench.preview_vs_deploy import run, venv
-from components.settings_loader import load_from_pulumi_config
-from policies import rules
+from kvpool.policies import rules
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.live.mooncake_plans import basic_plan
 from tests.live.plans import python
 from tests.live.rendered import REPO, render

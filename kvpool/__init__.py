@@ -1,46 +1,16 @@
-"""Offline tooling of motor-kvpool: what `pulumi preview` shows, without the Pulumi CLI or a cluster.
+"""motor-kvpool: MindIE Motor prefill/decode-disaggregated inference with a shared KV-cache pool on Kubernetes, as
+Pulumi components. Nothing is imported here, so `import kvpool.settings` does not build the components first.
 
-Command line (from the repository root)::
-
-    python -m kvpool preview --stack dev
-        # run __main__.py under the SDK's mocks with the merged config of stacks/Pulumi.dev.yaml,
-        # print the resource tree, run the policy pack in policies/ (as `pulumi preview --policy-pack`),
-        # validate every manifest (Kubernetes 1.30, strict), write out/dev/
-    python -m kvpool preview --stack dev --policy-config policy-config.json   # pulumi's --policy-pack-config
-    python -m kvpool preview --stack dev --no-policy
-    python -m kvpool preview --stack dev --out build/preview --k8s-version 1.31
-    python -m kvpool preview --stack dev --project-dir tests/fixtures/programs/kv-demo
-    python -m kvpool preview --stack service-b   # previews service-a first: service-b uses its store
-    python -m kvpool --debug preview --stack dev   # show the traceback of an internal error
-    python -m kvpool import --config-dir ../infer_engines/vllm --stack svc --set motor_deploy_config.image_name=IMG
-    python -m kvpool settings --stack dev [--section kv_cache_store_config]   # the settings in effect
-    python -m kvpool diff --base HEAD --stack dev [--exit-code]   # what the working tree changes since HEAD
-    python -m kvpool diff base out --stack dev   # between two previews already written
-    python -m kvpool fleet [--json] [--svg F] [--png F] [--check-destroy STACK]   # owners, consumers, problems
-    python -m kvpool diff --live live out --stack dev   # drift: the cluster's objects (kubectl get -o yaml) vs a preview
-
-Exit codes: 0 clean (advisory policy violations included), 1 invalid input, program error or a mandatory policy
-violation (message on stderr), 2 internal error.
-
-From Python::
-
-    from kvpool.preview import preview
-    result = preview(Path("."), "dev", Path("out"))   # -> PreviewResult(run, validation, manifest_files, ...)
-    result.run.resource("kubernetes:core/v1:Namespace", "demo").inputs
-    from kvpool.policy_host.runner import run_policy_pack
-    from kvpool.engine.stack_config import load_stack_config
-    report = run_policy_pack(Path("policies"), result.run, load_stack_config(Path("."), "dev"))
-    report.violations, report.mandatory, report.policies   # -> Violation(policy_name, enforcement_level, ...)
-
-Groups, each named by the real part it stands in for (its __init__ names the test that compares them):
-- preview (this folder): the preview as a library, the one path every command takes;
-- engine/: the Pulumi CLI and engine (stack files, the mock monitor, stack references, the engine's encodings);
-- policy_host/: the CLI as a policy-pack host (the pack's process over the analyzer gRPC protocol);
-- apiserver/: kube-apiserver's own checks (decoding, validation, NodePorts, server-side apply);
-- views/: what a preview's objects are and what a change does (manifests, blast radius, base and consumer previews,
-  the importer, live objects);
-- fleet/: owners, consumers and their problems across stacks;
-- commands/: the command line, one module per subcommand.
-A group may import engine/ and those listed before it; views/ and fleet/ read previews; only commands/ parses
-arguments.
+The public API (SemVer: CHANGELOG.md says what each release changes in it):
+- kvpool.program: `build(settings)` builds one service's stack from its settings; `run()` reads them from the stack's
+  configuration first (what a project's `__main__.py` calls);
+- kvpool.settings: the typed settings (`ServiceSettings` and its sections) and their loading with every problem
+  reported at once;
+- kvpool.components: the Pulumi components KVStore, EnginePool, UCMStorage, ControlPlane, KVConductor and
+  ServiceSet;
+- kvpool.policies: the policy pack (`pulumi preview --policy-pack "$(kvpool policy-pack-dir)"`), its policies
+  (`kvpool.policies.catalog.POLICIES`, for a team's own pack) and the rules they check (`kvpool.policies.rules`);
+- kvpool.errors: the exceptions the above raise;
+- the `kvpool` command (kvpool.cli.commands.cli), the offline tooling, on any project that uses this package.
+Everything under kvpool.internal and kvpool.cli (but the command line itself) may change in any release.
 """

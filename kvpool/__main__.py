@@ -2,7 +2,7 @@
 
 import gc
 
-from kvpool.commands.cli import main
+from kvpool.cli.commands.cli import main
 
 exit_code = main()
 # The process ends here: the interpreter's last garbage collection would walk every object the run made (a quarter of

@@ -8,11 +8,11 @@ import dataclasses
 import json
 from typing import Any, Callable
 
-from kvpool.engine.mock_engine import ProgramRun, run_program
-from kvpool.engine.stack_config import StackConfig, load_stack_config
+from kvpool.cli.engine.mock_engine import ProgramRun, run_program
+from kvpool.cli.engine.stack_config import StackConfig, load_stack_config
 from tests.program_runs import PROJECT_DIR
 
-PACK = PROJECT_DIR / "policies"
+PACK = PROJECT_DIR / "kvpool" / "policies"
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 SERVICE_SET = "kubernetes:mindcluster.huawei.com/v1:InferServiceSet"

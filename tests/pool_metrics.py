@@ -10,10 +10,10 @@ import json
 import re
 from pathlib import Path
 
-from components import dashboards, motor_monitoring
-from components.kv_store import monitoring
-from components.settings_loader import load_from_pulumi_config
-from components.store_settings import MemcacheStoreConfig
+from kvpool.components.kv_store import monitoring
+from kvpool.internal import dashboards, motor_monitoring
+from kvpool.settings.loader import load_from_pulumi_config
+from kvpool.settings.store import MemcacheStoreConfig
 from tests.program_runs import stack_values
 
 RECORDINGS = {

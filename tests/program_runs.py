@@ -10,9 +10,9 @@ from typing import Any, Callable
 
 import yaml
 
-from kvpool.engine.mock_engine import ProgramRun, run_program
-from kvpool.engine.stack_config import StackConfig, load_stack_config
-from kvpool.views.manifests import kubernetes_objects
+from kvpool.cli.engine.mock_engine import ProgramRun, run_program
+from kvpool.cli.engine.stack_config import StackConfig, load_stack_config
+from kvpool.cli.views.manifests import kubernetes_objects
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 PROJECT = "motor-kvpool"
@@ -46,7 +46,7 @@ def project_with_stacks(root: Path, stacks: dict[str, dict[str, Any]]) -> Path:
     """A project folder at `root` holding this program and the given stacks (motor-kvpool:* values, without the
     prefix) as its stack files."""
     (root / "stacks").mkdir(parents=True)
-    for name in ("Pulumi.yaml", "__main__.py", "components", "policies"):
+    for name in ("Pulumi.yaml", "__main__.py", "kvpool"):
         (root / name).symlink_to(PROJECT_DIR / name)
     for stack, values in stacks.items():
         config = {f"{PROJECT}:{key}": value for key, value in values.items()}

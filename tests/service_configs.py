@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from components.errors import SettingsError
-from components.settings_loader import load_from_pulumi_config
+from kvpool.errors import SettingsError
+from kvpool.settings.loader import load_from_pulumi_config
 
 IMAGE = "registry.local/mindie-motor-vllm:3.0.0"
 

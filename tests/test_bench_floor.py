@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from bench.floor import ROOT, check_same_objects, floor_project
-from kvpool.preview import preview
+from kvpool.cli.preview import preview
 from tests.program_runs import PROJECT_DIR
 
 
@@ -37,8 +37,8 @@ def test_an_object_the_floor_declares_differently_is_named(dev_manifests: Path, 
 
 def test_the_floors_namespaced_objects_depend_on_their_namespace(dev_manifests: Path, tmp_path: Path) -> None:
     """Without it `pulumi up` of the floor creates them with the Namespace at once and can fail (bench/floor)."""
-    from kvpool.engine.mock_engine import run_program
-    from kvpool.engine.stack_config import load_stack_config
+    from kvpool.cli.engine.mock_engine import run_program
+    from kvpool.cli.engine.stack_config import load_stack_config
 
     floor = floor_project(tmp_path / "floor", {1: dev_manifests})
     run = run_program(floor, load_stack_config(floor, "n1"))

@@ -7,7 +7,17 @@ import json
 
 import pytest
 
-from bench.pool_dashboard import PAGE, PHASES, POOL_MIB, RECORD, axis_unit, drawn_panels, page, signals, summary
+from bench.pool_dashboard import (
+    PAGE,
+    PHASES,
+    POOL_MIB,
+    RECORD,
+    axis_unit,
+    drawn_panels,
+    page,
+    signals,
+    summary,
+)
 
 RECORDED = json.loads(RECORD.read_text())
 

@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 import yaml
 
-from kvpool.views.blast_radius import (
+from kvpool.cli.views.blast_radius import (
     FORCE_NEW,
     blast_radius,
     replaced_paths,
     template_changes,
 )
-from kvpool.views.blast_radius_report import report
-from kvpool.views.diff import manifests
-from kvpool.views.manifests import KubernetesObject
+from kvpool.cli.views.blast_radius_report import report
+from kvpool.cli.views.diff import manifests
+from kvpool.cli.views.manifests import KubernetesObject
 from tests.program_runs import PROJECT_DIR
 
 NS = "svc"

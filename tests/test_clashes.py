@@ -14,16 +14,25 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.deploy_settings import DEPLOY_PY_NODE_PORTS
-from components.errors import SettingsError
-from components.pulumi_settings import settings_from_config
-from kvpool.commands.cli import main
-from kvpool.engine.stack_config import load_stack_config, stack_names
-from kvpool.fleet import report as fleet_report
-from kvpool.fleet.clashes import Footprint, HostPort, clashes, footprint_from_settings
-from kvpool.fleet.model import build_fleet
-from kvpool.fleet.offline import ClusterClashError, check_cluster_clashes, offline_facts
-from kvpool.views.importer import import_pair
+from kvpool.cli.commands.cli import main
+from kvpool.cli.engine.stack_config import load_stack_config, stack_names
+from kvpool.cli.fleet import report as fleet_report
+from kvpool.cli.fleet.clashes import (
+    Footprint,
+    HostPort,
+    clashes,
+    footprint_from_settings,
+)
+from kvpool.cli.fleet.model import build_fleet
+from kvpool.cli.fleet.offline import (
+    ClusterClashError,
+    check_cluster_clashes,
+    offline_facts,
+)
+from kvpool.cli.views.importer import import_pair
+from kvpool.errors import SettingsError
+from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
+from kvpool.settings.from_stack import settings_from_config
 from tests.program_runs import PROJECT_DIR, project_with_stacks, stack_values
 from tests.service_configs import plain_pd
 from tests.test_examples import FILL, project_copy

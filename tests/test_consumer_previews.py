@@ -1,4 +1,4 @@
-"""An owner's pull request previews its consumers (`python -m kvpool diff`, kvpool/views/consumer_previews.py): when the
+"""An owner's pull request previews its consumers (`python -m kvpool diff`, kvpool/cli/views/consumer_previews.py): when the
 owner's kv_store output changes, each stack that reads it is previewed against the owner's old and new outputs
 and its diff and blast radius follow; a consumer the change shuts out says why, naming both stacks."""
 
@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from kvpool.commands.cli import main
-from kvpool.preview import preview
-from kvpool.views.consumer_previews import consumer_lines
+from kvpool.cli.commands.cli import main
+from kvpool.cli.preview import preview
+from kvpool.cli.views.consumer_previews import consumer_lines
 from tests.program_runs import project_with_stacks, stack_values
 
 A, B = "organization/motor-kvpool/service-a", "organization/motor-kvpool/service-b"

@@ -7,13 +7,13 @@ import json
 import pulumi
 import pytest
 
-from components.deploy_settings import DEPLOY_PY_NODE_PORTS
-from components.motor_config import MOTOR_FILES
-from components.workloads import Workloads
-from kvpool.engine.mock_engine import ProgramError, run_program
-from kvpool.engine.stack_config import StackConfig, load_stack_config
-from kvpool.views.blast_radius import workloads as preview_workloads
-from kvpool.views.manifests import kubernetes_objects
+from kvpool.cli.engine.mock_engine import ProgramError, run_program
+from kvpool.cli.engine.stack_config import StackConfig, load_stack_config
+from kvpool.cli.views.blast_radius import workloads as preview_workloads
+from kvpool.cli.views.manifests import kubernetes_objects
+from kvpool.components.workloads import Workloads
+from kvpool.internal.motor_config import MOTOR_FILES
+from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
 from tests.program_runs import PROJECT_DIR, env_of, render, render_stack, stack_values
 from tests.service_configs import HOST_LOG_DIRS, with_host_log_dirs
 

@@ -1,4 +1,4 @@
-"""policies/convert_once.py: within one analyzer call pulumi_policy converts each resource's properties once, and
+"""kvpool/policies/convert_once.py: within one analyzer call pulumi_policy converts each resource's properties once, and
 every policy still gets properties of its own. Run on pulumi_policy's own servicer, in-process."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from pulumi_policy import EnforcementLevel, StackValidationPolicy, proxy
 from pulumi_policy import policy as policy_module
 from pulumi_policy.proxy import UnknownValueError
 
-from policies import convert_once
+from kvpool.policies import convert_once
 from tests.program_runs import PROJECT_DIR
 
 
 def test_the_installed_pulumi_policy_is_the_one_it_was_written_for() -> None:
     assert version("pulumi-policy") == convert_once.PULUMI_POLICY_VERSION
-    pins = (PROJECT_DIR / "policies" / "requirements.txt").read_text().splitlines()
+    pins = (PROJECT_DIR / "kvpool" / "policies" / "requirements.txt").read_text().splitlines()
     assert f"pulumi-policy=={convert_once.PULUMI_POLICY_VERSION}" in pins
 
 

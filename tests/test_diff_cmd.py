@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from kvpool.engine.stack_config import load_stack_config
-from kvpool.preview import preview
-from kvpool.views import blast_radius, blast_radius_report
-from kvpool.views.diff import (
+from kvpool.cli.engine.stack_config import load_stack_config
+from kvpool.cli.preview import preview
+from kvpool.cli.views import blast_radius, blast_radius_report
+from kvpool.cli.views.diff import (
     MissingPreviewError,
     absent_side,
     changes,
@@ -30,8 +30,7 @@ def previews(tmp_path_factory):
     (project / "stacks").mkdir(parents=True)
     for name in ("Pulumi.yaml", "__main__.py"):
         (project / name).write_text((PROJECT_DIR / name).read_text())
-    for package in ("components", "policies"):
-        (project / package).symlink_to(PROJECT_DIR / package)
+    (project / "kvpool").symlink_to(PROJECT_DIR / "kvpool")
     text = (PROJECT_DIR / "stacks" / "Pulumi.dev.yaml").read_text()
     (project / "stacks" / "Pulumi.dev.yaml").write_text(text.replace("d_instances_num: 1", "d_instances_num: 2"))
     preview(project, "dev", root / "new")

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kvpool.preview import preview
-from kvpool.views.diff import manifests
-from kvpool.views.live_objects import LiveObjectsError, read_live
+from kvpool.cli.preview import preview
+from kvpool.cli.views.diff import manifests
+from kvpool.cli.views.live_objects import LiveObjectsError, read_live
 from tests.program_runs import PROJECT_DIR
 
 P0, D0 = "deployment-dev-vllm-p0.yaml", "deployment-dev-vllm-d0.yaml"

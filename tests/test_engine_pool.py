@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kvpool.engine.mock_engine import ProgramError
+from kvpool.cli.engine.mock_engine import ProgramError
 from tests.program_runs import env_of, render, render_stack, stack_values
 
 ANNOTATION = "motor-kvpool.io/kv-transfer-config"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from components.errors import KvpoolError
-from kvpool.preview import preview
-from kvpool.views.importer import import_pair
+from kvpool.cli.preview import preview
+from kvpool.cli.views.importer import import_pair
+from kvpool.errors import KvpoolError
 from tests.outside import MOTOR_EXAMPLES
 from tests.program_runs import PROJECT_DIR
 
@@ -95,8 +95,7 @@ def project_copy(tmp_path: Path) -> Path:
     project.mkdir()
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(PROJECT_DIR / name, project / name)
-    for package in ("components", "policies"):
-        shutil.copytree(PROJECT_DIR / package, project / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PROJECT_DIR / "kvpool", project / "kvpool", ignore=shutil.ignore_patterns("__pycache__"))
     return project
 
 
@@ -115,7 +114,7 @@ def import_and_preview(
         assert problems == (list(expected) if isinstance(expected, tuple) else [expected])
         return None
     assert example not in refused
-    pack = PROJECT_DIR / "policies" if with_policies else None
+    pack = PROJECT_DIR / "kvpool" / "policies" if with_policies else None
     result = preview(project, "imported", tmp_path / "out", policy_pack=pack)
     assert result.validation.validated
     return conversion, result

@@ -18,14 +18,14 @@ from xml.etree import ElementTree
 import pytest
 from pulumi.automation import StackSummary
 
-from components.errors import SettingsError
-from kvpool.commands.cli import main
-from kvpool.fleet import report as fleet_report
-from kvpool.fleet.backend import stack_reference
-from kvpool.fleet.graph import PictureError, render
-from kvpool.fleet.model import build_fleet
-from kvpool.fleet.offline import MissingPreviewError, offline_facts
-from kvpool.preview import preview
+from kvpool.cli.commands.cli import main
+from kvpool.cli.fleet import report as fleet_report
+from kvpool.cli.fleet.backend import stack_reference
+from kvpool.cli.fleet.graph import PictureError, render
+from kvpool.cli.fleet.model import build_fleet
+from kvpool.cli.fleet.offline import MissingPreviewError, offline_facts
+from kvpool.cli.preview import preview
+from kvpool.errors import SettingsError
 from tests.program_runs import PROJECT, PROJECT_DIR, project_with_stacks, stack_values
 
 SVG = "{http://www.w3.org/2000/svg}"

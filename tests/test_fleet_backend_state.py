@@ -1,5 +1,5 @@
 """`kvpool fleet --source backend` checks the cluster's clashes on each stack's state as `pulumi stack export
---show-secrets` prints it (kvpool/fleet/backend.py state_objects), as the offline source checks them on what a preview
+--show-secrets` prints it (kvpool/cli/fleet/backend.py state_objects), as the offline source checks them on what a preview
 renders: the objects and host ports, not the settings alone. The Automation API drives a stand-in `pulumi` first on
 PATH that answers the commands it runs from a folder of JSON and records them; the real CLI and backend are
 tests/e2e/test_stack_reference_fleet.py's."""
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kvpool.commands.cli import main
-from kvpool.fleet.backend import state_objects
+from kvpool.cli.commands.cli import main
+from kvpool.cli.fleet.backend import state_objects
 from tests.program_runs import project_with_stacks, stack_values
 
 SECRET = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"}

@@ -1,5 +1,5 @@
 """The engine capacity of a cluster (issue 34): the engine pods the stacks of one cluster ask for, placed on the
-Ready nodes that carry their hardware labels (a fake node list fed to kvpool/fleet/capacity.py), and `kvpool fleet
+Ready nodes that carry their hardware labels (a fake node list fed to kvpool/cli/fleet/capacity.py), and `kvpool fleet
 --kubeconfig` reading the nodes from an API server: a small HTTP server on 127.0.0.1 that answers GET
 /api/v1/nodes as the API server does and records what it was asked."""
 
@@ -14,9 +14,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.settings_loader import load_from_pulumi_config
-from kvpool.commands.cli import main
-from kvpool.fleet.capacity import EnginePods, Node, capacity_warnings, engine_pods, ready_nodes
+from kvpool.cli.commands.cli import main
+from kvpool.cli.fleet.capacity import (
+    EnginePods,
+    Node,
+    capacity_warnings,
+    engine_pods,
+    ready_nodes,
+)
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.program_runs import project_with_stacks, render, stack_values
 
 A2 = (("accelerator", "huawei-Ascend910"), ("accelerator-type", "module-910b-8"))

@@ -15,37 +15,34 @@ from pathlib import Path
 from typing import Annotated
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("components", "policies", "kvpool")
-# Modules the policy pack imports with policies/ itself on sys.path (`import rules`): they hold no pattern.
-NOT_IMPORTABLE_HERE = {"policies.catalog", "policies.service_view"}
 # Patterns used other than to check a whole value, each with why a partial match is what it needs.
 NOT_VALUE_CHECKS = {
-    ("components.settings_loader", "_PATH_BREAKER"): "search: a forbidden character anywhere",
-    ("components.settings_loader", "_CONTROL_CHARACTER"): "search: a forbidden character anywhere",
-    ("policies.rules.security", "_NAME_WORDS"): "split: the words of a name",
-    ("kvpool.views.importer", "_STEP"): "tokenizer: one step of a path at a position",
-    ("kvpool.apiserver.openapi", "_SPACE"): "tokenizer: JSON whitespace at a position",
-    ("kvpool.apiserver.openapi", "_DEFINITION_REF"): "finds references inside a schema's text",
-    ("kvpool.views.manifests", "_PRINTABLE_ASCII_LINES"): "chooses YAML's block style for multi-line text",
+    ("kvpool.settings.loader", "_PATH_BREAKER"): "search: a forbidden character anywhere",
+    ("kvpool.settings.loader", "_CONTROL_CHARACTER"): "search: a forbidden character anywhere",
+    ("kvpool.policies.rules.security", "_NAME_WORDS"): "split: the words of a name",
+    ("kvpool.cli.views.importer", "_STEP"): "tokenizer: one step of a path at a position",
+    ("kvpool.cli.apiserver.openapi", "_SPACE"): "tokenizer: JSON whitespace at a position",
+    ("kvpool.cli.apiserver.openapi", "_DEFINITION_REF"): "finds references inside a schema's text",
+    ("kvpool.cli.views.manifests", "_PRINTABLE_ASCII_LINES"): "chooses YAML's block style for multi-line text",
 }
 # Calls that may take a part of a value, with why.
 PARTIAL_CALLS = {
     # (file, the call as ast.unparse writes it)
-    ("kvpool/views/blast_radius.py", "re.match('\\\\s*(\\\\d+(?:\\\\.\\\\d+)?)', str(value))"): "the number a display starts with",
-    ("kvpool/apiserver/names.py", "re.search('[a-z]', name)"): "a port name holds at least one letter",
+    ("kvpool/cli/views/blast_radius.py", "re.match('\\\\s*(\\\\d+(?:\\\\.\\\\d+)?)', str(value))"): "the number a display starts with",
+    ("kvpool/cli/apiserver/names.py", "re.search('[a-z]', name)"): "a port name holds at least one letter",
 }
 
 
 def modules() -> list:
     found = []
-    for package in PACKAGES:
-        for info in pkgutil.walk_packages(importlib.import_module(package).__path__, package + "."):
-            if not info.name.endswith("__main__") and info.name not in NOT_IMPORTABLE_HERE:
-                found.append(importlib.import_module(info.name))
+    for info in pkgutil.walk_packages(importlib.import_module("kvpool").__path__, "kvpool."):
+        if not info.name.endswith("__main__"):
+            found.append(importlib.import_module(info.name))
     return found
 
 
@@ -74,7 +71,7 @@ def fullmatch_patterns() -> dict[str, re.Pattern]:
                 elif isinstance(argument, ast.Name) and isinstance(getattr(module, argument.id, None), str):
                     pattern = re.compile(getattr(module, argument.id))
                 else:
-                    continue  # a pattern from configuration (policies/rules/store.py's production_stacks)
+                    continue  # a pattern from configuration (kvpool/policies/rules/store.py's production_stacks)
                 patterns[f"{module.__name__}: re.fullmatch({ast.unparse(argument)})"] = pattern
             elif isinstance(target, ast.Name) and isinstance(getattr(module, target.id, None), re.Pattern):
                 if (module.__name__, target.id) in NOT_VALUE_CHECKS:
@@ -158,9 +155,9 @@ def test_a_settings_pattern_refuses_a_trailing_newline(pattern, data) -> None:
 
 
 def test_the_api_server_mirror_refuses_a_trailing_newline_in_a_node_selector() -> None:
-    """kvpool/apiserver answers as the API server does for the issue's examples: "ssd\\n" in a nodeSelector, a
+    """kvpool/cli/apiserver answers as the API server does for the issue's examples: "ssd\\n" in a nodeSelector, a
     namespace "dev\\n"."""
-    from kvpool.apiserver.names import check_labels, dns1123_label, show
+    from kvpool.cli.apiserver.names import check_labels, dns1123_label, show
 
     path = ("spec", "template", "spec", "nodeSelector")
     assert check_labels({"disk": "ssd\n", "pool\n": "kv"}, path) == [
@@ -175,7 +172,7 @@ def test_the_api_server_mirror_refuses_a_trailing_newline_in_a_node_selector() -
 
 def test_the_policy_rules_refuse_a_trailing_newline() -> None:
     """The rules took a stripped text: "v0.17.0rc2\\n" was a version."""
-    from policies import rules
+    from kvpool.policies import rules
 
     assert [str(finding) for finding in rules.check_layerwise_pool_patch("v0.17.0rc2\n", {})] == [
         "vllm_ascend_version: 'v0.17.0rc2\\n' is not a version such as v0.17.0rc2."

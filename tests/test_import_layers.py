@@ -1,7 +1,7 @@
-"""components/ reads bottom-up: facts -> settings -> component arguments -> components -> program. No import circle
-(every module imports alone, and the import graph, function-level imports and parent packages included, has no
-cycle), and the settings reach nothing that builds resources (no module that uses pulumi_kubernetes or declares Pulumi
-components or resource options)."""
+"""The library (kvpool/ but the command's kvpool/cli/) reads bottom-up: facts -> settings -> component arguments ->
+components -> program. No import circle (every module imports alone, and the import graph, function-level imports and
+parent packages included, has no cycle), the settings reach nothing that builds resources (no module that uses
+pulumi_kubernetes or declares Pulumi components or resource options), and nothing of it imports the command."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 
 from tests.program_runs import PROJECT_DIR
 
-COMPONENTS = PROJECT_DIR / "components"
-SETTINGS = ("components.settings", "components.settings_loader")
+LIBRARY = PROJECT_DIR / "kvpool"
+COMMAND = "kvpool.cli"
+SETTINGS = ("kvpool.settings.service", "kvpool.settings.loader")
 
 
 def module_name(path: Path) -> str:
@@ -21,7 +22,10 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {module_name(path): path for path in sorted(COMPONENTS.rglob("*.py"))}
+MODULES = {
+    name: path for path in sorted(LIBRARY.rglob("*.py"))
+    if not (name := module_name(path)).startswith(COMMAND) and not name.endswith("__main__")
+}
 
 
 def imported(path: Path) -> set[str]:
@@ -89,9 +93,15 @@ def reachable(edges: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
-def test_the_import_graph_of_components_has_no_cycle() -> None:
-    assert len(MODULES) > 40
+def test_the_import_graph_of_the_library_has_no_cycle() -> None:
+    assert len(MODULES) > 60
     assert cycle(graph()) is None
+
+
+def test_the_library_never_imports_the_command() -> None:
+    offenders = sorted(name for name, path in MODULES.items()
+                       if any(module.startswith(COMMAND) for module in imported(path)))
+    assert offenders == []
 
 
 def test_the_cycle_finder_finds_one() -> None:
@@ -104,16 +114,16 @@ def test_the_settings_reach_nothing_that_builds_resources() -> None:
     for start in SETTINGS:
         builders = sorted(name for name in reachable(edges, start) if builds_resources(MODULES[name]))
         assert builders == [], f"{start} reaches modules that build resources: {builders}"
-    assert builds_resources(MODULES["components.engine_pool"])
+    assert builds_resources(MODULES["kvpool.components.engine_pool"])
 
 
 def test_every_module_imports_alone() -> None:
-    """In one fresh interpreter, each module is imported with every components module forgotten first, so a module
-    that works only when another was imported before it fails here."""
+    """In one fresh interpreter, each module is imported with every kvpool module forgotten first, so a module that
+    works only when another was imported before it fails here."""
     script = (
         "import importlib, sys\n"
         f"for name in {sorted(MODULES)!r}:\n"
-        "    for loaded in [m for m in sys.modules if m == 'components' or m.startswith('components.')]:\n"
+        "    for loaded in [m for m in sys.modules if m == 'kvpool' or m.startswith('kvpool.')]:\n"
         "        del sys.modules[loaded]\n"
         "    importlib.import_module(name)\n"
         "print('imported', len(" + repr(sorted(MODULES)) + "))\n"

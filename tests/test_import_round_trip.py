@@ -1,6 +1,6 @@
 """Issue 33 §9: what `kvpool import` writes reads back as exactly what it read from user_config.json and env.json.
 
-The stack file is read here by the offline reader (kvpool/engine/stack_config.py), the mirror of the Pulumi CLI's
+The stack file is read here by the offline reader (kvpool/cli/engine/stack_config.py), the mirror of the Pulumi CLI's
 yaml.v3 reading that tests/e2e/test_stack_file_yaml.py proves against the real CLI;
 tests/e2e/test_import_round_trip.py runs the same values through `pulumi config --json`.
 """
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvpool.engine.stack_config import load_stack_config
-from kvpool.engine.stack_yaml import lost_in_the_clis_reencoding
-from kvpool.views.importer import ConversionError, convert, stack_file_text
+from kvpool.cli.engine.stack_config import load_stack_config
+from kvpool.cli.engine.stack_yaml import lost_in_the_clis_reencoding
+from kvpool.cli.views.importer import ConversionError, convert, stack_file_text
 from tests.service_configs import as_motor_files, mooncake_pool
 
 # Text that yaml.v3 reads plain as a number, a boolean, null, a date or a merge key, and its near misses.

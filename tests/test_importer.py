@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -12,11 +11,16 @@ import jsonschema
 import pytest
 import yaml
 
-from components.errors import SettingsError
-from components.settings_loader import load_from_motor_files, load_from_pulumi_config
-from kvpool.engine.stack_schema import MODELINE, SCHEMA_FILE
-from kvpool.views.importer import ConversionError, convert, import_pair, stack_file_text
-from policies import rules
+from kvpool.cli.engine.stack_schema import MODELINE, SCHEMA_NAME, schema_text
+from kvpool.cli.views.importer import (
+    ConversionError,
+    convert,
+    import_pair,
+    stack_file_text,
+)
+from kvpool.errors import SettingsError
+from kvpool.policies import rules
+from kvpool.settings.loader import load_from_motor_files, load_from_pulumi_config
 from tests.program_runs import PROJECT_DIR
 from tests.service_configs import (
     IMAGE,
@@ -212,14 +216,14 @@ def test_stack_file_keeps_quoted_strings_and_writes_notes_as_comments():
 
 def test_a_file_imported_beside_the_schema_names_it_first_and_is_valid_under_it(tmp_path):
     (tmp_path / "stacks").mkdir()
-    shutil.copy(SCHEMA_FILE, tmp_path / "stacks" / SCHEMA_FILE.name)
+    (tmp_path / "stacks" / SCHEMA_NAME).write_text(schema_text())
     user_path, env_path = write_pair(tmp_path / "src", memcache_pool())
     target, conversion = import_pair(user_path, env_path, "svc", tmp_path / "stacks")
     text = target.read_text()
     assert text.splitlines()[0] == MODELINE == "# yaml-language-server: $schema=stack-file.schema.json"
     assert (target.parent / MODELINE.rpartition("=")[2]).is_file()
     assert not [note for note in conversion.notes if "modeline" in note]
-    schema = json.loads(SCHEMA_FILE.read_text())
+    schema = json.loads(schema_text())
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(text))) == []
 
 
@@ -227,7 +231,7 @@ def test_a_file_imported_where_no_schema_is_gets_no_modeline_and_a_note_saying_h
     user_path, env_path = write_pair(tmp_path / "src", memcache_pool())
     target, conversion = import_pair(user_path, env_path, "svc", tmp_path / "elsewhere")
     note = (f"no schema modeline: {tmp_path / 'elsewhere'} holds no stack-file.schema.json; for editors to check the "
-            f"file, copy {SCHEMA_FILE} beside it and make `# yaml-language-server: $schema=stack-file.schema.json` "
+            "file, write it with `kvpool stack-schema` and make `# yaml-language-server: $schema=stack-file.schema.json` "
             "its first line")
     assert conversion.notes[0] == note
     assert target.read_text().splitlines()[:3] == [
@@ -335,7 +339,7 @@ def test_older_scheduler_deploy_mode_is_dropped_with_a_note():
 )
 def test_set_of_a_switch_is_written_to_the_stack(tmp_path, key, value, expected):
     """--set create_namespace=false said "set to False" and wrote nothing (issue 22 item 1)."""
-    from kvpool.commands.cli import main
+    from kvpool.cli.commands.cli import main
 
     user_path, env_path = write_pair(tmp_path, plain_pd())
     stacks = tmp_path / "stacks"

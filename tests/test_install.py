@@ -1,5 +1,5 @@
-"""`pip install .` gives a `kvpool` command that previews a project from any directory, with the runtime
-requirements and not the test tools; `make help` lists the targets and the first `make preview` says what it
+"""The wheel holds the kvpool package with its data and gives a `kvpool` command that previews a project from any
+directory, with the runtime requirements and not the test tools; `make help` lists the targets and the first `make preview` says what it
 installs and shows pip's progress."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -17,9 +17,9 @@ import pytest
 from tests.program_runs import PROJECT_DIR
 from tests.service_configs import as_motor_files, mooncake_pool
 from tests.test_examples import project_copy
+from tests.wheel import VERSION, build_wheel
 
-RUNTIME_REQUIREMENTS = ("requirements.txt", "policies/requirements.txt", "kvpool/requirements.txt")
-BUILD_INPUTS = ("pyproject.toml", "kvpool_launcher.py", *RUNTIME_REQUIREMENTS)
+RUNTIME_REQUIREMENTS = ("requirements.txt", "kvpool/policies/requirements.txt", "kvpool/cli/requirements.txt")
 
 
 def pins(*files: str) -> set[str]:
@@ -31,19 +31,21 @@ def pins(*files: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    """`pip install .` into a folder of its own (offline: no build isolation, the dependencies are the venv's)."""
-    root = tmp_path_factory.mktemp("install")
-    for name in BUILD_INPUTS:  # a copy: building writes build/ and *.egg-info beside the sources
-        (root / "src" / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(PROJECT_DIR / name, root / "src" / name)
+def wheel(tmp_path_factory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory) -> Path:
+    """The wheel installed into a folder of its own (its dependencies are the venv's)."""
+    site = tmp_path_factory.mktemp("install") / "site"
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
-         "--no-build-isolation", "--no-index", "--target", str(root / "site"), str(root / "src")],
+        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--no-index",
+         "--target", str(site), str(wheel)],
         capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return root / "site"
+    return site
 
 
 def kvpool_command(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -51,8 +53,21 @@ def kvpool_command(site: Path, *args: str, cwd: Path) -> subprocess.CompletedPro
                           capture_output=True, text=True, timeout=300)
 
 
+def test_the_wheel_holds_the_package_its_data_and_nothing_else(wheel: Path) -> None:
+    assert wheel.name == f"motor_kvpool-{VERSION}-py3-none-any.whl"
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {name.split("/")[0] for name in names} == {"kvpool", f"motor_kvpool-{VERSION}.dist-info"}
+    assert {
+        "kvpool/policies/PulumiPolicy.yaml", "kvpool/policies/__main__.py", "kvpool/policies/requirements.txt",
+        "kvpool/settings/passthrough_schema.json", "kvpool/cli/requirements.txt", "kvpool/program.py",
+        "kvpool/components/kv_store/component.py",
+    } <= set(names)
+    sources = {path.relative_to(PROJECT_DIR).as_posix() for path in (PROJECT_DIR / "kvpool").rglob("*.py")}
+    assert sources <= set(names)
+
+
 def test_the_package_requires_the_runtime_pins_and_no_test_tool(installed: Path) -> None:
-    metadata = next(installed.glob("motor_kvpool-0.1.0.dist-info")) / "METADATA"
+    metadata = next(installed.glob(f"motor_kvpool-{VERSION}.dist-info")) / "METADATA"
     required = {line.removeprefix("Requires-Dist: ") for line in metadata.read_text().splitlines()
                 if line.startswith("Requires-Dist: ")}
     assert required == pins(*RUNTIME_REQUIREMENTS)
@@ -61,31 +76,48 @@ def test_the_package_requires_the_runtime_pins_and_no_test_tool(installed: Path)
     assert pins("requirements-dev.txt").isdisjoint(required)  # the dev file adds test tools only
 
 
+def test_the_versions_agree() -> None:
+    """The package's version is the policy pack's (the engine prints it) and the CHANGELOG's newest entry."""
+    assert f"version: {VERSION}\n" in (PROJECT_DIR / "kvpool" / "policies" / "PulumiPolicy.yaml").read_text()
+    assert f'version = "{VERSION}"\n' in (PROJECT_DIR / "pyproject.toml").read_text()
+    newest = re.search(r"^## (\S+)", (PROJECT_DIR / "CHANGELOG.md").read_text(), flags=re.MULTILINE)
+    assert newest and newest.group(1) == VERSION
+
+
 def test_kvpool_previews_a_project_from_another_directory(installed: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     done = kvpool_command(installed, "preview", "--stack", "dev", "--project-dir", str(PROJECT_DIR), "--out", "out",
                           cwd=elsewhere)
     assert done.returncode == 0, done.stderr
-    assert "Policies: motor-kvpool 0.1.0: 0 mandatory, 0 advisory violations" in done.stdout
+    assert f"Policies: motor-kvpool {VERSION}: 0 mandatory, 0 advisory violations (33 policies)" in done.stdout
     assert (elsewhere / "out" / "dev" / "manifests" / "namespace-_cluster-dev.yaml").is_file()
     lost = kvpool_command(installed, "settings", "--stack", "dev", cwd=elsewhere)
     assert (lost.returncode, lost.stderr) == (
-        1, f"error: {elsewhere.resolve()} is not a motor-kvpool project (no kvpool/commands/cli.py there); run kvpool in the "
-           "project folder or pass --project-dir DIR\n"
+        1, f"error: no Pulumi.yaml in {elsewhere.resolve()}: not a Pulumi project; run kvpool in the project's folder "
+           "or name it with --project-dir DIR\n"
     )
+
+
+def test_kvpool_names_the_policy_pack_it_installed(installed: Path, tmp_path: Path) -> None:
+    done = kvpool_command(installed, "policy-pack-dir", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"{(installed / 'kvpool' / 'policies').resolve()}\n"
 
 
 def test_kvpool_help_outside_a_project_says_what_it_is_and_how_to_name_one(installed: Path, tmp_path: Path) -> None:
     done = kvpool_command(installed, "--help", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout.splitlines()[:4] == [
+    assert done.stdout.splitlines()[:5] == [
         "usage: kvpool [--project-dir DIR] COMMAND [options]",
         "",
-        "The offline tooling of a motor-kvpool project (no Pulumi CLI needed): it runs the project's own program and policy",
-        "pack, so it works in a project folder, or on the project --project-dir DIR names.",
+        "The offline tooling of a motor-kvpool project (no Pulumi CLI needed): it runs",
+        "the project's program and policy pack, in the project's folder or on the one",
+        "--project-dir DIR names. `kvpool COMMAND --help` shows a command's options.",
     ]
-    assert kvpool_command(installed, cwd=tmp_path).stdout == done.stdout
+    bare = kvpool_command(installed, cwd=tmp_path)
+    assert bare.returncode == 1
+    assert bare.stderr.startswith("error: the following arguments are required: COMMAND\nusage: kvpool [--project-dir DIR]")
 
 
 def test_the_project_dir_may_come_before_the_command(installed: Path, tmp_path: Path) -> None:
@@ -97,7 +129,6 @@ def test_the_project_dir_may_come_before_the_command(installed: Path, tmp_path: 
 
 def test_import_writes_into_the_project_dir_from_anywhere(installed: Path, tmp_path: Path) -> None:
     project = project_copy(tmp_path)
-    shutil.copytree(PROJECT_DIR / "kvpool", project / "kvpool", ignore=shutil.ignore_patterns("__pycache__"))
     source = tmp_path / "motor"
     source.mkdir()
     user_config, env = as_motor_files(mooncake_pool())
@@ -109,7 +140,7 @@ def test_import_writes_into_the_project_dir_from_anywhere(installed: Path, tmp_p
                           "--stack", "svc", cwd=elsewhere)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == f"wrote {project / 'stacks' / 'Pulumi.svc.yaml'}"
-    assert done.stdout.splitlines()[-1].endswith(f"-m kvpool preview --stack svc --project-dir {project}")
+    assert done.stdout.splitlines()[-1].endswith(f"kvpool preview --stack svc --project-dir {project}")
     assert list(elsewhere.iterdir()) == []
 
 
@@ -131,11 +162,11 @@ def test_make_help_lists_the_targets() -> None:
 def test_the_first_make_preview_says_what_it_installs_and_shows_progress(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     assert make("-n", "preview", f"VENV={venv}").splitlines() == [
-        f'echo "Creating {venv} and installing requirements.txt policies/requirements.txt kvpool/requirements.txt '
+        f'echo "Creating {venv} and installing requirements.txt kvpool/policies/requirements.txt kvpool/cli/requirements.txt '
         '(once; about a minute)"',
         f"python3 -m venv {venv}",
         f"{venv}/bin/python -m pip install --disable-pip-version-check --progress-bar on -c constraints.txt "
-        "-r requirements.txt -r policies/requirements.txt -r kvpool/requirements.txt",
+        "-r requirements.txt -r kvpool/policies/requirements.txt -r kvpool/cli/requirements.txt",
         f"touch {venv}/.installed-runtime",
         f"{venv}/bin/python -m kvpool preview --stack dev --out out",
     ]

@@ -11,16 +11,20 @@ from typing import Any
 
 import pytest
 
-from components.checksums import digest
-from components.kv_conductor import KVConductor, KVConductorArgs, conductor_config
-from components.kv_store.endpoint import KVStoreEndpoint
-from components.motor_config import MOTOR_FILES
-from components.ports import Port
-from components.service_args import kv_conductor_args
-from components.settings_loader import load_from_pulumi_config
-from components.workloads import Workloads
-from kvpool.engine.mock_engine import ProgramError
-from policies import rules
+from kvpool.cli.engine.mock_engine import ProgramError
+from kvpool.components.kv_conductor import (
+    KVConductor,
+    KVConductorArgs,
+    conductor_config,
+)
+from kvpool.components.kv_store.endpoint import KVStoreEndpoint
+from kvpool.components.workloads import Workloads
+from kvpool.internal.checksums import digest
+from kvpool.internal.motor_config import MOTOR_FILES
+from kvpool.internal.ports import Port
+from kvpool.internal.service_args import kv_conductor_args
+from kvpool.policies import rules
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.program_runs import Rendered, env_of, render, render_component, stack_values
 from tests.service_configs import problems_of
 
@@ -283,7 +287,7 @@ def test_env_json_section_is_applied_and_guarded():
             "'mindie-motor-kvs-master.kv-affinity.svc.cluster.local'") in str(caught.value)
 
 
-# --- refusals: settings layer and policy pack share policies/rules/ -------------------------------------------
+# --- refusals: settings layer and policy pack share kvpool/policies/rules/ -------------------------------------------
 
 
 def test_affinity_without_a_conductor():

@@ -8,8 +8,14 @@ import json
 
 import pytest
 
-from kvpool.engine.mock_engine import ProgramError
-from tests.pool_metrics import RECORDINGS, exposed_families, names_in, queried_metrics, rendered_queries
+from kvpool.cli.engine.mock_engine import ProgramError
+from tests.pool_metrics import (
+    RECORDINGS,
+    exposed_families,
+    names_in,
+    queried_metrics,
+    rendered_queries,
+)
 from tests.program_runs import render, stack_values
 
 SEL = 'job="mindie-motor-kvs-master",namespace="svc"'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvpool.engine.mock_engine import ProgramError
+from kvpool.cli.engine.mock_engine import ProgramError
 from tests.program_runs import env_of, render, render_stack, stack_values
 from tests.service_configs import problems_of
 

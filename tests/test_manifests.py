@@ -1,4 +1,4 @@
-"""kvpool.views.manifests: manifests built from recorded resources, strictly schema-checked, written as YAML."""
+"""kvpool.cli.views.manifests: manifests built from recorded resources, strictly schema-checked, written as YAML."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvpool.engine.mock_engine import ProgramRun, RecordedResource, run_program
-from kvpool.engine.stack_config import load_stack_config
-from kvpool.views import manifests
-from kvpool.views.manifests import (
+from kvpool.cli.engine.mock_engine import ProgramRun, RecordedResource, run_program
+from kvpool.cli.engine.stack_config import load_stack_config
+from kvpool.cli.views import manifests
+from kvpool.cli.views.manifests import (
     KubernetesObject,
     KubernetesVersionError,
     ManifestValidationError,
     kubernetes_objects,
-    validate_objects,
     manifest_texts,
+    validate_objects,
     write_manifests,
 )
 

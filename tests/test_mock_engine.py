@@ -1,4 +1,4 @@
-"""kvpool.engine.mock_engine: fixture programs run under the SDK's mocks; what the engine would receive is recorded."""
+"""kvpool.cli.engine.mock_engine: fixture programs run under the SDK's mocks; what the engine would receive is recorded."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from components import sdk_internals
-from kvpool.engine.mock_engine import (
+from kvpool.cli.engine.mock_engine import (
     MockEngineError,
     ProgramError,
     ProgramRun,
     StackReferenceError,
     run_program,
 )
-from kvpool.engine.stack_config import load_stack_config
+from kvpool.cli.engine.stack_config import load_stack_config
+from kvpool.internal import sdk_internals
 
 PROGRAMS = Path(__file__).parent / "fixtures" / "programs"
 STACK_URN = "urn:pulumi:dev::kv-demo::pulumi:pulumi:Stack::kv-demo-dev"
@@ -267,10 +267,10 @@ def test_the_callers_ctrl_c_handler_survives_a_program_that_installs_its_own() -
 def test_the_engine_imports_none_of_the_programs_settings_or_components() -> None:
     """bench/floor.py runs a bare program through this engine as the floor: importing our settings models (pydantic)
     with it would charge the floor for our work."""
-    script = "import sys, kvpool.engine.mock_engine; print(sorted(m for m in sys.modules if m.split('.')[0] in ('components', 'pydantic')))"
+    script = "import sys, kvpool.cli.engine.mock_engine; print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic' or (m.startswith('kvpool.') and not m.startswith('kvpool.cli'))))"
     imported = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).parent.parent, capture_output=True,
                               text=True, check=True).stdout
     assert imported.strip() == str(sorted([
-        "components", "components.errors", "components.input_files", "components.local_backend",
-        "components.sdk_internals",
+        "kvpool.errors", "kvpool.internal", "kvpool.internal.input_files", "kvpool.internal.local_backend",
+        "kvpool.internal.sdk_internals",
     ]))

@@ -1,10 +1,10 @@
 """Values are data in Motor's scripts: every set_*_env function motor-config carries is sourced and called by bash
 itself, with hostile values (every shell metacharacter, quotes, newlines, tabs, command substitutions, Kubernetes
-references), and what it exports is compared byte for byte with components/motor_env.py shell_exports' contract:
+references), and what it exports is compared byte for byte with kvpool/internal/motor_env.py shell_exports' contract:
 the value Kubernetes gives the same variable in a container listing Motor's own entries and then the function's.
 
 The oracle here is the kubelet's own algorithm (third_party/forked/golang/expansion/expand.go), ported line by line
-and independent of components/motor_env.py's."""
+and independent of kvpool/internal/motor_env.py's."""
 
 from __future__ import annotations
 
@@ -13,13 +13,20 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from components.motor_config import ENV_FUNCTIONS, MOTOR_FILES, motor_config_data
-from components.motor_env import DERIVED_ENV_NAMES, POD_ENV_NAMES, env_text, motor_derived_env, script_envs
-from components.motor_pod import FIELD_ENV, motor_env
-from components.settings_loader import load_from_pulumi_config
-from components.workloads import Workloads
+from kvpool.components.workloads import Workloads
+from kvpool.internal.motor_config import ENV_FUNCTIONS, MOTOR_FILES, motor_config_data
+from kvpool.internal.motor_env import (
+    DERIVED_ENV_NAMES,
+    POD_ENV_NAMES,
+    env_text,
+    motor_derived_env,
+    script_envs,
+)
+from kvpool.internal.motor_pod import FIELD_ENV, motor_env
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.service_configs import plain_pd
 
 # What the pod gives Motor's own names here: hostile too, so that a reference copies them without running them.
@@ -260,7 +267,7 @@ def test_a_name_the_container_lists_before_a_variable_is_a_reference_only_after_
     """The coordinator's container lists the store's KVS_MASTER_SERVICE after motor_common_env and before its own
     section, which its function does not export: a common variable's `$(KVS_MASTER_SERVICE)` stays literal (as
     Kubernetes leaves it), a coordinator variable's reads it."""
-    from components.motor_env import shell_exports
+    from kvpool.internal.motor_env import shell_exports
 
     body = shell_exports({"COMMON": "$(KVS_MASTER_SERVICE)", "OWN": "$(KVS_MASTER_SERVICE)"},
                          ["COMMON", "KVS_MASTER_SERVICE", "OWN"])
@@ -295,9 +302,9 @@ def test_no_setting_reaches_a_shell_command_string(stack) -> None:
     """Besides motor-config's functions, the shells our manifests start run fixed text only: every `sh -c` script
     is one of these constants, whatever the stack says (a value reaches them as argv after the script, "$@", or as
     a file the script reads as data)."""
-    from components.kv_store.memcache import META_COMMAND
-    from components.kv_store.yuanrong import WORKER_COMMAND
-    from components.motor_pod import BOOT_COMMAND, ENGINE_LIFECYCLE, probe
+    from kvpool.components.kv_store.memcache import META_COMMAND
+    from kvpool.components.kv_store.yuanrong import WORKER_COMMAND
+    from kvpool.internal.motor_pod import BOOT_COMMAND, ENGINE_LIFECYCLE, probe
     from tests.program_runs import render_stack
 
     fixed = {BOOT_COMMAND[2], META_COMMAND, WORKER_COMMAND, ENGINE_LIFECYCLE["preStop"]["exec"]["command"][2],

@@ -1,10 +1,14 @@
-"""kvpool/apiserver/openapi.py hands out exactly the file's definitions: indexed in one pass, parsed per kind."""
+"""kvpool/cli/apiserver/openapi.py hands out exactly the file's definitions: indexed in one pass, parsed per kind."""
 
 import json
 
 import pytest
 
-from kvpool.apiserver.openapi import BundledDefinitions, bundled_definitions, schema_folder
+from kvpool.cli.apiserver.openapi import (
+    BundledDefinitions,
+    bundled_definitions,
+    schema_folder,
+)
 
 FOLDER = schema_folder("1.30.0")
 

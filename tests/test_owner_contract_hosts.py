@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from components.errors import SettingsError
-from components.kv_store.contract import sanitized_endpoint
-from components.settings_loader import load_from_pulumi_config
-from components.units import integral_floats_to_ints
-from kvpool.engine.mock_engine import ProgramError
+from kvpool.cli.engine.mock_engine import ProgramError
+from kvpool.components.kv_store.contract import sanitized_endpoint
+from kvpool.errors import SettingsError
+from kvpool.internal.units import integral_floats_to_ints
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.program_runs import env_of, render, stack_values
 from tests.test_shared_store import A, B, mooncake_pair
 

@@ -1,11 +1,11 @@
-"""The pass-through sections are checked against Motor's and vLLM's own schemas (components/passthrough_schema.json):
+"""The pass-through sections are checked against Motor's and vLLM's own schemas (kvpool/settings/passthrough_schema.json):
 an unknown key gets the nearest known one, a wrong type the expected one, an enum value the allowed ones."""
 
 from __future__ import annotations
 
 import pytest
 
-from components.settings_loader import load_from_pulumi_config
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.service_configs import plain_pd, problems_of
 
 PREFILL = "motor_engine_prefill_config"

@@ -27,8 +27,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from kvpool.engine.mock_engine import ProgramRun, RecordedResource, run_program
-from kvpool.engine.stack_config import StackConfig, load_stack_config
+from kvpool.cli.engine.mock_engine import ProgramRun, RecordedResource, run_program
+from kvpool.cli.engine.stack_config import StackConfig, load_stack_config
 from tests.policy_fixtures import (
     CONFIGMAP,
     DEPLOYMENT,

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from kvpool.engine.mock_engine import ProgramRun
-from kvpool.engine.stack_config import StackConfig
-from kvpool.policy_host.runner import run_policy_pack
-from kvpool.preview import PolicyViolationError, preview
+from kvpool.cli.engine.mock_engine import ProgramRun
+from kvpool.cli.engine.stack_config import StackConfig
+from kvpool.cli.policy_host.runner import run_policy_pack
+from kvpool.cli.preview import PolicyViolationError, preview
 from tests.policy_fixtures import PACK, edit_user_config, kv, program
 from tests.program_runs import PROJECT_DIR
+from tests.wheel import VERSION
 
 EVICTION = "kvpool-configure-sustainable-mooncake-eviction"
 
@@ -29,7 +30,7 @@ def violations(run: ProgramRun, config: StackConfig, policy_config: dict | None 
 def test_pack_lists_every_policy_with_its_level():
     run, config = program("dev")
     report = run_policy_pack(PACK, run, config)
-    assert (report.pack_name, report.pack_version) == ("motor-kvpool", "0.1.0")
+    assert (report.pack_name, report.pack_version) == ("motor-kvpool", VERSION)
     assert len(report.policies) == 33
     assert sorted(p.name for p in report.policies if p.enforcement_level == "advisory") == [
         "kvpool-configure-block-lifetime", "kvpool-configure-layerwise-pool-patch",

@@ -1,5 +1,5 @@
-"""kvpool.policy_host.runner: fixture policy packs run as the Pulumi CLI runs them, against the kv-demo program;
-kvpool.policy_host.pack_config's reconciliation; and `python -m kvpool preview` with a policy pack."""
+"""kvpool.cli.policy_host.runner: fixture policy packs run as the Pulumi CLI runs them, against the kv-demo program;
+kvpool.cli.policy_host.pack_config's reconciliation; and `python -m kvpool preview` with a policy pack."""
 
 from __future__ import annotations
 
@@ -12,21 +12,26 @@ from pathlib import Path
 
 import pytest
 
-from kvpool.engine.mock_engine import ProgramRun, RecordedResource, run_program
-from kvpool.engine.property_values import (
+from kvpool.cli.engine.mock_engine import ProgramRun, RecordedResource, run_program
+from kvpool.cli.engine.property_values import (
     UNKNOWN_MASK,
     decode_properties,
     encode_properties,
 )
-from kvpool.engine.stack_config import StackConfig, load_stack_config
-from kvpool.policy_host.pack_config import (
+from kvpool.cli.engine.stack_config import StackConfig, load_stack_config
+from kvpool.cli.policy_host.pack_config import (
     PolicyConfig,
     PolicyConfigError,
     PolicyInfo,
     reconcile_policy_config,
 )
-from kvpool.policy_host.pack_process import PolicyPackError
-from kvpool.policy_host.runner import ANALYZE_WINDOW, PolicyReport, StartedPolicyPack, run_policy_pack
+from kvpool.cli.policy_host.pack_process import PolicyPackError
+from kvpool.cli.policy_host.runner import (
+    ANALYZE_WINDOW,
+    PolicyReport,
+    StartedPolicyPack,
+    run_policy_pack,
+)
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 PROGRAMS = REPOSITORY / "tests" / "fixtures" / "programs"
@@ -364,17 +369,21 @@ def test_preview_with_only_advisory_violations_exits_0_and_prints_them_after_the
     )
 
 
-def test_a_policy_config_without_a_pack_is_refused(tmp_path: Path) -> None:
+def test_a_project_without_a_pack_of_its_own_gets_motor_kvpools(tmp_path: Path) -> None:
+    result = kvpool("preview", "--stack", "dev", "--project-dir", PROGRAMS / "kv-demo", "--out", tmp_path / "out")
+
+    assert result.returncode == 0, result.stderr
+    assert "Policies: motor-kvpool 0.2.0: 0 mandatory, 0 advisory violations (33 policies)" in result.stdout.splitlines()
+
+
+def test_a_policy_config_with_no_policy_is_refused(tmp_path: Path) -> None:
     policy_config = tmp_path / "policy-config.json"
     policy_config.write_text("{}")
 
     result = kvpool(
         "preview", "--stack", "dev", "--project-dir", PROGRAMS / "kv-demo", "--out", tmp_path / "out",
-        "--policy-config", policy_config,
+        "--policy-config", policy_config, "--no-policy",
     )  # fmt: skip
 
     assert (result.returncode, result.stdout) == (1, "")
-    assert result.stderr == (
-        "error: --policy-config configures a policy pack, but there is no policy pack (no "
-        f"{PROGRAMS / 'kv-demo' / 'policies' / 'PulumiPolicy.yaml'}; name one with --policy-pack DIR)\n"
-    )
+    assert result.stderr == "error: --policy-config configures a policy pack, but --no-policy turns the pack off\n"

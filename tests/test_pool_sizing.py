@@ -1,5 +1,5 @@
 """The pool planner: KV bytes per token from the model, each pool's capacity and block lifetime, and the refusals of
-a pool that cannot work (policies/rules/model_kv.py, policies/rules/pool_sizing.py)."""
+a pool that cannot work (kvpool/policies/rules/model_kv.py, kvpool/policies/rules/pool_sizing.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from components.settings_loader import load_from_pulumi_config
-from kvpool.views import sizing as sizing_view
-from policies import rules
+from kvpool.cli.views import sizing as sizing_view
+from kvpool.policies import rules
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.service_configs import memcache_pool, mooncake_pool, plain_pd, problems_of
 
 QWEN25_7B = rules.model_shape(rules.KNOWN_MODELS["Qwen2.5-7B"], "table")

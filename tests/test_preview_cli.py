@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kvpool.preview import preview
+from kvpool.cli.preview import preview
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 PROGRAMS = REPOSITORY / "tests" / "fixtures" / "programs"
@@ -72,6 +72,8 @@ def test_preview_prints_the_resource_tree_and_a_summary(demo_twice: DemoRuns) ->
         "Program log:\n"
         "    info: engine image registry.local/engine:1.4.2\n"
         f"Wrote {out}/dev/manifests/ (6 files) and {out}/dev/outputs.json\n"
+        "\n"
+        "Policies: motor-kvpool 0.2.0: 0 mandatory, 0 advisory violations (33 policies)\n"  # no pack of its own
     )
 
 
@@ -171,18 +173,18 @@ def test_preview_function_returns_what_it_wrote(tmp_path: Path) -> None:
     assert result.outputs_file == tmp_path / "dev" / "outputs.json"
     assert sorted(path.name for path in result.manifest_files)[0] == "configmap-demo-engine-settings.yaml"
     assert all(path.parent == tmp_path / "dev" / "manifests" for path in result.manifest_files)
-    assert result.policy_report is None  # kv-demo has no policies/ folder and none was named
+    assert result.policy_report is None  # kv-demo has no kvpool/policies/ folder and none was named
 
 
 def test_a_command_parses_without_importing_the_other_commands() -> None:
     probe = (
-        "import sys; from kvpool.commands import cli; "
+        "import sys; from kvpool.cli.commands import cli; "
         "args = cli.build_parser(['--debug', 'preview', '--stack', 'dev']).parse_args(['--debug', 'preview', '--stack', 'dev']); "
-        "print(args.stack, args.debug, sorted(m for m in sys.modules if m.startswith('kvpool.commands.')))"
+        "print(args.stack, args.debug, sorted(m for m in sys.modules if m.startswith('kvpool.cli.commands.')))"
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=REPOSITORY, capture_output=True, text=True, timeout=60)
 
-    assert result.stdout == "dev True ['kvpool.commands.cli', 'kvpool.commands.preview_cmd']\n", result.stderr
+    assert result.stdout == "dev True ['kvpool.cli.commands.cli', 'kvpool.cli.commands.preview_cmd']\n", result.stderr
 
 
 def test_an_unknown_command_lists_every_command() -> None:
@@ -190,5 +192,6 @@ def test_an_unknown_command_lists_every_command() -> None:
 
     assert result.returncode == 1
     assert result.stderr.startswith(
-        "error: argument COMMAND: invalid choice: 'previe' (choose from 'preview', 'diff', 'import', 'settings', 'fleet', 'size')"
+        "error: argument COMMAND: invalid choice: 'previe' (choose from 'preview', 'diff', 'import', 'settings', 'fleet', 'size', "
+        "'policy-pack-dir', 'stack-schema')"
     )

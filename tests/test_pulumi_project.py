@@ -6,8 +6,8 @@ import re
 
 import yaml
 
-from components.pulumi_settings import SECRET_ENV_KEY
-from components.settings_loader import ALIASES, PULUMI_CONFIG_KEYS
+from kvpool.settings.from_stack import SECRET_ENV_KEY
+from kvpool.settings.loader import ALIASES, PULUMI_CONFIG_KEYS
 from tests.program_runs import PROJECT_DIR
 
 # The CLI's project schema (sdk/go/common/workspace/project.json): a declaration may hold only these fields,
@@ -49,7 +49,7 @@ def test_required_sections_have_no_default_so_the_cli_reports_them_missing():
 
 def test_runtime_requirements_are_pinned():
     lines = [line for line in (PROJECT_DIR / "requirements.txt").read_text().splitlines() if line and not line.startswith("#")]
-    # grafana-foundation-sdk builds the pool's dashboard in the program (components/kv_store/monitoring.py).
+    # grafana-foundation-sdk builds the pool's dashboard in the program (kvpool/components/kv_store/monitoring.py).
     assert {re.split("==", line)[0].lower() for line in lines} == {
         "pulumi", "pulumi-kubernetes", "pydantic", "grafana-foundation-sdk"}
     assert all(re.fullmatch(r"[A-Za-z0-9_.-]+==([0-9]+!)?[0-9][0-9A-Za-z.]*", line) for line in lines)

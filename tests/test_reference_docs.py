@@ -10,10 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-
-from components.checksums import INPUTS, PREFIX
-from components.pulumi_settings import SECRET_ENV_KEY
-from components.settings_loader import ALIASES, MIGRATIONS, PULUMI_CONFIG_KEYS
+from kvpool.internal.checksums import INPUTS, PREFIX
+from kvpool.settings.from_stack import SECRET_ENV_KEY
+from kvpool.settings.loader import ALIASES, MIGRATIONS, PULUMI_CONFIG_KEYS
 from tests.program_runs import PROJECT_DIR, Rendered, render, render_stack, stack_values
 from tools import reference
 from tools.reference import __main__ as command

@@ -13,11 +13,11 @@ from typing import Any, Callable
 
 import pytest
 
-from components.motor_config import MOTOR_FILES
-from components.restarts import RESTARTS
-from kvpool.engine.mock_engine import run_program
-from kvpool.engine.stack_config import StackConfig
-from kvpool.views.manifests import kubernetes_objects
+from kvpool.cli.engine.mock_engine import run_program
+from kvpool.cli.engine.stack_config import StackConfig
+from kvpool.cli.views.manifests import kubernetes_objects
+from kvpool.internal.motor_config import MOTOR_FILES
+from kvpool.internal.restarts import RESTARTS
 from tests.program_runs import PROJECT, PROJECT_DIR, Rendered, render, stack_values
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
@@ -66,7 +66,7 @@ def decode_engine(values):
     return values["motor_engine_decode_config"]["engine_config"]
 
 
-# case -> (its row of components/restarts.py, the change, the workloads that roll)
+# case -> (its row of kvpool/internal/restarts.py, the change, the workloads that roll)
 CATALOGUE: dict[str, tuple[str, Callable[[dict], None], set[str]]] = {
     "identical re-run": ("nothing", lambda v: None, set()),
     # Motor's controller hot-reloads motor-config: a new instance starts, nothing else restarts
@@ -193,7 +193,7 @@ def test_a_secret_env_change_restarts_every_pod_that_loads_it() -> None:
     assert "hf_two" not in str(templates(after)) and len(annotation) == 64
 
 
-# Rows of components/restarts.py proven by tests of their own rather than by a CATALOGUE case.
+# Rows of kvpool/internal/restarts.py proven by tests of their own rather than by a CATALOGUE case.
 PROVEN_APART = {
     "local-service-mode": (test_memcache_local_service_mode_restarts_the_engines,),
     "store-ports": (test_memcache_meta_service_port_restarts_the_store_and_the_engines,),

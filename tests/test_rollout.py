@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from components.rollout import max_unavailable, waves
-from components.settings_loader import load_from_pulumi_config
+from kvpool.internal.rollout import max_unavailable, waves
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.program_runs import render, stack_values
 from tests.service_configs import plain_pd, problems_of
 
@@ -134,7 +134,7 @@ def test_all_at_once_restores_the_parallel_roll() -> None:
 
 
 def test_each_engine_deployment_is_awaited_until_all_its_new_pods_are_available() -> None:
-    """The provider's own Deployment await ends before a Recreate update's new pods exist (components/rollout.py);
+    """The provider's own Deployment await ends before a Recreate update's new pods exist (kvpool/internal/rollout.py);
     the annotation makes it wait for every pod of the instance, prefill's 2 and decode's 1."""
     values = four_and_three()
     values["motor_deploy_config"]["single_p_instance_pod_num"] = 2

@@ -1,11 +1,11 @@
-"""The consistency rules of policies/rules/, called directly, and through the settings layer."""
+"""The consistency rules of kvpool/policies/rules/, called directly, and through the settings layer."""
 
 from __future__ import annotations
 
 import pytest
 
-from components.settings_loader import load_from_pulumi_config
-from policies import rules
+from kvpool.policies import rules
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.service_configs import memcache_pool, mooncake_pool, problems_of
 
 

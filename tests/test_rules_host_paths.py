@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from policies import rules
+from kvpool.policies import rules
 
 ROOTS = "motor_deploy_config.host_path_roots"
 OUTSIDE = "is neither a node path Motor's deployer mounts nor below a root the stack declares " \

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies import rules
+from kvpool.policies import rules
 
 
 def kv(first: str, store_extra: dict | None = None, profile: str | None = None) -> dict:

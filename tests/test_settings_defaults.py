@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.deploy_settings import PvcStorage
-from components.settings_loader import load_from_pulumi_config
-from components.store_settings import MemcacheStoreConfig, MooncakeStoreConfig
+from kvpool.settings.deploy import PvcStorage
+from kvpool.settings.loader import load_from_pulumi_config
+from kvpool.settings.store import MemcacheStoreConfig, MooncakeStoreConfig
 from tests.service_configs import memcache_pool, mooncake_pool, plain_pd
 
 

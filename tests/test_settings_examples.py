@@ -11,9 +11,9 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from components.errors import SettingsError
-from components.settings_loader import load_from_pulumi_config
-from policies import rules
+from kvpool.errors import SettingsError
+from kvpool.policies import rules
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.service_configs import memcache_pool, mooncake_pool
 
 

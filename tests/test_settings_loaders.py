@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.errors import SettingsError
-from components.settings_loader import load_from_motor_files, load_from_pulumi_config
+from kvpool.errors import SettingsError
+from kvpool.settings.loader import load_from_motor_files, load_from_pulumi_config
 from tests.service_configs import as_motor_files, memcache_pool, mooncake_pool, plain_pd
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.errors import SettingsError
-from components.settings_loader import load_from_motor_files, load_from_pulumi_config
+from kvpool.errors import SettingsError
+from kvpool.settings.loader import load_from_motor_files, load_from_pulumi_config
 from tests.program_runs import stack_values
 from tests.service_configs import as_motor_files, mooncake_pool, problems_of
 

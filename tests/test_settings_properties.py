@@ -9,9 +9,9 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.errors import SettingsError
-from components.settings import PROJECT, ServiceSettings
-from components.settings_loader import PULUMI_CONFIG_KEYS, _unwrap, load_from_pulumi_config
+from kvpool.errors import SettingsError
+from kvpool.settings.loader import PULUMI_CONFIG_KEYS, _unwrap, load_from_pulumi_config
+from kvpool.settings.service import PROJECT, ServiceSettings
 from tests.service_configs import memcache_pool, mooncake_pool, plain_pd
 
 # Keys look like config keys (so that a path in a message can be told apart from the prose after it).

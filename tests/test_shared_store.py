@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from kvpool.engine.mock_engine import ProgramError, StackReferenceError
+from kvpool.cli.engine.mock_engine import ProgramError, StackReferenceError
 from tests.program_runs import env_of, render, stack_values
 
 A = "organization/motor-kvpool/service-a"
@@ -188,7 +188,7 @@ def test_a_consumer_on_other_hardware_is_refused(provider_outputs):
 def test_user_errors_become_run_errors_and_other_errors_pass_unchanged():
     import pulumi
 
-    from components.errors import KvpoolError, user_errors_as_run_errors
+    from kvpool.errors import KvpoolError, user_errors_as_run_errors
 
     with pytest.raises(pulumi.RunError, match="^motor_deployer_dir is unset$") as raised:
         with user_errors_as_run_errors():
@@ -199,7 +199,7 @@ def test_user_errors_become_run_errors_and_other_errors_pass_unchanged():
             raise KeyError("a bug keeps its traceback")
 
 
-# --- a forged or compromised owner: its output is data, checked field by field (components/kv_store/contract.py) ---
+# --- a forged or compromised owner: its output is data, checked field by field (kvpool/components/kv_store/contract.py) ---
 
 
 def forged(provider_outputs: dict, change) -> str:

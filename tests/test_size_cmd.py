@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kvpool.commands.cli import main
-from kvpool.commands.preview_cmd import sizing_lines
-from kvpool.engine.stack_config import load_stack_config
-from kvpool.views.size_plan import SizingInputError, plan
+from kvpool.cli.commands.cli import main
+from kvpool.cli.commands.preview_cmd import sizing_lines
+from kvpool.cli.engine.stack_config import load_stack_config
+from kvpool.cli.views.size_plan import SizingInputError, plan
 from tests.program_runs import PROJECT_DIR
 
 

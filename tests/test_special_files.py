@@ -25,7 +25,7 @@ def test_a_project_file_setting_naming_a_fifo_is_refused(tmp_path):
     """kv_cache_store_config.local_service_conf, read through read_project_file as every project file a stack names."""
     os.mkfifo(tmp_path / "mmc-local.conf")
     result = run_python(
-        "from components.project_files import read_project_file, ProjectFileError\n"
+        "from kvpool.internal.project_files import read_project_file, ProjectFileError\n"
         "from pathlib import Path\n"
         "try:\n"
         "    read_project_file(Path('.'), 'mmc-local.conf', 'kv_cache_store_config.local_service_conf')\n"

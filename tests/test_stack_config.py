@@ -1,4 +1,4 @@
-"""kvpool.engine.stack_config: Pulumi.yaml + Pulumi.<stack>.yaml merged into the strings a program reads."""
+"""kvpool.cli.engine.stack_config: Pulumi.yaml + Pulumi.<stack>.yaml merged into the strings a program reads."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from kvpool.engine.stack_config import StackConfig, StackConfigError, load_stack_config
+from kvpool.cli.engine.stack_config import (
+    StackConfig,
+    StackConfigError,
+    load_stack_config,
+)
 
 
 def write_project(directory: Path, project_yaml: str, stacks: dict[str, str]) -> Path:

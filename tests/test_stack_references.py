@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvpool.engine.stack_config import load_stack_config
-from kvpool.engine.stack_references import (
+from kvpool.cli.engine.stack_config import load_stack_config
+from kvpool.cli.engine.stack_references import (
     StackReferenceResolutionError,
     read_outputs_file,
     resolve,
@@ -37,8 +37,7 @@ def project(tmp_path: Path) -> Path:
     """A copy of this program whose stacks/ the test writes."""
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(PROJECT_DIR / name, tmp_path / name)
-    for package in ("components", "policies"):
-        shutil.copytree(PROJECT_DIR / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PROJECT_DIR / "kvpool", tmp_path / "kvpool", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "stacks").mkdir()
     return tmp_path
 
@@ -114,7 +113,7 @@ def test_the_older_section_name_is_resolved_too(project):
 
 
 def test_the_stacks_own_last_outputs_come_only_from_the_outputs_file():
-    """A stack reads its own last `engines` output (components/rollout.py): given, it is passed on; not given, the
+    """A stack reads its own last `engines` output (kvpool/internal/rollout.py): given, it is passed on; not given, the
     stack is never previewed from within itself (the offline engine answers no outputs)."""
     config = load_stack_config(PROJECT_DIR, "dev")
     own = {"engines": {"prefill": ["vllm-p0"], "decode": ["vllm-d0"]}}

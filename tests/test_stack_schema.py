@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -15,16 +16,17 @@ import jsonschema
 import pytest
 import yaml
 
-from components import passthrough
-from components.errors import SettingsError
-from components.pulumi_settings import settings_from_config
-from components.settings import PROJECT
-from components.settings_loader import ALIASES, PULUMI_CONFIG_KEYS
-from kvpool.engine.stack_config import load_stack_config
-from kvpool.engine.stack_schema import MODELINE, SCHEMA_FILE, schema_text
+from kvpool.cli.engine.stack_config import load_stack_config
+from kvpool.cli.engine.stack_schema import MODELINE, SCHEMA_NAME, schema_text
+from kvpool.errors import SettingsError
+from kvpool.settings import passthrough
+from kvpool.settings.from_stack import settings_from_config
+from kvpool.settings.loader import ALIASES, PULUMI_CONFIG_KEYS
+from kvpool.settings.service import PROJECT
 from tests.program_runs import PROJECT_DIR
 
 STACK_FILES = sorted((PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+SCHEMA_FILE = PROJECT_DIR / "stacks" / SCHEMA_NAME
 
 
 @pytest.fixture(scope="module")
@@ -38,20 +40,30 @@ def problems(validator, document) -> list[tuple[list, str]]:
     return sorted((list(error.absolute_path), error.message) for error in validator.iter_errors(document))
 
 
+def kvpool(*args: str, cwd: Path = PROJECT_DIR) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kvpool", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(PROJECT_DIR)})
+
+
 def test_the_committed_schema_is_what_the_generator_writes() -> None:
-    assert SCHEMA_FILE.read_text() == schema_text(), "run python -m kvpool.engine.stack_schema"
-    check = subprocess.run([sys.executable, "-m", "kvpool.engine.stack_schema", "--check"], cwd=PROJECT_DIR,
-                           capture_output=True, text=True, timeout=120)
+    assert SCHEMA_FILE.read_text() == schema_text(), "run python -m kvpool stack-schema"
+    check = kvpool("stack-schema", "--check")
     assert (check.returncode, check.stderr) == (0, "")
 
 
-def test_the_generator_check_fails_on_a_stale_schema(tmp_path: Path, monkeypatch) -> None:
-    from kvpool.engine import stack_schema
-
-    stale = tmp_path / SCHEMA_FILE.name
-    stale.write_text(schema_text().replace('"integer"', '"string"', 1))
-    monkeypatch.setattr(stack_schema, "SCHEMA_FILE", stale)
-    assert stack_schema.main(["--check"]) == 1
+def test_the_generator_writes_beside_any_projects_stack_files_and_checks_them(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: llm-infra\nruntime: python\nstackConfigDir: config\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    stale = kvpool("stack-schema", "--check", "--project-dir", str(tmp_path), cwd=elsewhere)
+    target = tmp_path / "config" / SCHEMA_NAME
+    assert (stale.returncode, stale.stderr) == (1, f"{target} differs from the settings models; run kvpool stack-schema\n")
+    written = kvpool("--project-dir", str(tmp_path), "stack-schema", cwd=elsewhere)
+    assert (written.returncode, written.stdout) == (0, f"wrote {target}\n")
+    assert target.read_text() == schema_text()
+    assert kvpool("stack-schema", "--check", "--project-dir", str(tmp_path), cwd=elsewhere).returncode == 0
+    target.write_text(schema_text().replace('"integer"', '"string"', 1))
+    assert kvpool("stack-schema", "--check", "--project-dir", str(tmp_path), cwd=elsewhere).returncode == 1
 
 
 @pytest.mark.parametrize("stack_file", STACK_FILES, ids=lambda path: path.name)

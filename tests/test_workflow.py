@@ -75,7 +75,7 @@ def test_a_changed_stack_file_previews_that_stack_only(tmp_path: Path) -> None:
 
 def test_a_program_change_previews_every_stack(tmp_path: Path) -> None:
     assert changed_stacks(tmp_path, lambda repo: edit(
-        repo / "components" / "program.py", '"""The stack:', '"""The whole stack:')) == {
+        repo / "kvpool" / "program.py", '"""The stack:', '"""The whole stack:')) == {
             "stacks": STACKS, "deleted": []}
 
 
@@ -166,18 +166,18 @@ def distributions_of(module: str) -> list[str]:
 
 
 def test_the_real_preview_installs_every_distribution_the_policy_pack_imports() -> None:
-    """`pulumi preview --policy-pack policies` runs the pack in venv (policies/PulumiPolicy.yaml)."""
+    """`pulumi preview --policy-pack policies` runs the pack in venv (kvpool/policies/PulumiPolicy.yaml)."""
     script = step_script("pulumi-preview", "virtualenv `venv` (Pulumi.yaml names it; the policy pack runs in it too)")
     installed = set().union(*(requirement_names(PROJECT_DIR / name) for name in re.findall(r"-r (\S+)", script)))
     imported = set()
-    for source in (PROJECT_DIR / "policies").rglob("*.py"):
+    for source in (PROJECT_DIR / "kvpool" / "policies").rglob("*.py"):
         for node in ast.walk(ast.parse(source.read_text())):
             if isinstance(node, ast.Import):
                 imported |= {alias.name for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 imported.add(node.module)
-    # the pack's own modules: it runs from its folder (`import catalog`) and as the package `policies`
-    own = {"policies", "__future__"} | {path.stem for path in (PROJECT_DIR / "policies").iterdir()}
+    # the pack's own modules: it loads its folder as a package (motor_kvpool_policy_pack) and is kvpool.policies
+    own = {"kvpool", "motor_kvpool_policy_pack", "__future__"} | {path.stem for path in (PROJECT_DIR / "kvpool" / "policies").iterdir()}
     third_party = sorted(module for module in imported
                          if module.split(".")[0] not in set(sys.stdlib_module_names) | own)
     needed = {dist.lower().replace("_", "-") for module in third_party for dist in distributions_of(module)}

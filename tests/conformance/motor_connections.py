@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from policies import rules
+from kvpool.policies import rules
 
 CONTROLLER, COORDINATOR = "mindie-motor-controller", "mindie-motor-coordinator"
 ENGINES, CONDUCTOR = ("prefill", "decode"), "kv-conductor"

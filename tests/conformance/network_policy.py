@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from kvpool.views.blast_radius import workloads
+from kvpool.cli.views.blast_radius import workloads
 
 
 @dataclass(frozen=True)

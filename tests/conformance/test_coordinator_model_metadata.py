@@ -1,4 +1,4 @@
-"""The preview warns about max_model_len (policies/rules/model_metadata.py) exactly when Motor's coordinator, loading
+"""The preview warns about max_model_len (kvpool/policies/rules/model_metadata.py) exactly when Motor's coordinator, loading
 the user_config.json we render, logs that it could not build its model metadata: on every example stack, and on each
 with max_model_len left out of one side or written in vLLM's dashed spelling."""
 
@@ -8,7 +8,7 @@ import copy
 import json
 from typing import Any
 
-from policies import rules
+from kvpool.policies import rules
 from tests.conformance.engine_server import run_motor
 from tests.conformance.test_motor_boot import STACKS, user_config_of
 

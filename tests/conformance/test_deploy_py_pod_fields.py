@@ -20,8 +20,12 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings_loader import load_from_pulumi_config
-from policies.rules.service_set import is_service_set, role_pod_template, service_set_roles
+from kvpool.policies.rules.service_set import (
+    is_service_set,
+    role_pod_template,
+    service_set_roles,
+)
+from kvpool.settings.loader import load_from_pulumi_config
 from tests import deploy_py
 from tests.conformance.test_motor_boot import STACKS, rendered_with_motor
 from tests.program_runs import Rendered, stack_values
@@ -100,7 +104,7 @@ DIFFERENCES = (
                True, ENGINES, "weights, driver files, hccn_tool and hccn.conf are only read (README, Trust boundaries); "
                "UCM's storage is written"),
     Difference(r"containers\[main\]\.securityContext\.capabilities\.drop", True, ENGINES,
-               "capabilities no Motor process uses (components/engine_pool.py)"),
+               "capabilities no Motor process uses (kvpool/components/engine_pool.py)"),
     Difference(r"volumes\[weight-mount\]\.hostPath\.type", True, (*ENGINES, "coordinator"),
                "Directory: a missing weight folder fails the pod at once instead of starting vLLM on an empty one"),
     Difference(r"containers\[main\]\.env\[" + STORE_CLIENT + r"\]\.value", True, ENGINES,
@@ -135,7 +139,7 @@ DIFFERENCES = (
                "its HTTP port declared, which the probes and the NetworkPolicy name"),
     Difference(r"containers\[main\]\.env\[(?:CONTROLLER_SERVICE|COORDINATOR_SERVICE|COORDINATOR_INFER_SERVICE|"
                r"COORDINATOR_OBS_SERVICE|HOST_IP|JOB_NAME)\]\..*", True, ("kv_conductor",),
-               "the env every Motor pod of ours gets (components/motor_pod.py motor_env)"),
+               "the env every Motor pod of ours gets (kvpool/internal/motor_pod.py motor_env)"),
     Difference(MOUNT + r"\[ascend-driver\]\..*", False, ("kv_conductor",),
                "the conductor indexes KV events over ZeroMQ and HTTP and touches no NPU: no driver folder"),
     Difference(r"tolerations", True, ("kv_conductor",),

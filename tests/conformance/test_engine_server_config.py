@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from components.connectors import INSTANCE_ID, parallel_sizes
-from components.engine_pool import KV_TRANSFER_ANNOTATION
-from components.errors import SettingsError
-from components.settings_loader import load_from_pulumi_config
-from policies import rules
+from kvpool.components.engine_pool import KV_TRANSFER_ANNOTATION
+from kvpool.errors import SettingsError
+from kvpool.internal.connectors import INSTANCE_ID, parallel_sizes
+from kvpool.policies import rules
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.conformance.engine_server import EngineCase, EngineStart, start_engines
 from tests.conformance.motor_boot import container_env
 from tests.conformance.test_motor_boot import STACKS, pod_spec, user_config_of
@@ -23,7 +23,7 @@ from tests.service_configs import engine, memcache_pool, mooncake_pool
 
 # The example stacks whose engines are one Deployment per instance (the service set's are its roles' templates).
 WORKLOAD_PREFIX = {"prefill": "vllm-p", "decode": "vllm-d"}
-# Parallel sizes Motor hands vLLM (`--name value`), by Motor's internal name (components/connectors.py).
+# Parallel sizes Motor hands vLLM (`--name value`), by Motor's internal name (kvpool/internal/connectors.py).
 PARALLEL_ARGUMENTS = {"dp_size": "data-parallel-size", "tp_size": "tensor-parallel-size", "pp_size": "pipeline-parallel-size"}
 
 
@@ -48,7 +48,11 @@ def engine_pods(rendered: Rendered) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _service_set_annotations(rendered: Rendered, workload: str) -> dict[str, str]:
-    from policies.rules.service_set import is_service_set, role_pod_template, service_set_roles
+    from kvpool.policies.rules.service_set import (
+        is_service_set,
+        role_pod_template,
+        service_set_roles,
+    )
     from tests.conformance.test_motor_boot import ROLES
 
     role_name = next(role for role, (name, _) in ROLES.items() if name == workload)
@@ -259,7 +263,7 @@ def test_every_connector_layout_the_settings_admit_starts_with_the_previewed_con
 
 
 # Layouts the settings refuse, each because Motor would: its dispatch whitelist refuses a store connector as the
-# transfer connector, UCM belongs in connectors[1], and its engine server refuses the last two (policies/rules,
+# transfer connector, UCM belongs in connectors[1], and its engine server refuses the last two (kvpool/policies/rules,
 # check_engine_server_layout).
 REFUSED_LAYOUTS = sorted([
     "multi-store-first-AscendStoreConnector", "multi-store-first-MooncakeConnectorStoreV1",

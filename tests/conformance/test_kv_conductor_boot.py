@@ -1,7 +1,7 @@
 """Motor's kv_conductor.sh on what we render: boot.sh with ROLE=kv_conductor runs set_kv_conductor_env (env.json's
 motor_kv_conductor_env), mooncake_config.py `conductor` writes the conductor's config from our user_config.json and
 KVS_MASTER_SERVICE, and the conductor binary (a stub on PATH) is started with CONDUCTOR_CONFIG_PATH pointing at it.
-The file must be what components/kv_conductor.py says it is: this stack's master endpoint, or the owner's with
+The file must be what kvpool/components/kv_conductor.py says it is: this stack's master endpoint, or the owner's with
 target_stack, and the prefill model name."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from components.kv_conductor import CONFIG_FILE
+from kvpool.components.kv_conductor import CONFIG_FILE
 from tests.conformance.motor_boot import Boot, boot
 from tests.conformance.test_motor_boot import config_maps
 from tests.program_runs import Rendered, render, stack_values

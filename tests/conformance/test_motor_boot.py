@@ -9,9 +9,13 @@ from typing import Any
 
 import pytest
 
-from components.hardware import HARDWARE
-from components.motor_config import MOTOR_FILES
-from policies.rules.service_set import is_service_set, role_pod_template, service_set_roles
+from kvpool.internal.hardware import HARDWARE
+from kvpool.internal.motor_config import MOTOR_FILES
+from kvpool.policies.rules.service_set import (
+    is_service_set,
+    role_pod_template,
+    service_set_roles,
+)
 from tests.conformance.motor_boot import Boot, boot
 from tests.program_runs import Rendered, render, stack_values
 

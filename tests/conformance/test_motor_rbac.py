@@ -2,7 +2,7 @@
 
 Motor's own client code (motor/controller/fault_tolerance/k8s/, imported from the checkout) runs against a
 recording API server; each request it makes is mapped to what the API server authorizes (verb, group, resource,
-namespace) and evaluated against the RBAC objects: those components/rbac.py builds, and those each example
+namespace) and evaluated against the RBAC objects: those kvpool/internal/rbac.py builds, and those each example
 stack renders. Only Motor's logger is replaced (by the standard one): it needs ZeroMQ and makes no API call."""
 
 from __future__ import annotations
@@ -21,8 +21,12 @@ from typing import Any
 import kubernetes
 import pytest
 
-from components.labels import common_labels
-from components.rbac import (
+from kvpool.cli.engine.mock_engine import run_program
+from kvpool.cli.engine.stack_config import load_stack_config
+from kvpool.cli.engine.stack_references import resolve as resolve_references
+from kvpool.cli.views.manifests import kubernetes_objects, pod_specs
+from kvpool.internal.labels import common_labels
+from kvpool.internal.rbac import (
     ALL_NAMESPACES,
     CLUSTER,
     CONFIGMAP_NAMESPACE,
@@ -33,10 +37,6 @@ from components.rbac import (
     controller_calls,
     rbac_objects,
 )
-from kvpool.engine.mock_engine import run_program
-from kvpool.engine.stack_config import load_stack_config
-from kvpool.engine.stack_references import resolve as resolve_references
-from kvpool.views.manifests import kubernetes_objects, pod_specs
 from tests.conformance.apiserver import Authorizer, RecordingApiServer, RequestInfo
 from tests.program_runs import PROJECT_DIR, stack_values
 

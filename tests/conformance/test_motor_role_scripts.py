@@ -1,4 +1,4 @@
-"""The table of Motor's files each role runs (components/motor_config.py ROLE_SCRIPTS, behind each role's
+"""The table of Motor's files each role runs (kvpool/internal/motor_config.py ROLE_SCRIPTS, behind each role's
 checksum/motor-scripts) is proven on Motor's own boot.sh: every role of every example stack boots, and then runs its
 exec probes and preStop hook, with every Motor file of motor-config outside its set replaced by one that fails loudly
 when run or sourced and whose opening is recorded. A role that runs or reads a file outside its set fails here, so an
@@ -10,9 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from components.motor_config import CLIENT_FILE_KEYS, MOTOR_CONFIG_NAME, MOTOR_FILES, role_scripts
+from kvpool.internal.motor_config import (
+    CLIENT_FILE_KEYS,
+    MOTOR_CONFIG_NAME,
+    MOTOR_FILES,
+    role_scripts,
+)
 from tests.conformance.motor_boot import Boot, container_env
-from tests.conformance.test_motor_boot import ROLES, STACKS, boot_role, pod_spec, roles_of
+from tests.conformance.test_motor_boot import (
+    ROLES,
+    STACKS,
+    boot_role,
+    pod_spec,
+    roles_of,
+)
 from tests.program_runs import Rendered
 
 MARK = "KVPOOL-OUTSIDE-ROLE"
@@ -20,7 +31,7 @@ MARK = "KVPOOL-OUTSIDE-ROLE"
 
 def outside_file(key: str, role: str) -> str:
     """Text that fails loudly when bash runs or sources it, or Python runs it, naming the key and the role."""
-    message = f"{MARK}: motor-config key {key} is not in role {role}'s scripts (components/motor_config.py ROLE_SCRIPTS)"
+    message = f"{MARK}: motor-config key {key} is not in role {role}'s scripts (kvpool/internal/motor_config.py ROLE_SCRIPTS)"
     if key.endswith(".py"):
         return f"raise SystemExit({message!r})\n"
     return f"echo {message!r} >&2; exit 97\n"
@@ -68,7 +79,7 @@ def test_an_outside_file_that_a_role_runs_fails_the_boot(rendered, motor_checkou
     result = boot_with_files_replaced(rendered["dev"], "controller", {"controller.sh"}, motor_checkout, tmp_path)
     assert result.returncode == 97
     assert (f"{MARK}: motor-config key controller.sh is not in role controller's scripts "
-            "(components/motor_config.py ROLE_SCRIPTS)") in result.output
+            "(kvpool/internal/motor_config.py ROLE_SCRIPTS)") in result.output
     assert result.records == []  # Motor's controller never started
 
 

@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from tests.conformance.motor_connections import CONNECTIONS, MOTOR_COMPONENTS, STORE, STORE_ETCD, conformance_table
+from tests.conformance.motor_connections import (
+    CONNECTIONS,
+    MOTOR_COMPONENTS,
+    STORE,
+    STORE_ETCD,
+    conformance_table,
+)
 from tests.conformance.network_policy import Pod, allowed, pods
 from tests.program_runs import PROJECT_DIR, Rendered, render, render_stack, stack_values
 

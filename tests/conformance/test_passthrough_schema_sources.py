@@ -1,4 +1,4 @@
-"""components/passthrough_schema.json is what tools/passthrough-schema/generate.py makes of its sources: Motor's
+"""kvpool/settings/passthrough_schema.json is what tools/passthrough-schema/generate.py makes of its sources: Motor's
 checkout and the vLLM / vllm-ascend sdists (cached beside the user's pip cache; downloaded from PyPI when absent)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from tests.program_runs import PROJECT_DIR
 
 GENERATOR = PROJECT_DIR / "tools" / "passthrough-schema" / "generate.py"
-COMMITTED = PROJECT_DIR / "components" / "passthrough_schema.json"
+COMMITTED = PROJECT_DIR / "kvpool" / "settings" / "passthrough_schema.json"
 # A cold run downloads 36 MB of sdists; a warm one parses them in seconds.
 TIMEOUT_S = 900
 

@@ -1,9 +1,9 @@
-"""The real API server's verdict on our manifests, set beside the offline one (kvpool/apiserver/checks.py).
+"""The real API server's verdict on our manifests, set beside the offline one (kvpool/cli/apiserver/checks.py).
 
 Each object goes to kube-apiserver as the Kubernetes provider v4 applies it: a server-side apply (PATCH with
 `application/apply-patch+yaml`) under the provider's field manager, here with `dryRun=All` so nothing is stored.
 An InferServiceSet's open-schema kind is stored as given, so its role workloads and Services also go as the
-objects its controller creates (policies/rules/service_set.py), and their fields are read back at their place in
+objects its controller creates (kvpool/policies/rules/service_set.py), and their fields are read back at their place in
 the set. A NodePort is allocated against the cluster's state, which a dry run does not change: the Services of
 one preview that ask for NodePorts are created for real, in order, so a later one meets the allocation of an
 earlier one, and deleted after their preview.
@@ -25,10 +25,10 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvpool.apiserver.checks import CLUSTER_SCOPED
-from kvpool.apiserver.names import dns1123_label
-from kvpool.engine.property_values import format_path
-from policies.rules.service_set import service_set_objects
+from kvpool.cli.apiserver.checks import CLUSTER_SCOPED
+from kvpool.cli.apiserver.names import dns1123_label
+from kvpool.cli.engine.property_values import format_path
+from kvpool.policies.rules.service_set import service_set_objects
 from tests.e2e.realengine import Cluster
 from tests.e2e.views import api_path
 
@@ -42,7 +42,7 @@ STAGES = ("structure", "validation", "allocation", "accepted")
 
 
 def offline_stage(reason: str) -> str:
-    """The server stage an offline reason belongs to (the reasons kvpool/apiserver/checks.py writes)."""
+    """The server stage an offline reason belongs to (the reasons kvpool/cli/apiserver/checks.py writes)."""
     if "cannot convert" in reason or "server-side apply refuses" in reason:
         return "structure"
     if "provided port" in reason:

@@ -14,18 +14,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.cluster_stacks import StacksUp
 from tests.e2e.realengine import (
-    MOTOR_CHECKOUT,
-    MOTOR_DEPLOYER,
     BUILD_COMMAND,
     CLUSTER_BINARIES,
+    MOTOR_CHECKOUT,
+    MOTOR_DEPLOYER,
     PULUMI_BINARIES,
     REPO,
     Cluster,
     PulumiWorkspace,
     find_binaries,
 )
-from tests.e2e.cluster_stacks import StacksUp
 from tests.e2e.views import CONSUMERS, STACKS, offline_preview
 from tests.outside import absent
 

@@ -13,6 +13,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -366,7 +367,8 @@ class PulumiWorkspace:
             if not key.startswith(("PULUMI_", "KUBE")) and key not in ("VIRTUAL_ENV", "PYTHONPATH")
         }
         env.update(
-            PATH=f"{self.bins['pulumi'].parent}:{env.get('PATH', '/usr/bin:/bin')}",
+            # The virtualenv activated, as the README says: the policy pack runs in the Python first on PATH.
+            PATH=f"{self.bins['pulumi'].parent}:{Path(sys.prefix) / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}",
             PULUMI_HOME=str(self.home),
             PULUMI_BACKEND_URL=f"file://{self.backend}",
             PULUMI_CONFIG_PASSPHRASE="e2e-passphrase",

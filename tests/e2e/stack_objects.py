@@ -5,8 +5,8 @@ own namespace, for tests that break it."""
 
 from __future__ import annotations
 
-import signal
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Issue 21 §2: the offline API-server checks (kvpool/apiserver/checks.py) against the real kube-apiserver.
+"""Issue 21 §2: the offline API-server checks (kvpool/cli/apiserver/checks.py) against the real kube-apiserver.
 
 Every manifest of every example stack, of the hand-written corpus of tests/hostile and of a seeded sample of the
 property test's one-field mutants goes to the session's API server as the provider applies it, with dryRun=All
@@ -17,9 +17,9 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from components.errors import KvpoolError
-from components.input_files import InputFileError
-from kvpool.apiserver.checks import check_manifests
+from kvpool.cli.apiserver.checks import check_manifests
+from kvpool.errors import KvpoolError
+from kvpool.internal.input_files import InputFileError
 from tests.e2e.apiserver_dry_run import (
     Comparison,
     Unit,
@@ -37,7 +37,7 @@ from tests.hostile.apiserver_manifests import MANIFESTS
 
 pytestmark = pytest.mark.e2e
 
-K8S = "1.30"  # the schema version the offline checks follow (kvpool/apiserver/checks.py)
+K8S = "1.30"  # the schema version the offline checks follow (kvpool/cli/apiserver/checks.py)
 MUTANTS = 40  # mutations drawn; those the settings accept are sent (a fixed, derandomized sample)
 
 Preview = tuple[str, list[tuple[str, dict[str, Any]]]]  # (case, [(object label, body)])

@@ -15,8 +15,14 @@ import yaml
 from tests.e2e.cluster_stacks import manifests
 from tests.e2e.realengine import FORCE, REPO, Cluster, PulumiWorkspace
 from tests.e2e.stack_objects import copy_of
+from tests.e2e.views import (
+    api_path,
+    live_differences,
+    offline_in_copy_to,
+    preview_json,
+    split_urn,
+)
 from tests.test_diff_live import FOUR_DRIFTS, drift_report
-from tests.e2e.views import api_path, live_differences, offline_in_copy_to, preview_json, split_urn
 
 pytestmark = pytest.mark.e2e
 

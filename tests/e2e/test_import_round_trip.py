@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from kvpool.engine.stack_yaml import lost_in_the_clis_reencoding
-from kvpool.views.importer import convert, stack_file_text
+from kvpool.cli.engine.stack_yaml import lost_in_the_clis_reencoding
+from kvpool.cli.views.importer import convert, stack_file_text
 from tests.e2e.realengine import PulumiWorkspace
 from tests.service_configs import as_motor_files, mooncake_pool
 from tests.test_import_round_trip import TRICKY_TEXTS

@@ -13,7 +13,13 @@ import pytest
 from tests.e2e.cluster_stacks import manifests
 from tests.e2e.realengine import FORCE, Cluster, PulumiWorkspace
 from tests.e2e.stack_objects import (
-    copy_of, interrupt_when, key_of, live_objects, lock_files, pending_operations, state_objects,
+    copy_of,
+    interrupt_when,
+    key_of,
+    live_objects,
+    lock_files,
+    pending_operations,
+    state_objects,
 )
 from tests.e2e.views import live_differences, offline_in_copy_to
 

@@ -1,5 +1,5 @@
 """Issue 21 §4: every policy case of tests/test_policies_in_process.py under `pulumi preview --policy-pack policies`,
-with the same policy, enforcement level, resource and message as the offline pack runner (kvpool/policy_host/runner.py).
+with the same policy, enforcement level, resource and message as the offline pack runner (kvpool/cli/policy_host/runner.py).
 
 A case changes what the real program rendered, so the engine previews a replay of the changed run (tests/e2e/replay:
 each resource registered as recorded) with the case's stack config. Cases on the same example stack share one
@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kvpool.engine.mock_engine import STACK_TYPE, ProgramRun
-from kvpool.engine.stack_config import StackConfig
-from kvpool.policy_host.runner import run_policy_pack
+from kvpool.cli.engine.mock_engine import STACK_TYPE, ProgramRun
+from kvpool.cli.engine.stack_config import StackConfig
+from kvpool.cli.policy_host.runner import run_policy_pack
 from tests.e2e.realengine import REPO, PulumiWorkspace
 from tests.e2e.views import split_urn
 from tests.policy_fixtures import with_config
@@ -74,7 +74,7 @@ def offline_reports(run: ProgramRun, config: StackConfig) -> list[Reported]:
     labels = {resource.urn: f"{resource.type}::{resource.name}" for resource in run.resources}
     return sorted(
         (v.policy_name, v.enforcement_level, labels.get(v.resource, "stack"), _message(v.description, v.detail))
-        for v in run_policy_pack(REPO / "policies", run, config).violations
+        for v in run_policy_pack(REPO / "kvpool" / "policies", run, config).violations
     )
 
 
@@ -106,7 +106,7 @@ def engine_reports(workspace: PulumiWorkspace, folder: Path, stack: str) -> tupl
     workspace.run("stack", "init", stack, cwd=folder).check()
     events = folder / f"{stack}.events.jsonl"
     # --event-log is among the CLI's debugging flags (PULUMI_DEBUG_COMMANDS); `preview --json` leaves policy out.
-    result = workspace.run("preview", "-s", stack, "--policy-pack", str(workspace.project / "policies"),
+    result = workspace.run("preview", "-s", stack, "--policy-pack", str(workspace.project / "kvpool" / "policies"),
                            "--event-log", str(events), cwd=folder, extra_env={"PULUMI_DEBUG_COMMANDS": "true"})
     assert events.is_file(), result.output[-3000:]
     reports = []

@@ -26,7 +26,7 @@ def test_policy_pack_mandatory_violation_fails_preview_as_offline(offline_stacks
     assert offline.returncode == 1, offline_text
     want = mandatory_names(offline_text)
     assert PROTECTION_POLICY in want, offline_text
-    result = offline_stacks.run("preview", "-s", "dev", "--policy-pack", "policies", "--policy-pack-config", str(config))
+    result = offline_stacks.run("preview", "-s", "dev", "--policy-pack", "kvpool/policies", "--policy-pack-config", str(config))
     assert result.returncode != 0, result.output[-4000:]
     assert "mandatory" in result.output
     for name in want:  # the same policy, with the same message as offline (the violation's first detail line)
@@ -35,7 +35,7 @@ def test_policy_pack_mandatory_violation_fails_preview_as_offline(offline_stacks
         assert detail, offline_text
         assert " ".join(detail.group(1).split())[:80] in " ".join(result.output.split()), (detail.group(1), result.output)
 
-    result = offline_stacks.run("preview", "-s", "dev", "--policy-pack", "policies")  # default config: dev passes
+    result = offline_stacks.run("preview", "-s", "dev", "--policy-pack", "kvpool/policies")  # default config: dev passes
     assert result.returncode == 0, result.output[-4000:]
 
 
@@ -43,7 +43,7 @@ def test_policy_pack_advisory_warns_and_config_applies(offline_stacks: PulumiWor
     """mooncake-layerwise's eviction (0.6, 0.4) passes the pack's default thresholds; stricter thresholds given
     with --policy-pack-config make it an advisory warning, and then, raised to mandatory, a failure."""
     stack = "mooncake-layerwise"
-    result = offline_stacks.run("preview", "-s", stack, "--policy-pack", "policies")
+    result = offline_stacks.run("preview", "-s", stack, "--policy-pack", "kvpool/policies")
     assert result.returncode == 0 and EVICTION_POLICY not in result.output, result.output[-4000:]
 
     thresholds = {"maxHighWatermark": 0.5, "minEvictionRatio": 0.3}
@@ -53,7 +53,7 @@ def test_policy_pack_advisory_warns_and_config_applies(offline_stacks: PulumiWor
     assert offline.returncode == 0 and f"[advisory] {EVICTION_POLICY}" in offline.stdout + offline.stderr, (
         offline.stdout + offline.stderr
     )
-    result = offline_stacks.run("preview", "-s", stack, "--policy-pack", "policies", "--policy-pack-config", str(advisory))
+    result = offline_stacks.run("preview", "-s", stack, "--policy-pack", "kvpool/policies", "--policy-pack-config", str(advisory))
     assert result.returncode == 0, result.output[-4000:]
     assert re.search(rf"\[advisory\][^\n]*{EVICTION_POLICY}", result.output), result.output[-4000:]
 
@@ -61,6 +61,6 @@ def test_policy_pack_advisory_warns_and_config_applies(offline_stacks: PulumiWor
     mandatory.write_text(json.dumps({EVICTION_POLICY: {"enforcementLevel": "mandatory", **thresholds}}))
     offline = offline_in_copy(offline_stacks, stack, "--policy-config", str(mandatory))
     assert offline.returncode == 1 and EVICTION_POLICY in mandatory_names(offline.stdout + offline.stderr)
-    result = offline_stacks.run("preview", "-s", stack, "--policy-pack", "policies", "--policy-pack-config", str(mandatory))
+    result = offline_stacks.run("preview", "-s", stack, "--policy-pack", "kvpool/policies", "--policy-pack-config", str(mandatory))
     assert result.returncode != 0, result.output[-4000:]
     assert re.search(rf"\[mandatory\][^\n]*{EVICTION_POLICY}", result.output), result.output[-4000:]

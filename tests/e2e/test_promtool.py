@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.e2e.realengine import BUILD_COMMAND, find_binaries
-from components.settings_loader import load_from_pulumi_config
 from tests.outside import absent
 from tests.pool_metrics import RECORDINGS
 from tests.program_runs import render, render_stack, stack_values

@@ -1,5 +1,5 @@
 """Issue 21 §3: a stack file's values as the Pulumi CLI reads them (Go's yaml.v3) and as the offline preview does
-(kvpool/engine/stack_config.py with kvpool/engine/stack_yaml.py): the same value for the program, or an offline refusal naming
+(kvpool/cli/engine/stack_config.py with kvpool/cli/engine/stack_yaml.py): the same value for the program, or an offline refusal naming
 the key and how to quote the value.
 
 Every value of the corpus is written three ways (a top-level key, a mapping's value, a list item) into one stack
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from kvpool.engine.stack_config import StackConfigError, load_stack_config
-from kvpool.engine.stack_yaml import lost_in_the_clis_reencoding
+from kvpool.cli.engine.stack_config import StackConfigError, load_stack_config
+from kvpool.cli.engine.stack_yaml import lost_in_the_clis_reencoding
 from tests.e2e.realengine import PulumiWorkspace
 
 pytestmark = pytest.mark.e2e
@@ -154,7 +154,7 @@ def test_a_value_the_cli_cannot_read_is_refused_offline(offline_workspace: Pulum
 
 
 # Texts with line breaks and tabs, seeded: the CLI writes a stack file again with yaml.v3 before reading it, and
-# yaml.v3's literal blocks lose a leading line break or cannot start with a tab (kvpool/engine/stack_yaml.py).
+# yaml.v3's literal blocks lose a leading line break or cannot start with a tab (kvpool/cli/engine/stack_yaml.py).
 BREAKING = " \t\nx\u2028\r#"
 
 

@@ -8,9 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.cluster_stacks import StacksUp, deployment_namespaces, deployments_not_ready_in, manifests
+from tests.e2e.cluster_stacks import (
+    StacksUp,
+    deployment_namespaces,
+    deployments_not_ready_in,
+    manifests,
+)
 from tests.e2e.realengine import REPO, Cluster, PulumiWorkspace
-from tests.e2e.views import STACKS, consumer_stack, live_differences, preview_json, tree_mismatch
+from tests.e2e.views import (
+    STACKS,
+    consumer_stack,
+    live_differences,
+    preview_json,
+    tree_mismatch,
+)
 
 pytestmark = pytest.mark.e2e
 

@@ -19,12 +19,17 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 
-from kvpool.fleet.backend import backend_facts
-from kvpool.fleet.model import OWNER
-from kvpool.fleet.offline import offline_facts
+from kvpool.cli.fleet.backend import backend_facts
+from kvpool.cli.fleet.model import OWNER
+from kvpool.cli.fleet.offline import offline_facts
 from tests.e2e.cluster_stacks import up_stack
 from tests.e2e.realengine import REPO, Cluster, PulumiWorkspace
-from tests.e2e.views import consumer_stack, engine_changes, offline_in_copy_to, preview_json
+from tests.e2e.views import (
+    consumer_stack,
+    engine_changes,
+    offline_in_copy_to,
+    preview_json,
+)
 
 pytestmark = pytest.mark.e2e
 

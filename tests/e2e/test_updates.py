@@ -30,7 +30,7 @@ def test_scaling_decode_creates_one_deployment_and_updates_motor_config(
     changes = sorted((step["op"], *split_urn(step["urn"])) for step in data["steps"] if step["op"] != "same")
     assert changes == [
         ("create", "kubernetes:apps/v1:Deployment", "vllm-d2"),
-        # the stack reads its own last outputs to order the engines' waves (components/rollout.py): a read, no change
+        # the stack reads its own last outputs to order the engines' waves (kvpool/internal/rollout.py): a read, no change
         ("read", "pulumi:pulumi:StackReference", "organization/motor-kvpool/dev"),
         ("update", "kubernetes:core/v1:ConfigMap", "motor-config"),
     ], changes
@@ -61,7 +61,7 @@ def test_a_store_setting_and_a_selector_change_have_the_blast_radius_kvpool_diff
     }, text
     assert "Blast radius: 1 workload rolls (mindie-motor-kv-store: args), 0 replaced" in text, text
 
-    program = workspace.project / "components" / "engine_pool.py"
+    program = workspace.project / "kvpool" / "components" / "engine_pool.py"
     source = program.read_text()
     assert source.count('"selector": {"matchLabels": {"app": name}}') == 1
     program.write_text(source.replace('"selector": {"matchLabels": {"app": name}}',

@@ -61,7 +61,7 @@ def test_from_deploy_py_to_pulumi_up(workspace: PulumiWorkspace, cluster: Cluste
     assert any(line.startswith("Blast radius: ") for line in lines)
 
     workspace.stack_init(STACK)  # `pulumi stack init` and `pulumi config set motor_deployer_dir ...`
-    workspace.run("preview", "--policy-pack", "policies", "-s", STACK).check()
+    workspace.run("preview", "--policy-pack", "kvpool/policies", "-s", STACK).check()
     up_stack(workspace, cluster, STACK, tmp_path / "out")  # `pulumi up`, on nodes its pods can run on
     as_up = offline_in_copy_to(workspace, STACK, tmp_path / "as-up")
     assert as_up.returncode == 0, as_up.stderr

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from policies.rules import K8S_QUANTITY, k8s_quantity_bytes
+from kvpool.policies.rules import K8S_QUANTITY, k8s_quantity_bytes
 from tests.e2e.realengine import REPO, Cluster, PulumiWorkspace
 
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (REPO / "stacks").glob("Pulumi.*.yaml"))

@@ -16,7 +16,7 @@ def project(tmp_path: Path) -> Path:
     """A project running this repository's program, with an empty stacks/ folder."""
     folder = tmp_path / "project"
     (folder / "stacks").mkdir(parents=True)
-    for name in ("Pulumi.yaml", "__main__.py", "components", "policies"):
+    for name in ("Pulumi.yaml", "__main__.py", "kvpool"):
         (folder / name).symlink_to(REPOSITORY / name)
     return folder
 

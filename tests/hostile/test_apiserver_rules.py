@@ -1,7 +1,7 @@
 """Issue 13 §2: what a real API server refuses is refused offline, at the settings field that causes it.
 
 Two layers: a corpus of one-mistake stacks (an example stack with one value changed), each refused by the settings
-with the exact field-named line; and the manifest checks of kvpool/apiserver/checks.py (the safety net behind the
+with the exact field-named line; and the manifest checks of kvpool/cli/apiserver/checks.py (the safety net behind the
 settings) on hand-written manifests, one per rule, each with the reason the API server gives.
 """
 
@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
-from components.errors import SettingsError
-from components.pulumi_settings import settings_from_config
-from kvpool.apiserver import checks
-from kvpool.apiserver.workloads import parse_quantity
-from kvpool.views.manifests import (
+from kvpool.cli.apiserver import checks
+from kvpool.cli.apiserver.workloads import parse_quantity
+from kvpool.cli.views.manifests import (
     KubernetesObject,
     ManifestValidationError,
     kubernetes_objects,
     validate_objects,
 )
+from kvpool.errors import SettingsError
+from kvpool.settings.from_stack import settings_from_config
 from tests.hostile.apiserver_manifests import MANIFESTS
 from tests.program_runs import PROJECT, stack_values
 
@@ -216,7 +216,7 @@ def test_values_the_api_server_takes_still_load(stack: str, path: tuple, value: 
 def test_the_cli_exits_1_naming_the_field(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "stacks").mkdir(parents=True)
-    for name in ("Pulumi.yaml", "__main__.py", "components", "policies"):
+    for name in ("Pulumi.yaml", "__main__.py", "kvpool"):
         (project / name).symlink_to(REPOSITORY / name)
     text = (REPOSITORY / "stacks" / "Pulumi.dev.yaml").read_text()
     (project / "stacks" / "Pulumi.long.yaml").write_text(
@@ -233,12 +233,12 @@ def test_the_cli_exits_1_naming_the_field(tmp_path: Path) -> None:
     assert not (tmp_path / "out" / "long").exists()
 
 
-# --- the manifest checks (kvpool/apiserver/checks.py) on hand-written manifests ---------------------------
+# --- the manifest checks (kvpool/cli/apiserver/checks.py) on hand-written manifests ---------------------------
 
 
 def found(body: dict[str, Any]) -> list[tuple[str, str]]:
     """(JSONPath, reason) of every problem of one object."""
-    from kvpool.engine.property_values import format_path
+    from kvpool.cli.engine.property_values import format_path
 
     return [(format_path(path), reason) for _, path, reason in checks.check_manifests([("o", body)], K8S)]
 
@@ -390,9 +390,9 @@ def test_the_preview_reports_file_object_and_field() -> None:
 
 @pytest.mark.parametrize("stack", sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (REPOSITORY / "stacks").glob("Pulumi.*.yaml")))
 def test_every_example_stack_passes_the_api_server_checks(stack: str) -> None:
-    from kvpool.engine.mock_engine import run_program
-    from kvpool.engine.stack_config import load_stack_config
-    from kvpool.engine.stack_references import resolve
+    from kvpool.cli.engine.mock_engine import run_program
+    from kvpool.cli.engine.stack_config import load_stack_config
+    from kvpool.cli.engine.stack_references import resolve
 
     config = load_stack_config(REPOSITORY, stack)
     run = run_program(REPOSITORY, config, stack_references=resolve(REPOSITORY, config, None))

@@ -17,10 +17,10 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from components.errors import SettingsError
-from components.settings_loader import load_from_pulumi_config
-from kvpool.engine.mock_engine import ProgramError
-from policies import rules
+from kvpool.cli.engine.mock_engine import ProgramError
+from kvpool.errors import SettingsError
+from kvpool.policies import rules
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.program_runs import PROJECT_DIR, render, stack_values
 
 TIMEOUT = 120
@@ -211,7 +211,7 @@ def test_an_absurd_volume():
 def test_a_huge_parallel_size_is_refused_in_bounded_memory(project: Path):
     """The one-field mutation that grew pytest to 23 GiB: the KV-event port rule built a set of every port of a
     DP x TP x PP range. Now the settings refuse it within 500 MB of address space."""
-    # Within 64 bits: the CLI reads a longer integer as a float (kvpool/engine/stack_yaml.py does the same).
+    # Within 64 bits: the CLI reads a longer integer as a float (kvpool/cli/engine/stack_yaml.py does the same).
     def change(config):
         config["motor-kvpool:motor_engine_prefill_config"]["engine_config"]["tensor_parallel_size"] = 2**62
     stack_file(project, "huge", "kv-affinity", change)

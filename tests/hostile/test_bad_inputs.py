@@ -126,7 +126,7 @@ def test_stack_file_binary_tag(project: Path) -> None:
 
 def test_stack_file_integer_too_long_to_convert(project: Path) -> None:
     """The CLI's YAML (yaml.v3) reads a number beyond 64 bits and float64 as text; so does the offline reader."""
-    from kvpool.engine.stack_config import load_stack_config
+    from kvpool.cli.engine.stack_config import load_stack_config
 
     (project / "stacks" / "Pulumi.longint.yaml").write_text(
         with_config_line(f"motor-kvpool:motor_controller_config: {{n: {'9' * 5000}}}"))

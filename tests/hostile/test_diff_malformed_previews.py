@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from kvpool.commands.cli import main
-from kvpool.preview import preview
+from kvpool.cli.commands.cli import main
+from kvpool.cli.preview import preview
 from tests.hostile.test_mutated_stacks import paths_of
 from tests.program_runs import PROJECT_DIR
 

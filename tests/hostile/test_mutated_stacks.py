@@ -1,5 +1,5 @@
 """Every example stack, mutated one field at a time, loads or is refused with a field-named SettingsError; and when it
-loads, the program's manifests pass the strict schema and the API server's own checks (kvpool/apiserver/checks.py).
+loads, the program's manifests pass the strict schema and the API server's own checks (kvpool/cli/apiserver/checks.py).
 
 In-process and fast: the mutated stack file goes through what `python -m kvpool settings|preview` runs first (the
 stack file reader, then the settings loader with the consistency rules). A mutation replaces one value (scalar,
@@ -20,19 +20,19 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from components.errors import KvpoolError, SettingsError
-from components.input_files import InputFileError
-from components.pulumi_settings import settings_from_config
-from components.settings import ServiceSettings
-from kvpool.engine.mock_engine import run_program
-from kvpool.engine.stack_config import load_stack_config
-from kvpool.engine.stack_references import resolve
-from kvpool.views.manifests import (
+from kvpool.cli.engine.mock_engine import run_program
+from kvpool.cli.engine.stack_config import load_stack_config
+from kvpool.cli.engine.stack_references import resolve
+from kvpool.cli.views.manifests import (
     KubernetesObject,
     ManifestValidationError,
     kubernetes_objects,
     validate_objects,
 )
+from kvpool.errors import KvpoolError, SettingsError
+from kvpool.internal.input_files import InputFileError
+from kvpool.settings.from_stack import settings_from_config
+from kvpool.settings.service import ServiceSettings
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 STACK_FILES = sorted((REPOSITORY / "stacks").glob("Pulumi.*.yaml"))

@@ -12,7 +12,13 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from tests.hostile.test_bad_inputs import DEV, REPOSITORY, kvpool, refused, stack_settings
+from tests.hostile.test_bad_inputs import (
+    DEV,
+    REPOSITORY,
+    kvpool,
+    refused,
+    stack_settings,
+)
 
 YUANRONG = (REPOSITORY / "stacks" / "Pulumi.yuanrong.yaml").read_text()
 
@@ -141,7 +147,7 @@ def test_a_malformed_local_service_conf_is_not_quoted(project: Path, tmp_path: P
 
 
 def test_motor_deployer_dir_file_symlinked_elsewhere(project: Path, tmp_path: Path) -> None:
-    from components.motor_config import MOTOR_FILES
+    from kvpool.internal.motor_config import MOTOR_FILES
 
     folder = tmp_path / "deployer"
     for _, relative in MOTOR_FILES:

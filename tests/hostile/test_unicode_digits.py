@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from kvpool.engine.mock_engine import ProgramError
+from kvpool.cli.engine.mock_engine import ProgramError
 from tests.program_runs import render, stack_values
 from tests.service_configs import memcache_pool, problems_of
 from tests.test_shared_store import A, B

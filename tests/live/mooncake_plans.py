@@ -29,7 +29,14 @@ from tests.live.plans import (
     named_port,
     probe_plan,
 )
-from tests.live.rendered import Loopback, Rendered, as_tcp, render, render_variant, with_sizes
+from tests.live.rendered import (
+    Loopback,
+    Rendered,
+    as_tcp,
+    render,
+    render_variant,
+    with_sizes,
+)
 
 CLIENT_FILE, STORE_FILE = "mooncake.json", "mooncake-store.json"
 SIDECAR = "mooncake-store"

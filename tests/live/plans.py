@@ -21,7 +21,7 @@ from tests.live.rendered import BACKENDS, Loopback, Rendered
 
 LIVE = Path(__file__).resolve().parent
 SCENARIOS = LIVE / "scenarios"
-STORE = "mindie-motor-kv-store"  # components.kv_store.common.STORE_NAME
+STORE = "mindie-motor-kv-store"  # kvpool.components.kv_store.common.STORE_NAME
 
 
 def python(venv: str) -> str:

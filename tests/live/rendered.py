@@ -78,7 +78,9 @@ class Rendered:
 
 def render(stack: str, out_dir: Path, project_dir: Path = REPO) -> Rendered:
     """`python -m kvpool preview --stack <stack>`, in-process; reads back what it wrote."""
-    from kvpool.preview import preview  # the project's venv (pytest's); scenarios never import this module
+    from kvpool.cli.preview import (
+        preview,  # the project's venv (pytest's); scenarios never import this module
+    )
 
     result = preview(Path(project_dir), stack, Path(out_dir))
     objects = [yaml.safe_load(path.read_text()) for path in sorted(result.manifest_files)]

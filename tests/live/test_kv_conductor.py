@@ -29,7 +29,6 @@ import zmq
 from tests.outside import absent
 from tests.program_runs import PROJECT_DIR, Rendered, render, stack_values
 
-
 BUILD = PROJECT_DIR / "tests" / "live" / "build_kv_conductor.sh"
 TOPIC = b"kv-events"
 

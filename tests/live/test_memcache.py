@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.motor_config import MMC_LOCAL_KEY
+from kvpool.internal.motor_config import MMC_LOCAL_KEY
 from tests.live.plans import (
     STORE,
     configmaps,

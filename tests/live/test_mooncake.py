@@ -16,8 +16,8 @@ from tests.live.mooncake_plans import (
     basic_plan,
     capacity_plan,
     ha_plan,
-    master_flag,
     machine_sized_client_files,
+    master_flag,
 )
 from tests.live.plans import run_scenario
 from tests.live.rendered import Rendered, render, render_variant

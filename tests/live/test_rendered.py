@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from tests.live.rendered import LOOPBACK, Loopback, as_tcp, container_env, k8s_expand, with_sizes
+from tests.live.rendered import (
+    LOOPBACK,
+    Loopback,
+    as_tcp,
+    container_env,
+    k8s_expand,
+    with_sizes,
+)
 
 MASTER_FQDN = "mindie-motor-kvs-master.ns.svc.cluster.local"
 ETCD = [f"etcd-{i}.etcd-peers.ns.svc.cluster.local" for i in range(2)]

@@ -1,4 +1,4 @@
-"""Generate components/passthrough_schema.json: the keys and value types of the sections motor-kvpool passes through.
+"""Generate kvpool/settings/passthrough_schema.json: the keys and value types of the sections motor-kvpool passes through.
 
 Motor copies motor_controller_config, motor_coordinator_config, motor_nodemanger_config and an engine section's
 health_check_config into its config dataclasses with hasattr/setattr, so an unknown key is silently ignored; an
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-OUT = PROJECT_DIR / "components" / "passthrough_schema.json"
+OUT = PROJECT_DIR / "kvpool" / "settings" / "passthrough_schema.json"
 # vllm-ascend v0.17.0rc1 is built for vLLM v0.17.0 (its docs/source/conf.py, `vllm_version`); it is the newest
 # vllm-ascend on PyPI at or below the v0.17.0rc2 the project's layerwise rule names, and the release of Motor's
 # example image (mindie-motor-vllm:r0.17.0rc1, examples/deployer/config_tool/vllm_to_motor.py).

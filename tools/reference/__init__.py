@@ -1,11 +1,11 @@
 """The reference pages of docs/, written from the sources that hold their facts, so that each fact is said once:
 
-- docs/configuration.md from the settings models (components/settings.py and its section modules: each field's
+- docs/configuration.md from the settings models (kvpool/settings/service.py and its section modules: each field's
   type, limits, default and description) and the loader's older names and refused keys (settings_loader.py);
-- docs/policies.md from the policy pack's catalog (policies/catalog.py: names, levels, descriptions, fixes and
+- docs/policies.md from the policy pack's catalog (kvpool/policies/catalog.py: names, levels, descriptions, fixes and
   configuration);
-- docs/restarts.md from the restart catalogue (components/restarts.py), the checksum inputs
-  (components/checksums.py) and the Motor files each role runs (components/motor_config.py).
+- docs/restarts.md from the restart catalogue (kvpool/internal/restarts.py), the checksum inputs
+  (kvpool/internal/checksums.py) and the Motor files each role runs (kvpool/internal/motor_config.py).
 
     venv/bin/python -m tools.reference           # write the pages
     venv/bin/python -m tools.reference --check   # exit 1 when a committed page differs from what it would write

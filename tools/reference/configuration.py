@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from components.pulumi_settings import SECRET_ENV_DESCRIPTION, SECRET_ENV_KEY
-from components.settings import PROJECT, ServiceSettings
-from components.settings_loader import ALIASES, MIGRATIONS
+from kvpool.settings.from_stack import SECRET_ENV_DESCRIPTION, SECRET_ENV_KEY
+from kvpool.settings.loader import ALIASES, MIGRATIONS
+from kvpool.settings.service import PROJECT, ServiceSettings
 from tools.reference.markdown import anchor, page, table
 
 SCHEMA = ServiceSettings.model_json_schema(mode="validation", ref_template="#/$defs/{model}")
@@ -177,6 +177,6 @@ def configuration_page() -> str:
             "a section of its own passes through to Motor or vLLM (README, \"Pass-through sections\").\n\n"
             + "\n".join(_section_text(section, links) for section in found) + "\n" + _renames())
     return page("Stack configuration reference",
-                "the settings models (components/settings.py, deploy_settings.py, engine_settings.py, "
-                "store_settings.py) and components/settings_loader.py",
+                "the settings models (kvpool/settings/service.py, deploy_settings.py, engine_settings.py, "
+                "store_settings.py) and kvpool/settings/loader.py",
                 "venv/bin/python -m tools.reference", body)

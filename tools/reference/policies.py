@@ -1,25 +1,14 @@
-"""docs/policies.md: the policy pack's policies, from its catalog (policies/catalog.py), in the pack's order."""
+"""docs/policies.md: the policy pack's policies, from its catalog (kvpool/policies/catalog.py), in the pack's order."""
 
 from __future__ import annotations
 
 import importlib
-import sys
-from pathlib import Path
 from typing import Any
 
 from tools.reference.markdown import page, table
 
-PACK = Path(__file__).resolve().parents[2] / "policies"
-
-
 def catalog() -> Any:
-    """The catalog as the Pulumi CLI loads it: the pack's folder first on the path (its modules import each other
-    by their own names, `import rules`)."""
-    sys.path.insert(0, str(PACK))
-    try:
-        return importlib.import_module("catalog")
-    finally:
-        sys.path.remove(str(PACK))
+    return importlib.import_module("kvpool.policies.catalog")
 
 
 def _configuration(policy: Any) -> str:
@@ -40,5 +29,5 @@ def policies_page() -> str:
     body = ("Level as the pack sets it (mandatory stops `pulumi preview` and `pulumi up`; advisory warns), with the "
             "severity the Pulumi CLI shows. `--policy-config FILE` changes a level or a configurable threshold "
             "(README, \"Policy pack\").\n\n" + table(("policy", "level (severity)", "what it checks", "fix"), rows))
-    return page("Policy reference", "the policy pack's catalog (policies/catalog.py)",
+    return page("Policy reference", "the policy pack's catalog (kvpool/policies/catalog.py)",
                 "venv/bin/python -m tools.reference", body)

@@ -1,11 +1,15 @@
-"""docs/restarts.md: which pods a change restarts, from the restart catalogue (components/restarts.py), the checksum
-inputs (components/checksums.py) and the Motor files each role runs (components/motor_config.py)."""
+"""docs/restarts.md: which pods a change restarts, from the restart catalogue (kvpool/internal/restarts.py), the checksum
+inputs (kvpool/internal/checksums.py) and the Motor files each role runs (kvpool/internal/motor_config.py)."""
 
 from __future__ import annotations
 
-from components.checksums import INPUTS, PREFIX
-from components.motor_config import ENGINE_BACKEND_SCRIPTS, MOTOR_FILES, ROLE_SCRIPTS
-from components.restarts import RESTARTS
+from kvpool.internal.checksums import INPUTS, PREFIX
+from kvpool.internal.motor_config import (
+    ENGINE_BACKEND_SCRIPTS,
+    MOTOR_FILES,
+    ROLE_SCRIPTS,
+)
+from kvpool.internal.restarts import RESTARTS
 from tools.reference.markdown import page, table
 
 ROLE_WORDS = {"controller": "the controller", "coordinator": "the coordinator", "prefill": "the prefill engines",
@@ -41,5 +45,5 @@ def restarts_page() -> str:
             "the pods that read it.\n\n" + table(("change", "restarts"), rows)
             + "\n" + table(("annotation", "digest of; carried by"), inputs))
     return page("What a change restarts",
-                "components/restarts.py, components/checksums.py and components/motor_config.py",
+                "kvpool/internal/restarts.py, kvpool/internal/checksums.py and kvpool/internal/motor_config.py",
                 "venv/bin/python -m tools.reference", body)

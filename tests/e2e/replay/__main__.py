@@ -1,4 +1,4 @@
-"""A Pulumi program that registers a recorded program run (kvpool.engine.mock_engine.ProgramRun) as it was recorded:
+"""A Pulumi program that registers a recorded program run (kvpool.cli.engine.mock_engine.ProgramRun) as it was recorded:
 each resource with its type, name, parent, inputs, secrets and options, and the run's exports. The policy-case
 test of tests/e2e runs `pulumi preview --policy-pack` on it, so the engine's pack sees exactly the resources the
 offline pack runner saw (a case edits what the real program rendered; no stack config can produce the edit).

@@ -1,1 +1,0 @@
-"""motor-kvpool's library: the typed service settings and the Pulumi components built from them."""

@@ -1,0 +1,103 @@
+"""`python -m kvpool fleet`: which services share which KV pool, and what is wrong between them.
+
+Examples:
+    python -m kvpool fleet                              # the table, the pools, the problems
+    python -m kvpool fleet --json                       # the same as JSON
+    python -m kvpool fleet --svg fleet.svg --png fleet.png
+    python -m kvpool fleet --previews out               # owners' outputs from `kvpool preview --out out`
+    python -m kvpool fleet --source backend             # the stacks as they are up, from the Pulumi backend
+    python -m kvpool fleet --stack service-a --stack service-b   # only these stacks
+    python -m kvpool fleet --check-destroy service-a    # before `pulumi destroy` (make destroy runs it)
+    python -m kvpool fleet --source backend --kubeconfig ~/.kube/config   # and each cluster's engine capacity
+
+Two sources, one model. offline (the default): every stack file of the project; an owner's `kv_store` output
+comes from its offline preview (the stacks' programs run in one process per core, or --jobs N). backend: every
+stack of the project in the backend the `pulumi` CLI is logged in to, its config, its outputs and its objects as
+its last `pulumi up` left them (through the SDK's Automation API). Checks each consumer against its owner with
+the consumer's own contract checks (not admitted, compatibility key, no such stack, no kv_store output, any other
+mismatch), and, between the stacks of one cluster (top-level setting `cluster`), what the cluster allocates once:
+NodePorts, namespaces, objects, host ports (kvpool/cli/fleet/clashes.py; on what each stack's preview renders or its
+state holds, on its settings where the source has neither). Exit 1 when there is any problem.
+--kubeconfig FILE also reads each cluster's nodes (the context named as the stacks' `cluster` setting; the current
+context for the default cluster) and warns, without failing, when the engine pods the stacks of a cluster ask for
+do not fit on its Ready nodes that carry their hardware labels (kvpool/cli/fleet/capacity.py).
+--check-destroy STACK checks only that no stack file's target_stack names STACK (exit 1 naming each that does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from kvpool.cli.fleet import graph as fleet_graph
+from kvpool.cli.fleet import report as fleet_report
+from kvpool.cli.fleet.backend import backend_facts
+from kvpool.cli.fleet.model import build_fleet, destroy_problems
+from kvpool.cli.fleet.nodes import cluster_nodes
+from kvpool.cli.fleet.offline import consumers_of, offline_facts
+from kvpool.errors import KvpoolError
+
+SOURCES = ("offline", "backend")
+
+
+class UsageError(KvpoolError):
+    """Options that do not go together."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "fleet", help="the owners and consumers of KV pools across the project's stacks, checked",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
+    parser.add_argument("--source", choices=SOURCES, default="offline",
+                        help="offline: the stack files and their previews (default); backend: the stacks' config"
+                             ", outputs and state in the Pulumi backend, through the Pulumi CLI")
+    parser.add_argument("--stack", action="append", default=[], metavar="NAME",
+                        help="only this stack (repeat for several; default: every stack of the source)")
+    parser.add_argument("--previews", type=Path, metavar="DIR",
+                        help="offline: read owners' outputs from DIR/<stack>/outputs.json (kvpool preview --out DIR)")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="offline: run the stacks' programs in N processes (default: one per core; 1: in this one)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    parser.add_argument("--svg", type=Path, metavar="FILE", help="draw the fleet into FILE (SVG)")
+    parser.add_argument("--png", type=Path, metavar="FILE", help="draw the fleet into FILE (PNG)")
+    parser.add_argument("--kubeconfig", type=Path, metavar="FILE",
+                        help="read each cluster's nodes through FILE and warn when its stacks' engine pods do not fit "
+                             "(context: the `cluster` setting's name, else the current one for the default cluster)")
+    parser.add_argument("--check-destroy", metavar="STACK",
+                        help="only this check: exit 1 when `pulumi destroy` of STACK would leave a consumer without "
+                             "a pool (reads the stack files only)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.check_destroy:
+        return check_destroy(args.project_dir, args.check_destroy)
+    if args.source == "backend":
+        if args.previews is not None:
+            raise UsageError("--previews: the backend source reads each stack's outputs from the backend; drop "
+                             "--previews or --source backend")
+        facts = backend_facts(args.project_dir, args.stack)
+    else:
+        facts = offline_facts(args.project_dir, args.previews, args.stack, args.jobs)
+    nodes = cluster_nodes(args.kubeconfig, {f.settings.cluster for f in facts}) if args.kubeconfig else ()
+    fleet = build_fleet(facts, nodes)
+    for path in (args.svg, args.png):
+        if path is not None:
+            fleet_graph.render(fleet, path)
+    if args.json:
+        print(json.dumps(fleet_report.as_json(fleet), indent=2))
+    else:
+        print("\n".join(fleet_report.report(fleet)))
+    return 1 if fleet.problems else 0
+
+
+def check_destroy(project_dir: Path, stack: str) -> int:
+    problems = destroy_problems(*consumers_of(project_dir, stack))
+    if problems:
+        print("\n".join([f"pulumi destroy of {stack}: refused", *fleet_report.problem_lines(problems)]))
+        return 1
+    print(f"pulumi destroy of {stack}: no stack reads its KV store")
+    return 0

@@ -1,0 +1,162 @@
+"""MemCache backend: the MetaService Deployment + Service with its mmc-meta.conf, and the engines' LocalService
+conf pointing at the Service FQDN with the configured ports.
+
+deploy.py rewrites only the host of the LocalService URLs and leaves the ports at 50088/50089, so a non-default
+port breaks every engine; here both URLs carry the configured ports. Keys: Ascend/memcache config/*.conf and
+reference/research/motor-deployer.md §5.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pulumi_kubernetes as k8s
+
+from kvpool.components.kv_store import monitoring
+from kvpool.components.kv_store.common import (
+    METRICS_PORT,
+    POD_IP_ENV,
+    RESTRICTED_CONTAINER,
+    STORE_NAME,
+    StoreContext,
+    container_ports,
+    container_resources,
+    service_endpoint,
+    store_server,
+)
+from kvpool.components.kv_store.endpoint import KVStoreEndpoint
+from kvpool.components.kv_store.hosts import store_host
+from kvpool.errors import KvpoolError
+from kvpool.internal.hardware import HARDWARE
+from kvpool.internal.labels import k8s_name
+from kvpool.internal.pod_layout import MOTOR_CONF_DIR
+from kvpool.internal.ports import Port
+from kvpool.internal.project_files import read_project_file
+from kvpool.policies import rules
+from kvpool.settings.store import MemcacheStoreConfig
+
+META_CONF_DIR = "/etc/memcache"
+META_TEMPLATE = "mmc-meta.conf.template"
+# The MetaService binds $POD_IP (seed FAQ 4); a conf file cannot read the environment, so the container
+# renders the template with the pod's IP before it starts the service.
+META_CONF = "/tmp/mmc-meta.conf"
+LOCAL_FILE = "mmc-local.conf"
+META_COMMAND = (
+    f'sed "s|\\${{POD_IP}}|${{POD_IP}}|g" {META_CONF_DIR}/{META_TEMPLATE} > {META_CONF} && '
+    "exec python3 -c 'from memcache_hybrid import MetaService; MetaService.main()'"
+)
+
+
+LOCAL_SERVICE_MODES = ("inprocess", "standalone")
+
+
+def engine_env(local_service_mode: str) -> dict[str, str]:
+    """What engines set beyond the Service's host and the backend (service_endpoint adds those). Motor's
+    sync_mmc_local_config copies the conf from motor-config to this writable file, which its node manager rewrites
+    in place (LocalService.prepare); a ConfigMap file would be read-only."""
+    return {"MMC_LOCAL_CONFIG_PATH": f"{MOTOR_CONF_DIR}/{LOCAL_FILE}", "MMC_LOCAL_SERVICE_MODE": local_service_mode}
+
+
+class LocalServiceConfError(KvpoolError):
+    """The user's LocalService conf cannot be read or contradicts what motor-kvpool sets."""
+
+
+def render_conf(entries: dict[str, str]) -> str:
+    return "".join(f"{key} = {value}\n" for key, value in entries.items())
+
+
+# What a conf key may be: MemCache's dotted option names (Ascend/memcache config/*.conf).
+CONF_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+def parse_conf(text: str, source: str) -> dict[str, str]:
+    """`key = value` lines. An error names the line, never its text: the file may hold what its reader must not
+    see (a path mistaken for a conf, a secret)."""
+    entries = {}
+    for number, key, value in rules.conf_entries(text):
+        if value is None or not CONF_KEY.fullmatch(key):
+            raise LocalServiceConfError(f"{source}:{number}: expected `key = value` with a MemCache option name")
+        entries[key] = value
+    return entries
+
+
+def meta_conf(store: MemcacheStoreConfig) -> dict[str, str]:
+    return {
+        "ock.mmc.meta_service_url": f"tcp://${{POD_IP}}:{store.port}",
+        "ock.mmc.meta_service.config_store_url": f"tcp://${{POD_IP}}:{store.config_store_port}",
+        "ock.mmc.meta_service.metrics_url": f"http://${{POD_IP}}:{store.metrics_port}",
+        "ock.mmc.meta.ha.enable": "false",
+        "ock.mmc.log_level": "info",
+        "ock.mmc.log_output_target": "screen",  # container logs instead of files in the pod
+    }
+
+
+def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, project_dir: Path) -> dict[str, str]:
+    """The LocalService conf: ours, with the user's file (if any) merged; a key we set may only repeat our value."""
+    ours = {
+        "ock.mmc.meta_service_url": f"tcp://{host}:{store.port}",
+        "ock.mmc.local_service.config_store_url": f"tcp://{host}:{store.config_store_port}",
+    }
+    defaults = {
+        "ock.mmc.local_service.world_size": "256",
+        "ock.mmc.local_service.protocol": HARDWARE[hardware_type].memcache_protocol,
+        # standalone: the separate LocalService owns the DRAM pool, the engine none (Motor's template).
+        "ock.mmc.local_service.dram.size": "0GB" if store.local_service_mode == "standalone" else "1GB",
+        "ock.mmc.local_service.max.dram.size": "1024GB",
+        "ock.mmc.local_service.dram.best_effort.enabled": "true",
+        "ock.mmc.local_service.storage.enabled": "false",
+    }
+    if store.local_service_conf is None:
+        return {**ours, **defaults}
+    field = "kv_cache_store_config.local_service_conf"
+    _, text = read_project_file(project_dir, store.local_service_conf, field)
+    users = parse_conf(text, f"{field}: {store.local_service_conf}")
+    secrets = rules.check_plaintext_conf_secrets(text, f"{field}[{store.local_service_conf!r}]")
+    if secrets:  # the conf lands in ConfigMap motor-config, readable by anyone who may read the namespace's config
+        raise LocalServiceConfError("; ".join(str(finding) for finding in secrets))
+    conflicts = [key for key, value in ours.items() if key in users and users[key] != value]
+    if conflicts:
+        raise LocalServiceConfError(
+            "kv_cache_store_config.local_service_conf: "
+            + "; ".join(f"{key} in {store.local_service_conf} differs from the store's {ours[key]!r}" for key in conflicts)
+            + ". Remove these keys from the file: motor-kvpool sets them from the store's Service and ports."
+        )
+    return {**defaults, **users, **ours}
+
+
+def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> KVStoreEndpoint:
+    host = store_host("memcache", ctx.workloads)
+    ports = [
+        Port(name="meta", port=store.port),
+        Port(name="config-store", port=store.config_store_port),
+        Port(name=METRICS_PORT, port=store.metrics_port),
+    ]
+    conf_name = k8s_name(STORE_NAME, "meta-conf")
+    conf_data = {META_TEMPLATE: render_conf(meta_conf(store))}
+    conf = ctx.keep(k8s.core.v1.ConfigMap(
+        conf_name, metadata=ctx.metadata(conf_name, STORE_NAME), data=conf_data, opts=ctx.opts()
+    ))
+    meta = {
+        "name": "memcache-meta-service",
+        "image": ctx.image,
+        "command": ["/bin/sh", "-c", META_COMMAND],
+        "env": [POD_IP_ENV, {"name": "MMC_META_CONFIG_PATH", "value": META_CONF}],
+        "ports": container_ports(ports),
+        # TCP probes: MemCache 1.3.0's HTTP server never sends the body to a `Connection: close` request, which is
+        # what the kubelet's HTTP probe sends, so an httpGet probe would time out (verified on the wheel).
+        "readinessProbe": {"tcpSocket": {"port": "meta"}, "periodSeconds": 5},
+        "livenessProbe": {"tcpSocket": {"port": METRICS_PORT}, "periodSeconds": 10, "failureThreshold": 3},
+        "resources": container_resources(ctx.resources),
+        "securityContext": RESTRICTED_CONTAINER,
+        "volumeMounts": [{"name": "meta-conf", "mountPath": META_CONF_DIR, "readOnly": True}],
+    }
+    volumes = [{"name": "meta-conf", "configMap": {"name": conf_name}}]
+    store_server(ctx, meta, ports, store.service_monitor, volumes, depends_on=[conf], config_files=conf_data)
+    if store.dashboards:
+        monitoring.build(ctx, monitoring.memcache(store, ctx.namespace))
+    return service_endpoint(
+        ctx, "memcache", host, store.port, store.metrics_port,
+        engine_env(str(store.local_service_mode)),
+        client_files={LOCAL_FILE: render_conf(local_conf(store, host, ctx.hardware_type, project_dir))},
+    )

@@ -1,0 +1,143 @@
+"""What each Motor role's processes find in their environment, from env.json's sections and the store contract.
+
+The same values reach a pod twice, as in deploy.py plus what Kubernetes shows: as container env (visible to
+`kubectl describe` and read by the policy pack) and as the `set_*_env` functions deploy.py writes into Motor's
+scripts, which re-export them at deploy.py's points (the engine side's after `set_cann_env` and after Motor
+regenerates the Mooncake client file), so every value wins where it wins under deploy.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from kvpool.errors import KvpoolError
+from kvpool.policies import rules
+from kvpool.settings.service import ServiceSettings
+
+# Names every Motor pod's container env defines before any env.json entry (motor_pod.FIELD_ENV and motor_pod.motor_env,
+# which env.json may not set: motor_pod.check_internal_env). Motor's scripts leave them alone before a set_*_env
+# function runs, but for JOB_NAME in an engine: engine.sh appends the instance's indexes first (roles/engine.sh:43).
+POD_ENV_NAMES = (
+    "POD_IP", "HOST_IP", "ROLE", "JOB_NAME", "CONFIGMAP_PATH", "CONFIG_PATH",
+    "CONTROLLER_SERVICE", "COORDINATOR_SERVICE", "COORDINATOR_INFER_SERVICE", "COORDINATOR_OBS_SERVICE",
+)
+# What motor_derived_env adds to the functions: no container env holds them, so their values are exported as written.
+DERIVED_ENV_NAMES = ("ENGINE_TYPE", "MODEL_NAME", "SERVICE_ID")
+
+class EngineEnvConflict(KvpoolError):
+    """env.json sets a variable the KV store contract sets to another value."""
+
+
+def env_text(value: Any) -> str:
+    """A config value as env text: JSON's true/false, everything else as written."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else str(value)
+
+
+def kubernetes_pieces(text: str) -> list[tuple[str, bool]]:
+    """The kubelet's expansion of a container env value (third_party/forked/golang/expansion Expand) as pieces:
+    (text, False) is literal, (NAME, True) a reference `$(NAME)` to be looked up. `$$` is a literal `$`; a `$` before
+    any other character, or last, stays; `$(` without a closing `)` stays; a name runs to the first `)`."""
+    pieces: list[tuple[str, bool]] = []
+    literal, cursor = [], 0
+    while cursor < len(text):
+        char = text[cursor]
+        if char != "$" or cursor + 1 == len(text):
+            literal.append(char)
+            cursor += 1
+        elif text[cursor + 1] == "$":
+            literal.append("$")
+            cursor += 2
+        elif text[cursor + 1] == "(" and (closer := text.find(")", cursor + 2)) != -1:
+            pieces.append(("".join(literal), False))
+            pieces.append((text[cursor + 2:closer], True))
+            literal, cursor = [], closer + 1
+        else:  # `$x` or an unclosed `$(`: both characters stay, as Expand copies them
+            literal.append(text[cursor:cursor + 2])
+            cursor += 2
+    pieces.append(("".join(literal), False))
+    return [piece for piece in pieces if piece[1] or piece[0]]
+
+
+def single_quoted(text: str) -> str:
+    """`text` as one bash word that is exactly `text`: nothing inside single quotes is special but `'` itself."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def shell_exports(env: Mapping[str, Any], container: Sequence[str] | None = None) -> str:
+    """The body of a set_*_env function: one `export NAME=WORD` a line, in `env`'s order.
+
+    The contract: each variable the function exports equals, byte for byte, what Kubernetes sets it to in the Motor
+    container that runs the function, whose env lists Motor's own entries (POD_ENV_NAMES) and then `container`, the
+    names of its other entries in order (default: `env`'s own, as in the controller and the engines; the coordinator
+    and the KV conductor list store entries too); the same values reach the pod as that container env. So each value
+    is expanded as the kubelet expands it (kubernetes_pieces): a reference `$(NAME)` to a name the container defines
+    before it becomes `"${NAME}"`, which the shell reads from the pod or from an earlier export of the function;
+    `$$` becomes `$`; everything else, an undefined `$(...)` included, is literal text, single-quoted. Nothing in a
+    value runs, expands or splits. A `$` is never live: `/opt/lib:$LD_LIBRARY_PATH` stays those characters (write
+    `$(NAME)` for a variable Kubernetes defines). DERIVED_ENV_NAMES are exported as written and define nothing: no
+    container env holds them. Where the shell's value of a referenced name is not the container's, the function's is
+    not either: `${JOB_NAME}` in an engine's function (see POD_ENV_NAMES). Names only some of a function's pods
+    define (the control plane's POD_NAMESPACE, secret_env's names from envFrom) are no references here: `$(NAME)` of
+    one stays literal in the function while Kubernetes expands it."""
+    order = list(container) if container is not None else [name for name in env if name not in DERIVED_ENV_NAMES]
+    position = {name: index for index, name in enumerate(order)}
+    lines = []
+    for name, value in env.items():
+        text = env_text(value)
+        derived = name in DERIVED_ENV_NAMES
+        defined = set(POD_ENV_NAMES) if derived else {*POD_ENV_NAMES, *order[:position[name]]}
+        pieces = [(text, False)] if derived else kubernetes_pieces(text)
+        word = "".join(
+            f'"${{{piece}}}"' if reference and piece in defined
+            else single_quoted(f"$({piece})" if reference else piece)
+            for piece, reference in pieces
+        ) or "''"
+        lines.append(f"    export {name}={word}\n")
+    return "".join(lines) or "    :\n"  # `:` keeps an empty function valid bash
+
+
+def motor_derived_env(settings: ServiceSettings) -> dict[str, str]:
+    """What deploy.py's set_env_to_shell adds to motor_common_env (Motor's alarms and log folders read them).
+    SERVICE_ID is the job_id alone: deploy.py appends the deploy time, which would change motor-config (and
+    Motor's log folder) on every run. NORTH_PLATFORM is left unset: deploy.py writes the text `None` when
+    user_config.json has no north_config, and Motor's reader defaults to "" (motor-kvpool takes no north_config)."""
+    prefill = settings.motor_engine_prefill_config
+    return {
+        "ENGINE_TYPE": prefill.engine_type,
+        "MODEL_NAME": prefill.engine_config.served_model_name or "Unknown",
+        "SERVICE_ID": settings.namespace,
+    }
+
+
+def engine_env(settings: ServiceSettings, side: str, contract: Mapping[str, str]) -> dict[str, Any]:
+    """An engine's env: motor_common_env, then its side's section (with motor-kvpool's defaults), then the store
+    contract, which env.json may repeat but never contradict."""
+    sections = settings.env_sections()
+    side_section = rules.engine_env_section(side)
+    origin = {name: "motor_common_env" for name in sections["motor_common_env"]}
+    origin.update({name: side_section for name in sections[side_section]})
+    user = {**sections["motor_common_env"], **sections[side_section]}
+    conflicts = sorted(key for key in contract if key in user and env_text(user[key]) != contract[key])
+    if conflicts:
+        raise EngineEnvConflict(
+            "; ".join(
+                f"env.{origin[key]}.{key} is {user[key]!r} but the KV store needs {contract[key]!r}" for key in conflicts
+            )
+            + ". Remove them from env.json: motor-kvpool sets them from the store."
+        )
+    return {**user, **contract}
+
+
+def script_envs(settings: ServiceSettings, engine_contract: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """env.json section -> what its set_*_env function exports (motor_common_env and Motor's derived values first,
+    as deploy.py merges them). Sections of roles motor-kvpool does not deploy export the common env only; the
+    union engine reuses prefill's, as deploy.py does when env.json has no union section."""
+    sections = settings.env_sections()
+    common = {**sections["motor_common_env"], **motor_derived_env(settings)}
+    envs = {section: {**common, **values} for section, values in sections.items()}
+    for side in rules.SIDES:
+        envs[rules.engine_env_section(side)] = {**common, **engine_env(settings, side, engine_contract)}
+    envs["motor_engine_union_env"] = envs[rules.engine_env_section("prefill")]
+    return envs

@@ -1,0 +1,153 @@
+"""Workload safety: no plain-text secrets, no system namespaces, no privileged pods (host paths: host_paths.py)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from .sections import Finding
+
+# Words that make a name secret-looking (split at `_`, `-`, `.` and camelCase): DB_PASS, hf_token, tlsPassword.
+SECRET_WORDS = frozenset({
+    "PASSWORD", "PASSWD", "PASS", "PWD", "PASSPHRASE", "SECRET", "TOKEN", "CREDENTIAL", "CREDENTIALS", "APIKEY",
+    "PRIVATEKEY", "SECRETKEY", "ACCESSKEY",
+})
+# A last word that says the value is not the secret itself: where it is (passwd_file, TOKEN_PATH) or a measure
+# or switch about it (first_token_timeout, max_token_len, enable_api_key_enabled).
+NOT_SECRET_LAST_WORDS = frozenset({
+    "FILE", "FILES", "PATH", "DIR", "ENV", "TIMEOUT", "LEN", "LENGTH", "NUM", "COUNT", "SIZE", "LIMIT", "ENABLE",
+    "ENABLED", "TTL", "ID", "IDS", "TYPE", "MODE", "PREFIX", "HEADER",
+})
+# Spellings without a separator that still say secret (MYPASSWORD, DBSECRET).
+_SECRET_SUBSTRINGS = ("PASSWORD", "PASSWD", "SECRET", "CREDENTIAL", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY")
+_NAME_WORDS = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _name_words(name: str) -> list[str]:
+    return [word.upper() for word in _NAME_WORDS.split(name) if word]
+
+
+def looks_secret(name: str, env: bool = True) -> bool:
+    """Whether a name says its value is a secret. `env`: an environment variable, where a last word KEY means a
+    key too (OPENAI_KEY); in a configuration section a bare `key` is too often something else (label_key)."""
+    words = _name_words(name)
+    if not words or words[-1] in NOT_SECRET_LAST_WORDS:
+        return False
+    upper = "_".join(words)
+    return (
+        any(hint in upper for hint in _SECRET_SUBSTRINGS)
+        or any(word in SECRET_WORDS for word in words)
+        or (env and words[-1] in ("KEY", "KEYS"))
+    )
+
+
+def _secret_finding(path: str, name: str) -> Finding:
+    env_name = "_".join(_name_words(name)) or "NAME"
+    return Finding(path, "looks like a secret but is plain text; keep it as a Pulumi secret delivered through a "
+                         f"Kubernetes Secret: `pulumi config set --secret --path secret_env.{env_name} VALUE`.")
+
+
+def check_plaintext_secrets(values: Mapping[str, Any], where: str) -> list[Finding]:
+    """Secret-looking names with plain values (ConfigMap data, container env): they belong in Pulumi secrets,
+    delivered as Kubernetes Secrets."""
+    return [
+        _secret_finding(f"{where}.{name}", name)
+        for name, value in values.items()
+        if isinstance(value, str) and value and looks_secret(name)
+    ]
+
+
+def check_plaintext_config_secrets(config: Any, where: str = "") -> list[Finding]:
+    """Secret-looking keys with plain text values anywhere in a configuration tree (the pass-through sections of
+    user_config.json, such as engine_config.hf_token or tls_config.password, land in ConfigMap motor-config)."""
+    findings: list[Finding] = []
+    if isinstance(config, Mapping):
+        for key, value in config.items():
+            path = f"{where}.{key}" if where else str(key)
+            if isinstance(value, str) and value and looks_secret(str(key), env=False):
+                findings.append(_secret_finding(path, str(key)))
+            else:
+                findings += check_plaintext_config_secrets(value, path)
+    elif isinstance(config, list):
+        for index, item in enumerate(config):
+            findings += check_plaintext_config_secrets(item, f"{where}[{index}]")
+    return findings
+
+
+def conf_entries(text: str) -> list[tuple[int, str, str | None]]:
+    """The `key = value` lines of a conf file (MemCache's LocalService conf) as (line number, key, value); value None
+    on a line without `=`. Blank lines and `#` comments are skipped."""
+    entries = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            key, separator, value = stripped.partition("=")
+            entries.append((number, key.strip(), value.strip() if separator else None))
+    return entries
+
+
+def check_plaintext_conf_secrets(text: str, where: str) -> list[Finding]:
+    """Secret-looking keys with a value in a conf file the stack passes through (it lands in a ConfigMap)."""
+    return [
+        _secret_finding(f"{where}.{key}", key)
+        for _, key, value in conf_entries(text)
+        if value and looks_secret(key, env=False)
+    ]
+
+
+# Namespaces Kubernetes itself owns: a service deployed there mixes with the cluster's own components.
+SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "default")
+# Capabilities that amount to root on the node (Kubernetes' baseline Pod Security Standard forbids adding them).
+PRIVILEGED_CAPABILITIES = frozenset({"ALL", "SYS_ADMIN", "SYS_MODULE", "SYS_RAWIO", "SYS_PTRACE", "NET_ADMIN", "BPF",
+                                     "SYS_BOOT", "DAC_READ_SEARCH", "PERFMON"})
+READ_VERBS = frozenset({"get", "list", "watch"})
+
+
+def check_system_namespace(namespace: Any, where: str) -> list[Finding]:
+    """A service never lives in a namespace Kubernetes owns."""
+    if namespace not in SYSTEM_NAMESPACES:
+        return []
+    return [Finding(where, f"is {namespace!r}, a namespace Kubernetes itself uses; give the service a namespace of "
+                           f"its own (job_id defaults to the stack name).")]
+
+
+def is_read_only_configmap_role(role_rules: Sequence[Mapping[str, Any]]) -> bool:
+    """A Role that only reads ConfigMaps: what Motor's controller holds in kube-system to read MindX DL's device
+    reports (kvpool/internal/rbac.py); the one thing motor-kvpool puts in a system namespace."""
+    return bool(role_rules) and all(
+        list(rule.get("apiGroups") or []) == [""]
+        and list(rule.get("resources") or []) == ["configmaps"]
+        and set(rule.get("verbs") or []) <= READ_VERBS
+        for rule in role_rules
+    )
+
+
+def check_privileged_container(container: Mapping[str, Any], where: str) -> list[Finding]:
+    """No privileged container, no added capability that amounts to root on the node, no privilege escalation."""
+    context = container.get("securityContext") or {}
+    findings = []
+    if context.get("privileged"):
+        findings.append(Finding(f"{where}.securityContext.privileged",
+                                "is true: the container gets every device and capability of the node; remove it."))
+    added = sorted(set((context.get("capabilities") or {}).get("add") or []) & PRIVILEGED_CAPABILITIES)
+    if added:
+        findings.append(Finding(f"{where}.securityContext.capabilities.add",
+                                f"adds {', '.join(added)}, which amount to root on the node; remove them."))
+    if context.get("allowPrivilegeEscalation") is True:
+        findings.append(Finding(f"{where}.securityContext.allowPrivilegeEscalation",
+                                "is true: a setuid binary can regain the capabilities the container dropped; set false."))
+    return findings
+
+
+def check_privileged_pod(pod_spec: Mapping[str, Any], where: str) -> list[Finding]:
+    """A pod spec: its host namespaces (PID, IPC) and every container (init containers included)."""
+    findings = [
+        Finding(f"{where}.{field}", f"is true: the pod sees the node's {what}; remove it.")
+        for field, what in (("hostPID", "processes"), ("hostIPC", "shared memory and semaphores"))
+        if pod_spec.get(field)
+    ]
+    for kind in ("initContainers", "containers"):
+        for container in pod_spec.get(kind) or []:
+            if isinstance(container, Mapping):
+                findings += check_privileged_container(container, f"{where}.{kind}[{container.get('name', '?')}]")
+    return findings

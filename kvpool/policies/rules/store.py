@@ -1,0 +1,237 @@
+"""The KV store: one backend everywhere, Mooncake's eviction and lease, its segment on A3 fabric memory, a standalone
+store's memory, and the protection of a production store."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from .env import effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int
+from .sections import (
+    SIDES,
+    Finding,
+    engine_env_section,
+    kv_transfer_path,
+    store_connector_backends,
+    uses_pool,
+)
+from .units import k8s_quantity_bytes, mooncake_size_bytes
+
+# mooncake_master's default lease when the seed's config omits default_kv_lease_ttl (seed 000 table).
+MOONCAKE_LEASE_TTL_DEFAULT_MS = 11000
+# The eviction frontier measured on the real mooncake_master (bench/results/eviction.md): one writer putting 3x a
+# 64 MB pool, about a quarter of it per 10 ms eviction check, kept every put in every run at 0.6/0.4 (and lower
+# watermarks), 79-100 % at 0.7/0.2 and 40-54 % at the seed's 0.9/0.1. The policy's thresholds default to 0.6/0.4.
+SUSTAINABLE_HIGH_WATERMARK = 0.6
+SUSTAINABLE_EVICTION_RATIO = 0.4
+
+
+def check_backend_consistency(
+    store_backend: str, kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]
+) -> list[Finding]:
+    """Every AscendStoreConnector backend equals kv_cache_store_config.backend (seed 000, FAQ 5)."""
+    findings = []
+    for side in SIDES:
+        for suffix, backend in store_connector_backends(kv_transfer_configs.get(side)):
+            if backend is not None and backend != store_backend:
+                findings.append(
+                    Finding(
+                        kv_transfer_path(side) + suffix,
+                        f"is {backend!r} but kv_cache_store_config.backend is {store_backend!r}; the two must be "
+                        f"equal (seed FAQ 5: changing only one leaves the engines on the wrong pool). Set both to "
+                        f"the backend you run.",
+                    )
+                )
+    return findings
+
+
+def check_referenced_backend(store_backend: str, stack: str, referenced_backend: Any) -> list[Finding]:
+    """The store of another stack (target_stack) runs the backend this service's config says (seed FAQ 5)."""
+    if referenced_backend == store_backend:
+        return []
+    return [Finding(
+        "kv_cache_store_config.backend",
+        f"is {store_backend!r} but the store of {stack} (target_stack) runs {referenced_backend!r}; write "
+        f"backend: {referenced_backend} and the same in every AscendStoreConnector.",
+    )]
+
+
+def check_mooncake_eviction(store: Mapping[str, Any]) -> list[Finding]:
+    """mooncake_master needs both eviction ratios; deploy.py refuses to start without them (seed 000)."""
+    if store.get("backend") != "mooncake":
+        return []
+    findings = []
+    high = store.get("eviction_high_watermark_ratio")
+    ratio = store.get("eviction_ratio")
+    if high is None:
+        findings.append(
+            Finding(
+                "kv_cache_store_config.eviction_high_watermark_ratio",
+                "is required for backend 'mooncake' (the pool usage at which mooncake_master starts evicting); "
+                "set a value in (0, 1], e.g. 0.6 (the seed suggests 0.9, which let only 40-54% of a fast writer's "
+                "puts through on the real master: bench/results/eviction.md).",
+                example=SUSTAINABLE_HIGH_WATERMARK,
+            )
+        )
+    elif not 0 < high <= 1:
+        findings.append(
+            Finding(
+                "kv_cache_store_config.eviction_high_watermark_ratio",
+                f"is {high}; it must be in (0, 1] (a fraction of the pool), e.g. 0.6.",
+                example=SUSTAINABLE_HIGH_WATERMARK,
+            )
+        )
+    if ratio is None:
+        findings.append(
+            Finding(
+                "kv_cache_store_config.eviction_ratio",
+                "is required for backend 'mooncake' (the fraction of the pool freed per eviction); set a value "
+                "in [0, 1], e.g. 0.4 (the seed suggests 0.1).",
+                example=SUSTAINABLE_EVICTION_RATIO,
+            )
+        )
+    elif not 0 <= ratio <= 1:
+        findings.append(
+            Finding(
+                "kv_cache_store_config.eviction_ratio",
+                f"is {ratio}; mooncake_master exits unless 0 <= eviction_ratio <= 1; use e.g. 0.4.",
+                example=SUSTAINABLE_EVICTION_RATIO,
+            )
+        )
+    return findings
+
+
+def check_lease_exceeds_timeouts(
+    store: Mapping[str, Any],
+    engines: Mapping[str, Mapping[str, Any]],
+    kv_transfer_configs: Mapping[str, Mapping[str, Any] | None],
+) -> list[Finding]:
+    """default_kv_lease_ttl must exceed ASCEND_CONNECT_TIMEOUT and ASCEND_TRANSFER_TIMEOUT of both sides
+    (seed 000 table and FAQ 3: otherwise decode reads objects whose lease has already expired).
+    Applies when engines use the Mooncake pool (an AscendStoreConnector); a master that only serves
+    the P/D transfer (the UCM example) holds no leased objects."""
+    if store.get("backend") != "mooncake" or not uses_pool(kv_transfer_configs):
+        return []
+    lease = store.get("default_kv_lease_ttl")
+    lease = MOONCAKE_LEASE_TTL_DEFAULT_MS if lease is None else lease
+    findings = []
+    for side in SIDES:
+        env = engines.get(side) or {}
+        for name, effective in (
+            ("ASCEND_CONNECT_TIMEOUT", effective_connect_timeout_ms(env)),
+            ("ASCEND_TRANSFER_TIMEOUT", effective_transfer_timeout_ms(env)),
+        ):
+            if lease > effective:
+                continue
+            origin = "" if env_int(env, name) is not None else "unset, so vllm-ascend uses "
+            findings.append(
+                Finding(
+                    "kv_cache_store_config.default_kv_lease_ttl",
+                    f"is {lease} ms but env.{engine_env_section(side)}.{name} is {origin}{effective} ms; "
+                    f"the lease must be longer than the timeout (seed FAQ 3). Set {name} below {lease} "
+                    f"(e.g. {_suggested_timeout(lease)}) in env.{engine_env_section(side)}, or raise default_kv_lease_ttl above "
+                    f"{effective}.",
+                )
+            )
+    return findings
+
+
+def _suggested_timeout(lease_ms: int) -> int:
+    """A timeout one second under the lease (10000 for the default 11000), or half of a very short lease."""
+    return lease_ms - 1000 if lease_ms > 2000 else lease_ms // 2
+
+
+def check_mooncake_eviction_headroom(
+    store: Mapping[str, Any],
+    kv_transfer_configs: Mapping[str, Mapping[str, Any] | None],
+    max_high_watermark: float = SUSTAINABLE_HIGH_WATERMARK,
+    min_eviction_ratio: float = SUSTAINABLE_EVICTION_RATIO,
+) -> list[Finding]:
+    """Eviction settings that leave a sustained writer too little room: mooncake_master evicts asynchronously
+    (about every 10 ms), so a fast writer outruns it when the watermark is high and each eviction small. A master
+    that only serves the P/D transfer (the UCM example) holds no pool objects to evict."""
+    if store.get("backend") != "mooncake" or not uses_pool(kv_transfer_configs):
+        return []
+    high, ratio = store.get("eviction_high_watermark_ratio"), store.get("eviction_ratio")
+    if high is None or ratio is None or (high <= max_high_watermark and ratio >= min_eviction_ratio):
+        return []
+    return [Finding(
+        "kv_cache_store_config.eviction_high_watermark_ratio",
+        f"{high}/{ratio} (watermark/eviction ratio) leaves little headroom: on the real mooncake_master, writers "
+        f"filling 3x the pool back to back, a quarter of it per 10 ms eviction check, kept 40-54% of their puts at "
+        f"0.9/0.1, 79-100% at 0.7/0.2 and all of them at 0.6/0.4 (bench/results/eviction.md; llm-d users report the "
+        f"same). Use at most {max_high_watermark} and at least {min_eviction_ratio}, or pace the writers.",
+    )]
+
+
+def check_not_ucm_store_backend(store: Mapping[str, Any] | None, kv_transfer_configs: Mapping[str, Any]) -> list[Finding]:
+    """UCM is not a store backend: it comes in through UCMConnector (seed 000, FAQ 6)."""
+    findings = []
+    if store and store.get("backend") == "ucm":
+        findings.append(Finding("kv_cache_store_config.backend", UCM_BACKEND_MESSAGE))
+    for side in SIDES:
+        for suffix, backend in store_connector_backends(kv_transfer_configs.get(side)):
+            if backend == "ucm":
+                findings.append(Finding(kv_transfer_path(side) + suffix, UCM_BACKEND_MESSAGE))
+    return findings
+
+
+UCM_BACKEND_MESSAGE = (
+    "is 'ucm', but UCM is not a KV store backend: configure UCMConnector as connectors[1] of prefill (its "
+    "store_pipeline and storage_backends say where prefixes go), and keep kv_cache_store_config.backend at "
+    "mooncake for the P/D transfer (seed FAQ 6)."
+)
+
+
+def check_fabric_segment_alignment(store: Mapping[str, Any], engines: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
+    """With ASCEND_ENABLE_USE_FABRIC_MEM=1 (A3), Mooncake segments must be whole GiB (vllm-ascend kv_pool.md)."""
+    if store.get("backend") != "mooncake":
+        return []
+    fabric = any(str((engines.get(side) or {}).get("ASCEND_ENABLE_USE_FABRIC_MEM")) == "1" for side in SIDES)
+    size = store.get("global_segment_size", "1GB")
+    if not fabric or mooncake_size_bytes(size) % 2**30 == 0:
+        return []
+    return [Finding(
+        "kv_cache_store_config.global_segment_size",
+        f"is {size!r}, but ASCEND_ENABLE_USE_FABRIC_MEM=1 maps segments in whole GiB; use a multiple of 1GB.",
+    )]
+
+
+def check_standalone_store_protocol(store: Mapping[str, Any]) -> list[Finding]:
+    """A standalone Mooncake store is its own container running mooncake_store_service, with no NPU. Mooncake's
+    ascend transport cannot start there: AscendDirectTransport takes the process's current NPU (aclrtGetDevice in
+    allocateLocalSegmentID, ascend_direct_transport.cpp; its docs: "set the device before
+    TransferEngine.initialize()", CANN and /etc/hccn.conf required), and mooncake_store_service selects none. An
+    NPU of its own would be taken from the engine, and the engine's own store (embedded) already has one."""
+    if store.get("backend") != "mooncake" or store.get("store_mode") != "standalone":
+        return []
+    if store.get("protocol", "ascend") != "ascend":
+        return []
+    return [Finding(
+        "kv_cache_store_config.store_mode",
+        "is 'standalone' with protocol 'ascend': the standalone store runs mooncake_store_service in a container of "
+        "its own, without an NPU, and Mooncake's ascend transport needs the process's current NPU and CANN "
+        "(AscendDirectTransport calls aclrtGetDevice), which mooncake_store_service never selects. Use store_mode "
+        "'embedded': each engine contributes its segment from its own process, which holds the NPUs.",
+    )]
+
+
+def check_standalone_store_memory(segment_size: str | int, memory_limit: str | None, container: str) -> list[Finding]:
+    """A standalone store holds its whole segment in its own memory: its limit must exceed the segment."""
+    if memory_limit is None:
+        return [Finding(f"{container}.resources.limits.memory",
+                        f"is unset; the store holds {segment_size} in memory, so set a limit above it.")]
+    if k8s_quantity_bytes(memory_limit) <= mooncake_size_bytes(segment_size):
+        return [Finding(f"{container}.resources.limits.memory",
+                        f"is {memory_limit} but the store's segment is {segment_size}; the container would be "
+                        f"OOM-killed when the pool fills. Raise the limit above the segment.")]
+    return []
+
+
+def store_protection_problem(name: str, stack: str, production_stacks: str, protected: bool) -> str | None:
+    """The objects of the KV store of a production stack (`production_stacks`, a regular expression matching its whole
+    name) are protected: one pool serves every consumer, deleting it empties all their caches."""
+    if not re.fullmatch(production_stacks, stack) or protected:
+        return None
+    return (f"{name} belongs to the KV store of production stack {stack!r} but is not protected: a `pulumi destroy` "
+            f"or a rename would delete the pool every service reads. Set kv_cache_store_config.protect: true.")

@@ -1,0 +1,187 @@
+"""The stack: settings -> namespace -> KV store (own, or another stack's) -> UCMStorage -> ControlPlane ->
+EnginePools -> outputs. A project's `__main__.py` calls `run()` (the settings from the stack's configuration) or
+`run(settings)` (settings it builds itself).
+
+Before building, the program reads what it must know from stacks (awaited in a `pulumi.run` entry point, so every
+resource is then built at top level): the owner's store contract (`target_stack`), and this stack's own last
+`engines` output, which says which engine instances run and so roll in waves (kvpool/internal/rollout.py)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from kvpool.components.control_plane import ControlPlane
+from kvpool.components.engine_pool import EnginePool
+from kvpool.components.kv_conductor import KVConductor
+from kvpool.components.kv_conductor import service_host as conductor_host
+from kvpool.components.kv_store.client import (
+    kv_client_config_map,
+    kv_client_egress_policy,
+)
+from kvpool.components.kv_store.component import KVStore
+from kvpool.components.kv_store.endpoint import KVStoreEndpoint
+from kvpool.components.kv_store.shared import shared_store
+from kvpool.components.ucm_storage import UCMStorage
+from kvpool.components.workloads import Workloads
+from kvpool.errors import user_errors_as_run_errors
+from kvpool.internal.hardware import engine_node_selector
+from kvpool.internal.labels import instance_name
+from kvpool.internal.motor_config import MOTOR_CONFIG_NAME, read_motor_files
+from kvpool.internal.motor_env import script_envs
+from kvpool.internal.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
+from kvpool.internal.rollout import ENGINES_OUTPUT, ROLLOUT_OUTPUT, previous_instances
+from kvpool.internal.secret_env import secret_env
+from kvpool.internal.service_args import (
+    control_plane_args,
+    engine_pool_args,
+    kv_conductor_args,
+    kv_store_args,
+    ucm_storage_args,
+)
+from kvpool.policies import rules
+from kvpool.settings.from_stack import read_stack_settings
+from kvpool.settings.service import ServiceSettings
+
+
+def stack_name() -> str:
+    return f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+
+
+def build(
+    settings: ServiceSettings,
+    project_dir: Path,
+    shared: KVStoreEndpoint | None = None,
+    previous: Mapping[str, Any] | None = None,
+) -> None:
+    """The whole stack; `shared` is the checked store contract of `target_stack`, when another stack owns it;
+    `previous`: this stack's outputs as its last update left them (none before the first)."""
+    opts = None
+    if settings.create_namespace:
+        namespace = k8s.core.v1.Namespace(
+            settings.namespace, metadata=k8s.meta.v1.ObjectMetaArgs(name=settings.namespace)
+        )
+        opts = pulumi.ResourceOptions(depends_on=[namespace])
+    deploy = settings.motor_deploy_config
+    workloads = Workloads(settings.namespace, deploy.deploy_mode, settings.cluster_domain)
+    store = settings.kv_cache_store_config
+    if shared is not None:
+        # Another stack owns the store: nothing of it is created here.
+        build_service(settings, project_dir, workloads, shared, opts, previous, owns_store=False)
+        pulumi.export("kv_store_source", store.target_stack)
+    elif settings.kv_store_wanted:
+        endpoint = KVStore("kv-store", kv_store_args(settings, workloads, project_dir), opts).endpoint
+        pulumi.export("kv_store", endpoint.as_output(stack_name()))
+        build_service(settings, project_dir, workloads, endpoint, opts, previous, owns_store=True)
+    else:
+        build_service(settings, project_dir, workloads, None, opts, previous, owns_store=False)
+    pulumi.export("namespace", settings.namespace)
+    pulumi.export("deploy_mode", deploy.deploy_mode)
+    pulumi.export("motor_config", f"{settings.namespace}/{MOTOR_CONFIG_NAME}")
+    coordinator = {"service": workloads.service_host(COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE)}
+    if deploy.coordinator_infer_node_port is not None:  # a ClusterIP Service has none to tell
+        coordinator["node_port"] = deploy.coordinator_infer_node_port
+    pulumi.export("coordinator", coordinator)
+    if settings.kv_conductor_config is not None:
+        pulumi.export("kv_conductor", {"service": conductor_host(workloads),
+                                       "port": settings.kv_conductor_config.http_server_port})
+    # deploy.py finds these on the cluster's nodes; here the preview says what the engine nodes must carry.
+    pulumi.export("engine_node_labels", engine_node_selector(deploy.hardware_type, deploy.accelerator_type))
+    counts = {"prefill": deploy.p_instances_num, "decode": deploy.d_instances_num}
+    pulumi.export(ENGINES_OUTPUT, {side: [instance_name(side, index) for index in range(count)]
+                                   for side, count in counts.items()})
+    if not workloads.is_service_set:  # the operator rolls a service set's instances
+        pulumi.export(ROLLOUT_OUTPUT, {
+            side: {"max_unavailable_instances": settings.rollout.wave_size(side, count)} for side, count in counts.items()
+        })
+
+
+def build_service(
+    settings: ServiceSettings,
+    project_dir: Path,
+    workloads: Workloads,
+    endpoint: KVStoreEndpoint | None,
+    opts: pulumi.ResourceOptions | None,
+    previous: Mapping[str, Any] | None,
+    *,
+    owns_store: bool,
+) -> None:
+    """Everything that uses the store: its client files, the control plane and the engines."""
+    if endpoint is not None:
+        kv_client_config_map(endpoint, settings.namespace, opts)
+        if not owns_store:
+            kv_client_egress_policy(endpoint, settings.namespace, opts)
+    secret = secret_env(settings.namespace, opts)
+    contract = dict(endpoint.engine_env) if endpoint else {}
+    role_envs = script_envs(settings, contract)
+    for finding in [*rules.check_cann_install_path(role_envs), *rules.check_max_model_len(settings.user_config())]:
+        pulumi.log.warn(str(finding))
+    motor_files = read_motor_files(settings, project_dir)
+    storage = UCMStorage("ucm-storage", ucm_storage_args(settings), opts) if settings.motor_deploy_config.storage else None
+    control_plane = ControlPlane(
+        "control-plane",
+        control_plane_args(settings, workloads, endpoint, motor_files, role_envs, secret),
+        opts,
+    )
+    for side in ("prefill", "decode"):
+        side_storage = storage if side == "prefill" else None  # decode never loads UCM
+        running = frozenset(previous_instances(previous, side))
+        EnginePool(side, engine_pool_args(settings, side, workloads, endpoint, role_envs, motor_files, secret,
+                                          side_storage, running), opts)
+    if settings.kv_conductor_config is not None:
+        KVConductor(
+            "kv-conductor",
+            kv_conductor_args(settings, workloads, endpoint, role_envs, motor_files, (control_plane.motor_config,)),
+            opts,
+        )
+    # In a service set the store's Deployment and Service live inside the InferServiceSet: protect it with the store.
+    owned = settings.kv_cache_store_config if owns_store else None
+    workloads.finish(
+        pulumi.ResourceOptions(
+            depends_on=[control_plane.motor_config],
+            protect=bool(owned and owned.protect),
+            retain_on_delete=bool(owned and owned.retain_on_delete),
+        )
+    )
+
+
+def _leave_quietly(*_: object) -> None:
+    # The engine interrupts the program (SIGINT) when it fails the update under it, e.g. on a StackReference to a
+    # stack the backend does not know, and has printed why: leave without a Python traceback. The language host
+    # and then the CLI (stopping the host's process group) each send one; the second, landing in the atexit
+    # handlers, would print a traceback, so it is ignored.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(1)
+
+
+def run(settings: ServiceSettings | None = None) -> None:
+    """The whole stack, from `settings`, or from the stack's configuration when none are given: what a project's
+    `__main__.py` calls."""
+    signal.signal(signal.SIGINT, _leave_quietly)
+    with user_errors_as_run_errors():
+        if settings is None:
+            settings = read_stack_settings()
+        # What other stacks and this stack's last update say is read first, then the stack is built at top level,
+        # so every resource shows in preview (a consumer's too).
+        pulumi.run(lambda: build_after_reading_stacks(settings, Path.cwd()))
+
+
+async def build_after_reading_stacks(settings: ServiceSettings, project_dir: Path) -> None:
+    with user_errors_as_run_errors():
+        store = settings.kv_cache_store_config
+        shared = await shared_store(settings, stack_name()) if store is not None and store.target_stack else None
+        service_set = settings.motor_deploy_config.deploy_mode == "infer_service_set"
+        build(settings, project_dir, shared, None if service_set else await own_previous_outputs())
+
+
+async def own_previous_outputs() -> dict[str, Any]:
+    """This stack's outputs as its last update left them, read through a StackReference to itself (the engine
+    reads a stack's last checkpoint; empty before the first update). Only `engines` is read."""
+    details = await pulumi.StackReference(stack_name()).get_output_details(ENGINES_OUTPUT)
+    return {ENGINES_OUTPUT: details.value} if details.value is not None else {}

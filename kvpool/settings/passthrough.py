@@ -1,0 +1,163 @@
+"""The sections motor-kvpool passes through untouched, checked against the schemas of the code that reads them.
+
+Motor copies motor_controller_config, motor_coordinator_config and motor_nodemanger_config (top level and an
+engine section's) and an engine section's health_check_config into its config dataclasses with hasattr/setattr,
+so an unknown key is silently ignored; engine_config becomes `--key value` arguments of vLLM's serve parser
+(Motor's motor/engine_server/core/vllm/vllm_config.py, `_get_param_list`), and additional_config's keys are read by
+vllm-ascend. The schemas are data (passthrough_schema.json), generated from Motor's and vLLM's sources by
+tools/passthrough-schema/generate.py. kv_conductor_config is a closed model of its own (kvpool/settings/service.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from kvpool.policies import rules
+
+SCHEMA = json.loads(Path(__file__).with_name("passthrough_schema.json").read_text(encoding="utf-8"))
+VLLM = f"vLLM {SCHEMA['sources']['vllm']['version']}"
+VLLM_ASCEND = f"vllm-ascend {SCHEMA['sources']['vllm_ascend']['version']}"
+MOTOR_TOP_LEVEL = ("motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config")
+MOTOR_IN_ENGINE_SECTION = ("motor_nodemanger_config", "health_check_config")
+ADDITIONAL_CONFIG = "additional-config"
+# A null host_log_dir is absent to deploy.py and to us (rules.host_log_dir), at any level; Motor only prints it.
+ABSENT_WHEN_NULL = "host_log_dir"
+
+_EXPECTED = {
+    "integer": "a whole number", "number": "a number", "boolean": "true or false", "string": "a string",
+    "array": "a list", "object": "a mapping", "null": "null",
+}
+
+
+def check_passthrough_sections(user_config: Mapping[str, Any]) -> list[str]:
+    """One line per problem, `<dotted path>: <what is wrong and what to write>`, over an effective user_config."""
+    problems = []
+    for section in MOTOR_TOP_LEVEL:
+        problems += _motor_section(section, section, user_config.get(section))
+    for side in rules.SIDES:
+        engine = user_config.get(rules.engine_section(side))
+        if not isinstance(engine, Mapping):
+            continue
+        for section in MOTOR_IN_ENGINE_SECTION:
+            problems += _motor_section(f"{rules.engine_section(side)}.{section}", section, engine.get(section))
+        engine_config = engine.get("engine_config")
+        if isinstance(engine_config, Mapping):
+            problems += _engine_config(f"{rules.engine_section(side)}.engine_config", engine_config)
+    return problems
+
+
+def _motor_section(path: str, section: str, data: Any) -> list[str]:
+    if not isinstance(data, Mapping):
+        return []
+    spec = SCHEMA["motor"]["sections"][section]
+    return _motor_class(path, data, spec["class"], spec["also_reads"])
+
+
+def _motor_class(path: str, data: Mapping[str, Any], class_key: str, also_reads: list[str] = ()) -> list[str]:
+    fields = SCHEMA["motor"]["classes"][class_key]["fields"]
+    reader = f"Motor's {class_key.split(':')[1]}"
+    problems = []
+    for key, value in data.items():
+        where = f"{path}.{key}"
+        if key in also_reads or (key, value) == (ABSENT_WHEN_NULL, None):
+            continue
+        if key not in fields:
+            problems.append(f"{where}: unknown key; {_nearest(key, [*fields, *also_reads], f'{reader} has no such field')}")
+            continue
+        spec = fields[key]
+        problem = _value_problem(value, spec, f"{reader}.{key}")
+        if problem:
+            problems.append(f"{where}: {problem}")
+        elif "class" in spec and isinstance(value, Mapping):
+            problems += _motor_class(where, value, spec["class"])
+    return problems
+
+
+def engine_option(key: Any) -> str:
+    """The vLLM serve option an engine_config key sets: Motor writes `--` + the key with '_' as '-', and vLLM's parser
+    reads `--option.field` into a JSON option."""
+    return str(key).replace("_", "-").split(".")[0]
+
+
+def _engine_config(path: str, engine_config: Mapping[str, Any]) -> list[str]:
+    options = SCHEMA["vllm_serve_options"]
+    problems = []
+    for key, value in engine_config.items():
+        where = f"{path}.{key}"
+        option = engine_option(key)
+        if option not in options:
+            style = (lambda name: name.replace("-", "_")) if "_" in str(key) else (lambda name: name)
+            known = {style(name): name for name in options}
+            problems.append(f"{where}: unknown key; {_nearest(style(option), list(known), f'{VLLM} serve has no option --{option}')}")
+            continue
+        if "." in str(key):
+            continue
+        problem = _value_problem(_as_parsed(value, options[option]), options[option], f"{VLLM}'s --{option}")
+        if problem:
+            problems.append(f"{where}: {problem}")
+        elif option == ADDITIONAL_CONFIG and isinstance(value, Mapping):
+            keys = SCHEMA["vllm_ascend_additional_config"]
+            for name in value:
+                close = difflib.get_close_matches(str(name), keys, n=1, cutoff=ADDITIONAL_CONFIG_TYPO)
+                if name not in keys and close:
+                    problems.append(f"{where}.{name}: unknown key; did you mean {close[0]!r}?")
+    return problems
+
+
+# Only a near miss of a key vllm-ascend reads is refused in additional_config: Motor's own examples carry keys that
+# neither vllm-ascend 0.17.0rc1 nor 0.18.0 reads (enable_dsa_cp, enable_flashcomm1, ...; their images' build may).
+ADDITIONAL_CONFIG_TYPO = 0.85
+
+
+def _as_parsed(value: Any, spec: Mapping[str, Any]) -> Any:
+    """The value as vLLM's parser gets it: Motor writes str(value), so "128" reaches an int option as 128."""
+    if isinstance(value, str) and "string" not in spec["types"]:
+        for kind, parse in (("integer", int), ("number", float)):
+            if kind in spec["types"]:
+                try:
+                    return parse(value)
+                except ValueError:
+                    pass
+    return value
+
+
+def _nearest(key: str, known: list[str], otherwise: str) -> str:
+    close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else otherwise
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, Mapping) else type(value).__name__
+
+
+def _value_problem(value: Any, spec: Mapping[str, Any], reader: str) -> str | None:
+    types = spec["types"]
+    kind = _kind(value)
+    if "any" in types:
+        return None
+    if kind not in types:
+        named = [name for name in types if not (name == "integer" and "number" in types)]  # a number covers both
+        expected = " or ".join(_EXPECTED[name] for name in named)
+        found = _EXPECTED.get(kind, kind)
+        if kind not in ("array", "object"):
+            found = f"{json.dumps(value, ensure_ascii=False)} is {found}"
+        return f"{found}, but {reader} takes {expected}"
+    if "enum" in spec and kind != "null" and value not in spec["enum"]:
+        allowed = [repr(choice) for choice in spec["enum"]]
+        return f"{value!r} is not allowed; write one of {', '.join(allowed[:-1])} or {allowed[-1]}"
+    return None

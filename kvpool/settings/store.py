@@ -1,0 +1,273 @@
+"""kv_cache_store_config: one model per KV store backend (mooncake, memcache, yuanrong) over the keys they share,
+their etcd, resources and HA, and which keys only say how motor-kvpool deploys the store."""
+
+from __future__ import annotations
+
+import ipaddress
+from decimal import Decimal
+from typing import Annotated, Any, Literal, Mapping, Union
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
+
+from kvpool.policies import rules
+from kvpool.settings.types import (
+    IMAGE_REFERENCE,
+    INT64_MAX,
+    MAX_NODE_MEMORY,
+    STACK_REFERENCE,
+    Annotations,
+    Closed,
+    Labels,
+    MooncakeSize,
+    NodeMemory,
+    NonEmpty,
+    PortNumber,
+    VolumeSize,
+    no_bool,
+)
+
+CpuQuantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?m?$")]
+
+
+class ResourceAmounts(Closed):
+    cpu: CpuQuantity | None = Field(None, description="CPU cores, e.g. 4 or 500m.")
+    memory: NodeMemory | None = Field(None, description="Memory with a unit, e.g. 2Gi.")
+
+
+class StoreResources(Closed):
+    """Container resources of the store server; defaults are deploy.py's kv_cache_store_template.yaml."""
+
+    requests: ResourceAmounts = Field(default_factory=lambda: ResourceAmounts(cpu="4", memory="2Gi"))
+    limits: ResourceAmounts = Field(default_factory=lambda: ResourceAmounts(cpu="8", memory="4Gi"))
+
+    @model_validator(mode="after")
+    def _requests_within_limits(self) -> StoreResources:
+        """Kubernetes refuses a request above its limit (core validation, ValidateResourceRequirements)."""
+        amounts = {"cpu": _cpu_cores, "memory": rules.k8s_quantity_bytes}
+        for name, amount in amounts.items():
+            request, limit = getattr(self.requests, name), getattr(self.limits, name)
+            if request is not None and limit is not None and amount(request) > amount(limit):
+                raise ValueError(f"requests.{name}: {request} is more than limits.{name} {limit}; Kubernetes refuses a "
+                                 "request above its limit")
+        return self
+
+
+def _cpu_cores(amount: str) -> Decimal:
+    return Decimal(amount[:-1]) / 1000 if amount.endswith("m") else Decimal(amount)
+
+
+class StoreCommon(Closed):
+    target_stack: str | None = Field(
+        None,
+        pattern=STACK_REFERENCE,
+        description="<org>/<project>/<stack> whose KV store this service uses instead of creating one.",
+    )
+    additional_labels: Labels = Field(default_factory=dict, description="Extra labels on the store objects.")
+    additional_annotations: Annotations = Field(default_factory=dict, description="Extra annotations on the store.")
+    image: str | None = Field(
+        None, pattern=IMAGE_REFERENCE, description="Image of the store server; default the Motor image (deploy.py's)."
+    )
+    resources: StoreResources = Field(default_factory=StoreResources)
+    protect: StrictBool = Field(
+        False, description="Pulumi protect on the store objects: `pulumi destroy` refuses until it is set false."
+    )
+    retain_on_delete: StrictBool = Field(
+        False, description="Leave the store running in the cluster when Pulumi deletes it from the stack."
+    )
+    service_monitor: StrictBool = Field(False, description="Create a Prometheus-operator ServiceMonitor for the metrics port.")
+    dashboards: StrictBool = Field(
+        False,
+        description="Mooncake and MemCache: render the pool's Grafana dashboard as a ConfigMap labelled "
+        "grafana_dashboard: \"1\" (kube-prometheus-stack's dashboard sidecar loads it) and a PrometheusRule with the "
+        "pool's alerts, their thresholds from these settings. Needs service_monitor (the queries read its series). "
+        "With them the Motor service's dashboard and alerts (coordinator workers against the instance counts, "
+        "tokens, the engines' KV cache, TTFT/TPOT) and a ServiceMonitor on the coordinator's obs Service, which scrapes "
+        "plain http (refused with motor_deploy_config.tls_config.mgmt_tls_config.enable_tls).",
+    )
+    allowed_consumers: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] = Field(
+        default_factory=list,
+        description="Namespaces of other services whose engines may use this store (their target_stack names "
+        "this stack); the store's NetworkPolicy admits their engine pods and nobody else's.",
+    )
+    metrics_scraper_namespaces: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] = Field(
+        default_factory=list,
+        description="Namespaces whose pods may scrape the store's metrics port (where Prometheus runs). Besides "
+        "them, only pods of the service's own namespace labelled motor-kvpool.io/metrics-scraper: \"true\".",
+    )
+    allowed_sidecar_images: list[Annotated[str, Field(pattern=IMAGE_REFERENCE)]] = Field(
+        default_factory=list,
+        description="With target_stack: images the owner's Mooncake standalone store container may run in this "
+        "service's engine pods, besides this service's own store image (image, else image_name).",
+    )
+
+    @model_validator(mode="after")
+    def _dashboards_read_the_service_monitor(self) -> StoreCommon:
+        if self.dashboards and not self.service_monitor:
+            raise ValueError("dashboards: true needs service_monitor: true; the dashboard and alerts query the series "
+                             "Prometheus scrapes through the store's ServiceMonitor")
+        return self
+
+
+class EtcdConfig(Closed):
+    """The etcd a store keeps its cluster state in (Mooncake HA leader election and oplog; Yuanrong's ring)."""
+
+    replicas: Annotated[Literal[1, 3, 5], BeforeValidator(no_bool)] = Field(1, description="Members; 3 survives the loss of one.")
+    image: str = Field("registry.k8s.io/etcd:3.5.15-0", pattern=IMAGE_REFERENCE, description="etcd image.")
+    port: PortNumber = Field(2379, description="etcd client port.")
+    peer_port: PortNumber = Field(2380, description="etcd peer port.")
+    storage_size: VolumeSize = Field("1Gi", description="Data volume per member.")
+
+    @model_validator(mode="after")
+    def _distinct_ports(self) -> EtcdConfig:
+        if self.port == self.peer_port:
+            raise ValueError(f"peer_port: {self.peer_port} is also port; etcd listens on each separately (and the "
+                             "Service would list one port twice), give each its own")
+        return self
+
+
+class MooncakeHA(Closed):
+    """mooncake_master leader election through etcd. The oplog is always on: without it a failover loses every
+    object's metadata (reference/research/backends.md measured 0/20 kept without, 20/20 with)."""
+
+    master_replicas: StrictInt = Field(2, ge=2, le=5, description="Masters: one leader, the rest hot standbys.")
+    etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(replicas=3))
+
+
+# The transfer engine's metadata mode without a metadata server (peers exchange it directly): the seeds' and
+# Motor's examples' value.
+P2P_HANDSHAKE = "P2PHANDSHAKE"
+
+
+class MooncakeStoreConfig(StoreCommon):
+    backend: Literal["mooncake"]
+    port: PortNumber = Field(50088, description="mooncake_master RPC port (seed default 50088).")
+    metrics_port: PortNumber = Field(9003, description="mooncake_master --metrics_port (the master's own default).")
+    metadata_server: NonEmpty = Field(P2P_HANDSHAKE, description="Transfer-engine metadata mode.")
+    protocol: Literal["ascend", "tcp", "rdma"] = Field("ascend", description="Transport; vllm-ascend needs ascend.")
+    device_name: str = Field("", description="NIC to bind; empty selects automatically.")
+    global_segment_size: MooncakeSize = Field("1GB", description="Memory each engine contributes to the pool.")
+    default_kv_lease_ttl: StrictInt = Field(
+        rules.MOONCAKE_LEASE_TTL_DEFAULT_MS, gt=0, le=INT64_MAX,
+        description="Lease of a read object in ms; must exceed both ASCEND timeouts of the engines.",
+    )
+    eviction_high_watermark_ratio: StrictFloat | None = Field(None, description="Required: usage that starts eviction.")
+    eviction_ratio: StrictFloat | None = Field(None, description="Required: fraction of the pool freed per eviction.")
+    store_mode: Literal["embedded", "standalone"] = Field(
+        "embedded", description="embedded: engines hold the pool; standalone: a store process per engine pod."
+    )
+    local_buffer_size: MooncakeSize = Field("1GB", description="Engine staging buffer in standalone mode.")
+    store_http_port: StrictInt = Field(0, ge=0, le=65535, description="Standalone store REST port; 0 = kernel-chosen.")
+    prefer_alloc_in_same_node: StrictBool | None = Field(None, description="vllm-ascend mooncake.json option.")
+    client_ttl: StrictInt = Field(
+        10, ge=1, le=INT64_MAX, description="Seconds before mooncake_master drops a silent client and its segment (master flag)."
+    )
+    ha: MooncakeHA | None = Field(None, description="Set to run masters with etcd leader election and the oplog.")
+
+    @model_validator(mode="after")
+    def _distinct_ports(self) -> MooncakeStoreConfig:
+        if self.port == self.metrics_port:
+            raise ValueError(f"metrics_port: {self.metrics_port} is also port; mooncake_master binds each separately "
+                             "(and the Service would list one port twice), give each its own")
+        return self
+
+
+class MemcacheStoreConfig(StoreCommon):
+    backend: Literal["memcache"]
+    port: PortNumber = Field(50088, description="MetaService port (seed default 50088).")
+    config_store_port: PortNumber = Field(50089, description="MetaService config-store port.")
+    metrics_port: PortNumber = Field(50090, description="MetaService metrics port.")
+    local_service_mode: Literal["inprocess", "standalone"] | None = Field(
+        None, description="LocalService in the vLLM process or its own; default follows hardware_type."
+    )
+    local_service_conf: str | None = Field(
+        None,
+        description="Your own mmc-local.conf (path relative to the project, read at deploy time). Keys "
+        "motor-kvpool sets (the MetaService and config-store URLs) must be absent or equal to ours.",
+    )
+
+    @model_validator(mode="after")
+    def _distinct_ports(self) -> MemcacheStoreConfig:
+        ports = {"port": self.port, "config_store_port": self.config_store_port, "metrics_port": self.metrics_port}
+        clashes = [name for name, value in ports.items() if list(ports.values()).count(value) > 1]
+        if clashes:
+            raise ValueError(
+                f"{' and '.join(clashes)} are the same port {ports[clashes[0]]}; the MetaService binds each "
+                "separately (seed FAQ 4), give each its own"
+            )
+        return self
+
+
+def _cidr(text: str) -> str:
+    try:
+        return str(ipaddress.ip_network(text, strict=True))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a network address such as 10.0.0.0/16") from None
+
+
+class YuanrongStoreConfig(StoreCommon):
+    backend: Literal["yuanrong"]
+    port: PortNumber = Field(31501, description="openYuanrong datasystem worker port on every engine node.")
+    etcd: EtcdConfig = Field(default_factory=lambda: EtcdConfig(), description="etcd for the datasystem cluster state.")
+    shared_memory_size_mb: StrictInt = Field(
+        65536, ge=64, le=MAX_NODE_MEMORY // 2**20, description="Shared memory each worker offers to the engines on its node, in MiB."
+    )
+    etcd_client_cidrs: list[Annotated[str, AfterValidator(_cidr)]] = Field(
+        default_factory=list,
+        validate_default=True,
+        description="Addresses (CIDRs) of the engine nodes: the workers use the host network, so they reach etcd "
+        "from their node's address, which no pod selector names. etcd's NetworkPolicy admits its client port from "
+        "these only (etcd has no authentication). Required: list the nodes' own addresses, not a range that also "
+        "holds the pod network.",
+    )
+
+    @field_validator("dashboards")
+    @classmethod
+    def _no_yuanrong_dashboards(cls, dashboards: bool) -> bool:
+        if dashboards:
+            raise ValueError("is for mooncake and memcache only: the openYuanrong worker exposes no Prometheus "
+                             "metrics endpoint for a dashboard to query; leave it false")
+        return dashboards
+
+    @field_validator("etcd_client_cidrs")
+    @classmethod
+    def _engine_nodes_named(cls, cidrs: list[str]) -> list[str]:
+        if not cidrs:
+            raise ValueError(
+                "is unset, and Yuanrong's etcd (plain HTTP, no authentication) would admit every address; list the "
+                "engine nodes' addresses, each as /32, e.g. from `kubectl get nodes -l accelerator -o "
+                "jsonpath='{.items[*].status.addresses[?(@.type==\"InternalIP\")].address}'`, and never a range "
+                "that holds the cluster's pod network, whose every pod would then reach etcd"
+            )
+        return cidrs
+
+
+def _default_backend(store: Any) -> Any:
+    """seed 000: an absent backend means memcache. Written explicitly so the effective config says it."""
+    if isinstance(store, Mapping) and "backend" not in store:
+        return {"backend": rules.DEFAULT_BACKEND, **store}
+    return store
+
+
+StoreConfig = Annotated[
+    Union[MooncakeStoreConfig, MemcacheStoreConfig, YuanrongStoreConfig],
+    Field(discriminator="backend"),
+    BeforeValidator(_default_backend),
+]
+
+
+# kv_cache_store_config keys that only say how motor-kvpool deploys the store: Motor's in-pod code (which copies
+# the section into mooncake.json) never reads them, so they stay out of the effective user_config.json.
+DEPLOYMENT_ONLY_STORE_KEYS = {
+    "target_stack", "image", "resources", "protect", "retain_on_delete", "service_monitor", "dashboards", "ha", "etcd",
+    "local_service_conf", "client_ttl", "allowed_consumers", "metrics_scraper_namespaces", "allowed_sidecar_images",
+    "etcd_client_cidrs",
+}
