@@ -11,6 +11,9 @@ The public API (SemVer: CHANGELOG.md says what each release changes in it):
 - kvpool.policies: the policy pack (`pulumi preview --policy-pack "$(kvpool policy-pack-dir)"`), its policies
   (`kvpool.policies.catalog.POLICIES`, for a team's own pack) and the rules they check (`kvpool.policies.rules`);
 - kvpool.errors: the exceptions the above raise;
+- kvpool.component_package: kvpool:index:Service for Pulumi programs in other languages (`kvpool component-package`);
 - the `kvpool` command (kvpool.cli.commands.cli), the offline tooling, on any project that uses this package.
 Everything under kvpool.internal and kvpool.cli (but the command line itself) may change in any release.
 """
+
+__version__ = "0.2.0"

@@ -59,47 +59,50 @@ def build(
     project_dir: Path,
     shared: KVStoreEndpoint | None = None,
     previous: Mapping[str, Any] | None = None,
-) -> None:
-    """The whole stack; `shared` is the checked store contract of `target_stack`, when another stack owns it;
-    `previous`: this stack's outputs as its last update left them (none before the first)."""
-    opts = None
+    opts: pulumi.ResourceOptions | None = None,
+) -> dict[str, Any]:
+    """The whole service, its resources under `opts` (e.g. a parent); returns the stack's outputs, which run()
+    exports. `shared` is the checked store contract of `target_stack`, when another stack owns it; `previous`: this
+    stack's outputs as its last update left them (none before the first)."""
+    outputs: dict[str, Any] = {}
     if settings.create_namespace:
         namespace = k8s.core.v1.Namespace(
-            settings.namespace, metadata=k8s.meta.v1.ObjectMetaArgs(name=settings.namespace)
+            settings.namespace, metadata=k8s.meta.v1.ObjectMetaArgs(name=settings.namespace), opts=opts
         )
-        opts = pulumi.ResourceOptions(depends_on=[namespace])
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[namespace]))
     deploy = settings.motor_deploy_config
     workloads = Workloads(settings.namespace, deploy.deploy_mode, settings.cluster_domain)
     store = settings.kv_cache_store_config
     if shared is not None:
         # Another stack owns the store: nothing of it is created here.
         build_service(settings, project_dir, workloads, shared, opts, previous, owns_store=False)
-        pulumi.export("kv_store_source", store.target_stack)
+        outputs["kv_store_source"] = store.target_stack
     elif settings.kv_store_wanted:
         endpoint = KVStore("kv-store", kv_store_args(settings, workloads, project_dir), opts).endpoint
-        pulumi.export("kv_store", endpoint.as_output(stack_name()))
+        outputs["kv_store"] = endpoint.as_output(stack_name())
         build_service(settings, project_dir, workloads, endpoint, opts, previous, owns_store=True)
     else:
         build_service(settings, project_dir, workloads, None, opts, previous, owns_store=False)
-    pulumi.export("namespace", settings.namespace)
-    pulumi.export("deploy_mode", deploy.deploy_mode)
-    pulumi.export("motor_config", f"{settings.namespace}/{MOTOR_CONFIG_NAME}")
+    outputs["namespace"] = settings.namespace
+    outputs["deploy_mode"] = deploy.deploy_mode
+    outputs["motor_config"] = f"{settings.namespace}/{MOTOR_CONFIG_NAME}"
     coordinator = {"service": workloads.service_host(COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE)}
     if deploy.coordinator_infer_node_port is not None:  # a ClusterIP Service has none to tell
         coordinator["node_port"] = deploy.coordinator_infer_node_port
-    pulumi.export("coordinator", coordinator)
+    outputs["coordinator"] = coordinator
     if settings.kv_conductor_config is not None:
-        pulumi.export("kv_conductor", {"service": conductor_host(workloads),
-                                       "port": settings.kv_conductor_config.http_server_port})
+        outputs["kv_conductor"] = {"service": conductor_host(workloads),
+                                   "port": settings.kv_conductor_config.http_server_port}
     # deploy.py finds these on the cluster's nodes; here the preview says what the engine nodes must carry.
-    pulumi.export("engine_node_labels", engine_node_selector(deploy.hardware_type, deploy.accelerator_type))
+    outputs["engine_node_labels"] = engine_node_selector(deploy.hardware_type, deploy.accelerator_type)
     counts = {"prefill": deploy.p_instances_num, "decode": deploy.d_instances_num}
-    pulumi.export(ENGINES_OUTPUT, {side: [instance_name(side, index) for index in range(count)]
-                                   for side, count in counts.items()})
+    outputs[ENGINES_OUTPUT] = {side: [instance_name(side, index) for index in range(count)]
+                               for side, count in counts.items()}
     if not workloads.is_service_set:  # the operator rolls a service set's instances
-        pulumi.export(ROLLOUT_OUTPUT, {
+        outputs[ROLLOUT_OUTPUT] = {
             side: {"max_unavailable_instances": settings.rollout.wave_size(side, count)} for side, count in counts.items()
-        })
+        }
+    return outputs
 
 
 def build_service(
@@ -143,11 +146,11 @@ def build_service(
     # In a service set the store's Deployment and Service live inside the InferServiceSet: protect it with the store.
     owned = settings.kv_cache_store_config if owns_store else None
     workloads.finish(
-        pulumi.ResourceOptions(
+        pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
             depends_on=[control_plane.motor_config],
             protect=bool(owned and owned.protect),
             retain_on_delete=bool(owned and owned.retain_on_delete),
-        )
+        ))
     )
 
 
@@ -177,7 +180,9 @@ async def build_after_reading_stacks(settings: ServiceSettings, project_dir: Pat
         store = settings.kv_cache_store_config
         shared = await shared_store(settings, stack_name()) if store is not None and store.target_stack else None
         service_set = settings.motor_deploy_config.deploy_mode == "infer_service_set"
-        build(settings, project_dir, shared, None if service_set else await own_previous_outputs())
+        outputs = build(settings, project_dir, shared, None if service_set else await own_previous_outputs())
+        for name, value in outputs.items():
+            pulumi.export(name, value)
 
 
 async def own_previous_outputs() -> dict[str, Any]:

@@ -77,9 +77,10 @@ def test_the_package_requires_the_runtime_pins_and_no_test_tool(installed: Path)
 
 
 def test_the_versions_agree() -> None:
-    """The package's version is the policy pack's (the engine prints it) and the CHANGELOG's newest entry."""
+    """The package's version (pyproject.toml reads kvpool.__version__; the component package reports it) is the policy
+    pack's (the engine prints it) and the CHANGELOG's newest entry."""
     assert f"version: {VERSION}\n" in (PROJECT_DIR / "kvpool" / "policies" / "PulumiPolicy.yaml").read_text()
-    assert f'version = "{VERSION}"\n' in (PROJECT_DIR / "pyproject.toml").read_text()
+    assert f'__version__ = "{VERSION}"\n' in (PROJECT_DIR / "kvpool" / "__init__.py").read_text()
     newest = re.search(r"^## (\S+)", (PROJECT_DIR / "CHANGELOG.md").read_text(), flags=re.MULTILINE)
     assert newest and newest.group(1) == VERSION
 

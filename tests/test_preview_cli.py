@@ -193,5 +193,5 @@ def test_an_unknown_command_lists_every_command() -> None:
     assert result.returncode == 1
     assert result.stderr.startswith(
         "error: argument COMMAND: invalid choice: 'previe' (choose from 'preview', 'diff', 'import', 'settings', 'fleet', 'size', "
-        "'policy-pack-dir', 'stack-schema')"
+        "'policy-pack-dir', 'stack-schema', 'component-package')"
     )

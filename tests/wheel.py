@@ -1,11 +1,12 @@
-"""The wheel of this checkout, as CI builds it: the package's tests install it, and the template's e2e test makes a
-project that requires it."""
+"""The wheel of this checkout, as CI builds it, and a project's virtualenv with it installed from the project's
+requirements.txt (the template's and the component package's e2e tests)."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 from tests.program_runs import PROJECT_DIR
@@ -29,3 +30,19 @@ def build_wheel(out: Path) -> Path:
     assert done.returncode == 0, done.stdout + done.stderr
     (wheel,) = (out / "dist").glob("*.whl")
     return wheel
+
+
+def install_requirements(project: Path, wheels: Path) -> Path:
+    """`python3 -m venv venv && venv/bin/pip install -r requirements.txt` in `project`, offline: pip finds motor-kvpool
+    in `wheels` and its dependencies already installed, this repository's venv's, through a .pth file."""
+    venv = project / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    purelib = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
+    (purelib / "repository-venv.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-index",
+         "--find-links", str(wheels), "-r", "requirements.txt"],
+        cwd=project, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return venv

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -14,26 +13,10 @@ import pytest
 from tests.e2e.cluster_stacks import deployments_not_ready, ensure_nodes, manifests
 from tests.e2e.realengine import MOTOR_DEPLOYER, REPO, Cluster, PulumiWorkspace
 from tests.e2e.views import live_differences
-from tests.wheel import VERSION, build_wheel
+from tests.wheel import VERSION, build_wheel, install_requirements
 
 pytestmark = pytest.mark.e2e
 PROJECT = "llm-infra"  # not motor-kvpool: the package works in a project of any name
-
-
-def make_venv(project: Path, wheels: Path) -> Path:
-    """`python3 -m venv venv && venv/bin/pip install -r requirements.txt`, offline: pip finds motor-kvpool in `wheels`
-    and its dependencies already installed, this repository's venv's, through a .pth file."""
-    venv = project / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    purelib = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
-    (purelib / "repository-venv.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    done = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-index",
-         "--find-links", str(wheels), "-r", "requirements.txt"],
-        cwd=project, capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return venv
 
 
 def test_a_project_from_the_template_previews_offline_and_goes_up(workspace: PulumiWorkspace, cluster: Cluster,
@@ -45,7 +28,7 @@ def test_a_project_from_the_template_previews_offline_and_goes_up(workspace: Pul
     assert sorted(path.name for path in project.iterdir()) == [
         ".gitignore", "Pulumi.dev.yaml", "Pulumi.yaml", "__main__.py", "requirements.txt"]
     assert (project / "requirements.txt").read_text() == f"motor-kvpool=={VERSION}\n"
-    venv = make_venv(project, wheel.parent)
+    venv = install_requirements(project, wheel.parent)
     # `source venv/bin/activate`: the policy pack runs in the Python first on PATH.
     active = {"PATH": f"{venv / 'bin'}:{workspace.env()['PATH']}", "VIRTUAL_ENV": str(venv)}
 

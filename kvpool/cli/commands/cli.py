@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     "size": "kvpool.cli.commands.size_cmd",
     "policy-pack-dir": "kvpool.cli.commands.policy_pack_cmd",
     "stack-schema": "kvpool.cli.commands.stack_schema_cmd",
+    "component-package": "kvpool.cli.commands.component_package_cmd",
 }
 """Each command's module, whose `register(subparsers)` adds the subparser of that name with a `handler(args) -> int`
 default. Only the command given is imported (the others' imports cost `kvpool preview` a tenth of its start and
