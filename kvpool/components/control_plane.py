@@ -13,7 +13,7 @@ from kvpool.components.workloads import Workloads
 from kvpool.internal import dashboards, motor_monitoring
 from kvpool.internal.checksums import annotations
 from kvpool.internal.dashboards import Signals
-from kvpool.internal.labels import METRICS_SCRAPER_LABEL, common_labels
+from kvpool.internal.labels import METRICS_SCRAPER_LABEL, app_selector, common_labels
 from kvpool.internal.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError
 from kvpool.internal.motor_pod import (
     BOOT_COMMAND,
@@ -168,7 +168,7 @@ class ControlPlane(pulumi.ComponentResource):
             metadata=self._metadata(name, name),
             spec={
                 "replicas": 1,
-                "selector": {"matchLabels": {"app": name}},
+                "selector": {"matchLabels": app_selector(name)},
                 "template": {
                     # Their user_config.json sections reload (ConfigWatcher); their scripts and env do not.
                     "metadata": {"labels": labels, "annotations": {
@@ -202,7 +202,7 @@ class ControlPlane(pulumi.ComponentResource):
             metadata=self._metadata(name, app),
             spec={
                 "type": "NodePort" if port.node_port else "ClusterIP",
-                "selector": {"app": app},
+                "selector": app_selector(app),
                 "ports": [port.service_port()],
             },
             opts=self._opts(),

@@ -22,6 +22,7 @@ from kvpool.internal.hardware import HARDWARE
 from kvpool.internal.labels import (
     ENGINE_BASE,
     KV_CLIENT_LABEL,
+    app_selector,
     common_labels,
     engine_job_name,
     instance_name,
@@ -240,7 +241,7 @@ class EnginePool(pulumi.ComponentResource):
             "replicas": args.pods_per_instance,
             # NPUs are exclusive: a rolling update would wait for NPUs the old pods still hold.
             "strategy": {"type": "Recreate"},
-            "selector": {"matchLabels": {"app": name}},
+            "selector": {"matchLabels": app_selector(name)},
             "template": {"metadata": {"labels": labels, "annotations": self._annotations()}, "spec": pod_spec},
         }
         return metadata, spec

@@ -36,7 +36,7 @@ from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.workloads import Workloads
 from kvpool.errors import KvpoolError
 from kvpool.internal.checksums import annotations
-from kvpool.internal.labels import KV_CLIENT_LABEL, common_labels
+from kvpool.internal.labels import KV_CLIENT_LABEL, app_selector, common_labels
 from kvpool.internal.motor_env import env_text, motor_derived_env
 from kvpool.internal.motor_pod import (
     BOOT_COMMAND,
@@ -182,7 +182,7 @@ class KVConductor(pulumi.ComponentResource):
             SERVICE,
             WORKLOAD_ROLE,
             metadata={"name": SERVICE, "namespace": args.namespace, "labels": self._labels},
-            spec={"type": "ClusterIP", "selector": {"app": NAME}, "ports": [args.port.service_port()]},
+            spec={"type": "ClusterIP", "selector": app_selector(NAME), "ports": [args.port.service_port()]},
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.network_policy = k8s.networking.v1.NetworkPolicy(
@@ -221,7 +221,7 @@ class KVConductor(pulumi.ComponentResource):
             metadata=self._metadata(),
             spec={
                 "replicas": 1,
-                "selector": {"matchLabels": {"app": NAME}},
+                "selector": {"matchLabels": app_selector(NAME)},
                 "template": {
                     # The conductor's config is written once at start, from these inputs; its index lives in memory
                     # (a restart re-learns it from the coordinator's re-registration and the engines' replay endpoints).
@@ -251,7 +251,7 @@ class KVConductor(pulumi.ComponentResource):
             egress.append({"to": [{"podSelector": prefill}], "ports": [_port_rule(p) for p in args.kv_event_ports]})
         pool = args.followed_pool
         if pool is not None:
-            master: dict[str, Any] = {"podSelector": {"matchLabels": {"app": STORE_NAME}}}
+            master: dict[str, Any] = {"podSelector": {"matchLabels": app_selector(STORE_NAME)}}
             if pool.namespace != args.namespace:
                 master["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": pool.namespace}}
             egress.append({"to": [master], "ports": [{"port": pool.port, "protocol": "TCP"}]})
@@ -261,10 +261,10 @@ class KVConductor(pulumi.ComponentResource):
                 "ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}],
             })
         return {
-            "podSelector": {"matchLabels": {"app": NAME}},
+            "podSelector": {"matchLabels": app_selector(NAME)},
             "policyTypes": ["Ingress", "Egress"],
             "ingress": [{
-                "from": [{"podSelector": {"matchLabels": {"app": COORDINATOR}}}],
+                "from": [{"podSelector": {"matchLabels": app_selector(COORDINATOR)}}],
                 "ports": [{"port": args.port.port, "protocol": "TCP"}],
             }],
             "egress": egress,

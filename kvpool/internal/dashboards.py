@@ -19,6 +19,8 @@ from grafana_foundation_sdk.builders import timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import DataSourceRef
 
+from kvpool.internal.labels import app_selector
+
 # kube-prometheus-stack's Grafana sidecar loads every ConfigMap with this label (sidecar.dashboards.label/labelValue).
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
@@ -128,7 +130,7 @@ def service_monitor(name: str, metadata: dict[str, Any], app: str, port: str,
         kind="ServiceMonitor",
         metadata=metadata,
         spec={
-            "selector": {"matchLabels": {"app": app}},
+            "selector": {"matchLabels": app_selector(app)},
             "namespaceSelector": {"matchNames": [metadata["namespace"]]},
             "endpoints": [{"port": port, "path": "/metrics", "interval": "30s"}],
         },

@@ -45,3 +45,8 @@ def common_labels(namespace: str, component: str, name: str) -> dict[str, str]:
         "app.kubernetes.io/part-of": namespace,
         "app.kubernetes.io/managed-by": MANAGED_BY,
     }
+
+
+def app_selector(app: str) -> dict[str, str]:
+    """The labels by which a workload's Service, NetworkPolicies and ServiceMonitor select its pods: deploy.py's `app`."""
+    return {"app": app}

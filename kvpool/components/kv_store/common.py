@@ -13,7 +13,12 @@ from kvpool.components.workloads import Workloads
 from kvpool.errors import KvpoolError
 from kvpool.internal import dashboards
 from kvpool.internal.checksums import annotations
-from kvpool.internal.labels import KV_CLIENT_LABEL, METRICS_SCRAPER_LABEL, common_labels
+from kvpool.internal.labels import (
+    KV_CLIENT_LABEL,
+    METRICS_SCRAPER_LABEL,
+    app_selector,
+    common_labels,
+)
 from kvpool.internal.ports import Port
 from kvpool.settings.store import StoreResources
 
@@ -104,10 +109,6 @@ class StoreContext:
         return metadata
 
 
-def selector(name: str) -> dict[str, str]:
-    return {"app": name}
-
-
 def container_resources(resources: StoreResources) -> dict[str, dict[str, str]]:
     return {
         kind: {key: value for key, value in amounts.model_dump().items() if value is not None}
@@ -127,7 +128,7 @@ def _service_spec(app: str, ports: Sequence[Port], headless: bool = False) -> di
     return {
         "type": "ClusterIP",
         **({"clusterIP": "None", "publishNotReadyAddresses": True} if headless else {}),
-        "selector": selector(app),
+        "selector": app_selector(app),
         "ports": [port.service_port() for port in ports],
     }
 
@@ -166,8 +167,8 @@ def network_policy(
             {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}, "podSelector": engine_pods}
             for namespace in ctx.allowed_consumers
         ]
-    clients += [{"podSelector": {"matchLabels": selector(peer)}} for peer in peers]
-    member_pods = [{"podSelector": {"matchLabels": selector(member)}} for member in members]
+    clients += [{"podSelector": {"matchLabels": app_selector(peer)}} for peer in peers]
+    member_pods = [{"podSelector": {"matchLabels": app_selector(member)}} for member in members]
     clients += [{"ipBlock": {"cidr": cidr}} for cidr in node_cidrs]
     scraper_pods = {"matchLabels": {METRICS_SCRAPER_LABEL: "true"}}
     scrapers: list[dict[str, Any]] = [{"podSelector": scraper_pods}]
@@ -189,7 +190,7 @@ def network_policy(
     return ctx.keep(k8s.networking.v1.NetworkPolicy(
         name,
         metadata=ctx.metadata(name, app),
-        spec={"podSelector": {"matchLabels": selector(app)}, "policyTypes": ["Ingress"], "ingress": ingress},
+        spec={"podSelector": {"matchLabels": app_selector(app)}, "policyTypes": ["Ingress"], "ingress": ingress},
         opts=ctx.opts(),
     ))
 
@@ -215,7 +216,7 @@ def deployment(
         metadata=ctx.metadata(name, name),
         spec={
             "replicas": replicas,
-            "selector": {"matchLabels": selector(name)},
+            "selector": {"matchLabels": app_selector(name)},
             "template": {
                 "metadata": {"labels": ctx.app_labels(name), "annotations": pod_annotations or None},
                 "spec": {

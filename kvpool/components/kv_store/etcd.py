@@ -13,10 +13,9 @@ from kvpool.components.kv_store.common import (
     container_ports,
     headless_service,
     network_policy,
-    selector,
 )
 from kvpool.components.workloads import Workloads
-from kvpool.internal.labels import k8s_name
+from kvpool.internal.labels import app_selector, k8s_name
 from kvpool.internal.ports import Port
 from kvpool.settings.store import EtcdConfig
 
@@ -74,7 +73,7 @@ def build_etcd(
             "serviceName": peers,
             "replicas": etcd.replicas,
             "podManagementPolicy": "Parallel",  # members must start together to form the initial cluster
-            "selector": {"matchLabels": selector(name)},
+            "selector": {"matchLabels": app_selector(name)},
             "template": {
                 "metadata": {"labels": ctx.app_labels(name)},
                 "spec": {

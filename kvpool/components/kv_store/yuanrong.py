@@ -15,11 +15,11 @@ from kvpool.components.kv_store.common import (
     STORE_NAME,
     StoreContext,
     container_resources,
-    selector,
 )
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.kv_store.etcd import build_etcd, client_endpoints
 from kvpool.components.kv_store.hosts import store_host
+from kvpool.internal.labels import app_selector
 from kvpool.internal.pod_layout import YUANRONG_SOCKET_DIR
 from kvpool.internal.ports import Port
 from kvpool.policies import rules
@@ -90,7 +90,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         WORKER_NAME,
         metadata=ctx.metadata(WORKER_NAME, WORKER_NAME),
         spec={
-            "selector": {"matchLabels": selector(WORKER_NAME)},
+            "selector": {"matchLabels": app_selector(WORKER_NAME)},
             "template": {
                 "metadata": {"labels": ctx.app_labels(WORKER_NAME)},
                 "spec": {
