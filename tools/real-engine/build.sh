@@ -26,6 +26,9 @@ JOBS="${REAL_ENGINE_JOBS:-2}"
 
 # Versions: each one names a cache directory, so changing one rebuilds only that component.
 PULUMI_VERSION=3.274.1
+# Our Python language host (pulumi/language-python/main.go) is no upstream release: bump this when it changes, so
+# an existing cache builds the pulumi component again. 2: accepts the obsolete flags pulumi-language-yaml starts it with.
+PYTHON_HOST_REV=2
 # The Go proxy serves pulumi-yaml only as v1.11.1 and v1.25.0 (later tags: 403). v1.25.0 does not compile
 # against pkg/v3 v3.274.1, so it has its own go.mod (yaml/) at its own pkg/v3 and sdk/v3 v3.206.0.
 YAML_VERSION=1.25.0
@@ -42,7 +45,7 @@ PROMTOOL_VERSION=0.316.0  # the Go module's version of Prometheus 3.x (the proxy
 
 dir_of() {
     case "$1" in
-        pulumi) echo "$CACHE/pulumi-$PULUMI_VERSION" ;;
+        pulumi) echo "$CACHE/pulumi-$PULUMI_VERSION-pyhost$PYTHON_HOST_REV" ;;
         yaml) echo "$CACHE/pulumi-language-yaml-$YAML_VERSION" ;;
         kubernetes-provider) echo "$CACHE/pulumi-resource-kubernetes-$K8S_PROVIDER_VERSION" ;;
         kube) echo "$CACHE/kubernetes-$KUBE_VERSION" ;;
