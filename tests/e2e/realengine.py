@@ -45,6 +45,10 @@ MOTOR_DEPLOYER = MOTOR_CHECKOUT / "examples" / "deployer"
 # killed run's own apply), which the README's drift and recovery commands need.
 FORCE = {"PULUMI_K8S_ENABLE_PATCH_FORCE": "true"}
 PULUMI_BINARIES = ("pulumi", "pulumi-language-python", "pulumi-language-python-exec", "pulumi-resource-kubernetes")
+YAML_BINARIES = ("pulumi-language-yaml",)
+"""Added to PULUMI_BINARIES for `runtime: yaml` projects (PulumiWorkspace.bundle_yaml)."""
+# The CLI and the language hosts beside it, as upstream ships them (PulumiWorkspace.bundle_yaml).
+BUNDLED = ("pulumi", "pulumi-language-python", "pulumi-language-python-exec", "pulumi-language-yaml")
 CLUSTER_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 
 
@@ -359,6 +363,27 @@ class PulumiWorkspace:
             "--file",
             str(self.bins["pulumi-resource-kubernetes"]),
         ).check()
+
+    def bundle_yaml(self) -> None:
+        """Lets this workspace's CLI run `runtime: yaml` projects with the same offline environment (ambient plugins
+        ignored). Needs bins found for PULUMI_BINARIES + YAML_BINARIES; call it before running the CLI.
+
+        With PULUMI_IGNORE_AMBIENT_PLUGINS the CLI finds a bundled language host only beside its own executable
+        (symlinks resolved), and pulumi-language-yaml finds pulumi-language-python, which runs a Python component
+        package, only beside itself. build.sh keeps each in its own cache directory, so the four files are hard
+        linked (copied across file systems) into one directory here, the layout of upstream's release, and the
+        CLI runs from there. PATH instead of ambient-ignore also works, but warns on every run.
+        """
+        bundle = self.root / "bin"
+        bundle.mkdir(parents=True, exist_ok=True)
+        for name in BUNDLED:
+            target = bundle / name
+            target.unlink(missing_ok=True)
+            try:
+                os.link(self.bins[name], target)
+            except OSError:
+                shutil.copy2(self.bins[name], target)
+            self.bins = {**self.bins, name: target}
 
     def env(self) -> dict[str, str]:
         env = {

@@ -2,6 +2,7 @@
 # Builds the real engine the e2e tests (tests/e2e/) run against, from Go modules only:
 #   pulumi               Pulumi CLI            github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
 #   pulumi-language-python                     see tools/real-engine/pulumi/language-python/README.md
+#   pulumi-language-yaml                       github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml (own go.mod)
 #   pulumi-resource-kubernetes                 github.com/pulumi/pulumi-kubernetes/provider/v4 (our main.go)
 #   kube-apiserver, kube-controller-manager, kube-scheduler   k8s.io/kubernetes
 #   etcd                                       go.etcd.io/etcd/server/v3
@@ -13,8 +14,8 @@
 # defaults. Cold build times go to real-engine/build-times.log in the cache.
 #
 #   bash tools/real-engine/build.sh            build everything missing (all but prometheus)
-#   bash tools/real-engine/build.sh pulumi     build one component (pulumi, kubernetes-provider, kube, etcd, kwok, promtool,
-#                                              prometheus)
+#   bash tools/real-engine/build.sh pulumi     build one component (pulumi, yaml, kubernetes-provider, kube, etcd, kwok,
+#                                              promtool, prometheus)
 #   bash tools/real-engine/build.sh --print-bin-dirs   print the bin directories (for PATH; prometheus' too), build nothing
 set -euo pipefail
 
@@ -25,6 +26,12 @@ JOBS="${REAL_ENGINE_JOBS:-2}"
 
 # Versions: each one names a cache directory, so changing one rebuilds only that component.
 PULUMI_VERSION=3.274.1
+# Our Python language host (pulumi/language-python/main.go) is no upstream release: bump this when it changes, so
+# an existing cache builds the pulumi component again. 2: accepts the obsolete flags pulumi-language-yaml starts it with.
+PYTHON_HOST_REV=2
+# The Go proxy serves pulumi-yaml only as v1.11.1 and v1.25.0 (later tags: 403). v1.25.0 does not compile
+# against pkg/v3 v3.274.1, so it has its own go.mod (yaml/) at its own pkg/v3 and sdk/v3 v3.206.0.
+YAML_VERSION=1.25.0
 # The Go proxy serves provider/v4 only as v4.0.0-20260115033456-f47bc2d6f199, which is the commit of release
 # v4.25.0 (tag v4.25.0 -> f47bc2d6f1996444d11c12b4ef083b82585f7c07); the commit of v4.34.2 is refused (403).
 # So the plugin is the v4.25.0 code and reports 4.25.0; tests/e2e installs it under the version the Python
@@ -38,7 +45,8 @@ PROMTOOL_VERSION=0.316.0  # the Go module's version of Prometheus 3.x (the proxy
 
 dir_of() {
     case "$1" in
-        pulumi) echo "$CACHE/pulumi-$PULUMI_VERSION" ;;
+        pulumi) echo "$CACHE/pulumi-$PULUMI_VERSION-pyhost$PYTHON_HOST_REV" ;;
+        yaml) echo "$CACHE/pulumi-language-yaml-$YAML_VERSION" ;;
         kubernetes-provider) echo "$CACHE/pulumi-resource-kubernetes-$K8S_PROVIDER_VERSION" ;;
         kube) echo "$CACHE/kubernetes-$KUBE_VERSION" ;;
         etcd) echo "$CACHE/etcd-$ETCD_VERSION" ;;
@@ -49,7 +57,7 @@ dir_of() {
 }
 
 # prometheus is left out: only bench/pool_dashboard.py runs the server, and CI has no time to build it.
-ALL=(pulumi kubernetes-provider kube etcd kwok promtool)
+ALL=(pulumi yaml kubernetes-provider kube etcd kwok promtool)
 
 if [[ "${1:-}" == "--print-bin-dirs" ]]; then
     for c in "${ALL[@]}" prometheus; do echo "$(dir_of "$c")/bin"; done
@@ -70,6 +78,13 @@ build_pulumi() {  # $1 = output bin dir
     # The language host runs programs through this script, shipped in the sdk/v3 module, beside it.
     local sdk; sdk="$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)"
     install -m 0755 "$sdk/python/cmd/pulumi-language-python-exec" "$bin/"
+}
+
+build_yaml() {
+    cd "$HERE/yaml"
+    gobuild -tags osusergo,grpcnotrace \
+        -ldflags "-s -w -X github.com/pulumi/pulumi-yaml/pkg/version.Version=$YAML_VERSION" \
+        -o "$1/pulumi-language-yaml" github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml
 }
 
 build_kubernetes-provider() {

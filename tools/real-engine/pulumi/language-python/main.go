@@ -55,6 +55,14 @@ const (
 
 func main() {
 	flag.String("tracing", "", "Emit tracing to a Zipkin-compatible tracing endpoint (ignored)")
+	// Plugin hosts of sdk/v3 before v3.214 start a language host with every runtime option as a flag, plus
+	// -root (buildArgsForNewPlugin); pulumi-language-yaml v1.25.0 embeds such a host (sdk/v3 v3.206.0) and
+	// starts this one so to read a Python component's schema. The same options arrive in each request's
+	// ProgramInfo, which is what this host reads; upstream accepted and ignored these flags until #21065.
+	flag.String("virtualenv", "", "[obsolete] Virtual environment path to use")
+	flag.String("root", "", "[obsolete] Project root path to use")
+	flag.String("typechecker", "", "[obsolete] Use a typechecker to type check")
+	flag.String("toolchain", "pip", "[obsolete] Select the package manager to use for dependency management.")
 	showVersion := flag.Bool("version", false, "Print the current plugin version and exit")
 	useExecutor := flag.String("use-executor", "", "Use the given program as the executor")
 	flag.Parse()
