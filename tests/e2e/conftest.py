@@ -22,6 +22,7 @@ from tests.e2e.realengine import (
     MOTOR_DEPLOYER,
     PULUMI_BINARIES,
     REPO,
+    YAML_BINARIES,
     Cluster,
     PulumiWorkspace,
     find_binaries,
@@ -49,7 +50,7 @@ def e2e_tmp() -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def pulumi_bins() -> dict[str, Path]:
-    return _require(PULUMI_BINARIES)
+    return _require(PULUMI_BINARIES + YAML_BINARIES)
 
 
 @pytest.fixture(scope="session")
@@ -68,6 +69,7 @@ def offline_workspace(e2e_tmp: Path, pulumi_bins: dict[str, Path]) -> PulumiWork
     """The CLI with no cluster configured (preview only)."""
     workspace = PulumiWorkspace(pulumi_bins, e2e_tmp / "offline", kubeconfig=None)
     workspace.root.mkdir()
+    workspace.bundle_yaml()
     workspace.setup()
     return workspace
 
@@ -79,6 +81,7 @@ def workspace(e2e_tmp: Path, pulumi_bins: dict[str, Path], cluster: Cluster) -> 
         absent(f"no Motor checkout at {MOTOR_CHECKOUT} (set MOTOR_CHECKOUT): pulumi up refuses without Motor's scripts")
     workspace = PulumiWorkspace(pulumi_bins, e2e_tmp / "live", kubeconfig=cluster.kubeconfig)
     workspace.root.mkdir()
+    workspace.bundle_yaml()  # runtime: yaml projects too (tests/e2e/test_component_package.py)
     workspace.setup()
     return workspace
 
