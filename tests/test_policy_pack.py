@@ -16,7 +16,7 @@ from kvpool.cli.policy_host.runner import run_policy_pack
 from kvpool.cli.preview import PolicyViolationError, preview
 from tests.policy_fixtures import PACK, edit_user_config, kv, program
 from tests.program_runs import PROJECT_DIR
-from tests.wheel import VERSION
+from tests.wheel import VERSION, build_wheel, install_requirements
 
 EVICTION = "kvpool-configure-sustainable-mooncake-eviction"
 
@@ -73,3 +73,49 @@ def test_a_mandatory_violation_stops_the_preview_and_writes_nothing(tmp_path: Pa
         preview(PROJECT_DIR, "mooncake-layerwise", tmp_path, policy_pack=PACK, policy_config=strict)
     assert [(v.policy_name, v.enforcement_level) for v in stopped.value.report.mandatory] == [(EVICTION, "mandatory")]
     assert list(tmp_path.iterdir()) == []
+
+
+TEAM_PACK = '''\
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+
+from kvpool.policies import convert_once
+from kvpool.policies.catalog import POLICIES
+
+
+def images_from_our_registry(args, report_violation):
+    if args.resource_type == "kubernetes:apps/v1:Deployment":
+        for container in args.props["spec"]["template"]["spec"]["containers"]:
+            if not container["image"].startswith("registry.local/"):
+                report_violation(f"{container['name']}: {container['image']} is not from registry.local")
+
+
+convert_once.install()
+PolicyPack(
+    name="team-pack",
+    policies=[*POLICIES, ResourceValidationPolicy(name="team-images-from-our-registry",
+                                                  description="Images come from our registry.",
+                                                  validate=images_from_our_registry)],
+    enforcement_level=EnforcementLevel.MANDATORY,
+)
+'''
+
+
+def test_a_teams_own_pack_runs_motor_kvpools_policies_beside_its_own(tmp_path: Path):
+    """A pulumi_policy pack of a team's own, in its own virtualenv with the wheel installed from its
+    requirements.txt, lists motor-kvpool's POLICIES with its own policy and reports both."""
+    pack = tmp_path / "team-pack"
+    pack.mkdir()
+    (pack / "PulumiPolicy.yaml").write_text("version: 1.0.0\nruntime: python\n")
+    (pack / "requirements.txt").write_text(f"motor-kvpool=={VERSION}\n")
+    (pack / "__main__.py").write_text(TEAM_PACK)
+    venv = install_requirements(pack, build_wheel(tmp_path / "wheel").parent)
+    run, config = program("dev")
+    changed = edit_user_config(run, lambda uc: kv(uc, "prefill").update(kv_role="kv_consumer"))
+    report = run_policy_pack(pack, changed, config, python=str(venv / "bin" / "python"))
+    assert (report.pack_name, report.pack_version) == ("team-pack", "1.0.0")
+    assert len(report.policies) == 34
+    assert sorted((v.policy_name, v.enforcement_level, v.resource_label) for v in report.mandatory) == [
+        ("kvpool-configure-kv-role-by-side", "mandatory", "kubernetes:core/v1:ConfigMap motor-config"),
+        *[("team-images-from-our-registry", "mandatory", f"kubernetes:apps/v1:Deployment {name}") for name in
+          ("mindie-motor-controller", "mindie-motor-coordinator", "mindie-motor-kv-store", "vllm-d0", "vllm-p0")],
+    ]
