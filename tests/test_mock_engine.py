@@ -210,6 +210,17 @@ def test_cwd_sys_path_and_environment_are_restored_and_program_modules_forgotten
     assert "pulumi_kubernetes.apps.v1" in sys.modules
 
 
+def test_this_packages_modules_outlive_a_run_of_the_repositorys_own_program() -> None:
+    """The repository's project folder holds kvpool/ itself: a run must not leave the tooling a second copy of a
+    module (and of its classes) that the run imported first."""
+    from tests.policy_fixtures import program
+
+    program("dev")
+    first = sys.modules["kvpool.program"], sys.modules["kvpool.components.kv_store.endpoint"]
+    program("dev")
+    assert (sys.modules["kvpool.program"], sys.modules["kvpool.components.kv_store.endpoint"]) == first
+
+
 def test_the_program_runs_in_its_directory_as_project_stack_and_organization(demo: ProgramRun) -> None:
     assert demo.outputs["runtime"] == {
         "in_project_dir": True,

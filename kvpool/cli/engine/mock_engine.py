@@ -297,7 +297,11 @@ def _program_environment(project_dir: Path) -> Iterator[None]:
 
 
 def _is_program_module(module: Any, project_dir: Path) -> bool:
-    """From the project's own files, not from a virtualenv that happens to live in the project folder."""
+    """From the project's own files, not from a virtualenv that happens to live in the project folder, and not this
+    package's: in this repository the project holds kvpool/ too, and a second copy of a tooling module (one first
+    imported during a run) would hold classes the tooling's copy does not match."""
+    if module.__name__ == "kvpool" or module.__name__.startswith("kvpool."):
+        return False
     module_file = getattr(module, "__file__", None)
     if not module_file:
         return False
