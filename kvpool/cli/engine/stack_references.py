@@ -20,6 +20,7 @@ from kvpool.cli.engine.stack_config import StackConfig, load_stack_config
 from kvpool.errors import KvpoolError
 from kvpool.internal.input_files import load_json
 from kvpool.internal.local_backend import LOCAL_ORGANIZATION
+from kvpool.settings.service import PROJECT
 
 # The store section under both names Pulumi.yaml declares (each defaults to "{}", so both are always present).
 STORE_SECTIONS = ("kv_cache_store_config", "kv_cache_pool_config")
@@ -34,7 +35,8 @@ def referenced_stacks(config: StackConfig) -> list[str]:
     targets = []
     for section in STORE_SECTIONS:
         try:
-            store = json.loads(config.values.get(f"{config.project}:{section}") or "{}")
+            # The settings' namespace, whatever the project is called.
+            store = json.loads(config.values.get(f"{PROJECT}:{section}") or "{}")
         except json.JSONDecodeError:
             continue  # the program reports the malformed section with its own words
         target = store.get("target_stack") if isinstance(store, dict) else None

@@ -55,7 +55,7 @@ from kvpool.components.kv_store.shared import (
 from kvpool.internal.local_backend import LOCAL_ORGANIZATION
 from kvpool.internal.units import integral_floats_to_ints, mooncake_size_bytes
 from kvpool.policies import rules
-from kvpool.settings.service import PROJECT, ServiceSettings
+from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import YuanrongStoreConfig
 
 MISSING_STACK = "missing-stack"
@@ -101,7 +101,7 @@ class EngineGroup:
 @dataclass(frozen=True)
 class FleetStack:
     reference: str
-    name: str  # the stack's name when it is this project's on the local backend, else its reference
+    name: str  # the stack's name when it is on the local backend, else its reference
     role: str  # OWNER, CONSUMER or NO_POOL
     cluster: str
     namespace: str
@@ -152,9 +152,11 @@ class Fleet:
 
 
 def stack_name(reference: str) -> str:
+    """A stack of the local backend by its name (a fleet is one project's stacks, of whatever name), else the whole
+    reference."""
     organization, _, rest = reference.partition("/")
     project, _, stack = rest.partition("/")
-    return stack if (organization, project) == (LOCAL_ORGANIZATION, PROJECT) else reference
+    return stack if organization == LOCAL_ORGANIZATION and project and stack else reference
 
 
 def pool_bytes_per_process(endpoint: KVStoreEndpoint) -> tuple[int, bool]:

@@ -142,11 +142,16 @@ class ClusterClashError(KvpoolError):
     """The stack asks its cluster for what another stack of the same cluster holds."""
 
 
+def is_service_stack(config: StackConfig) -> bool:
+    """The stack configures a motor-kvpool service (keys of its `motor-kvpool:` namespace), in a project of any name;
+    the preview also runs other Pulumi programs, which have no such settings."""
+    return any(key.startswith(f"{PROJECT}:") for key in config.values)
+
+
 def check_cluster_clashes(project_dir: Path, config: StackConfig) -> None:
     """Refuse `config`'s stack when it asks its cluster for a NodePort or a namespace that another stack file of the
-    project deploying to the same cluster asks for. Another project's program (the preview runs any Pulumi program)
-    has no such settings: nothing to check there."""
-    if config.project != PROJECT:
+    project deploying to the same cluster asks for."""
+    if not is_service_stack(config):
         return
     settings = settings_from_config(config.values, set(config.secret_keys), config.stack)
     found = clashes_with_stack_files(project_dir, reference(config), settings)
