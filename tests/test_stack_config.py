@@ -200,8 +200,10 @@ def test_type_object_is_rejected_as_the_cli_schema_does(tmp_path: Path) -> None:
 
 
 def test_missing_pulumi_yaml(tmp_path: Path) -> None:
-    with pytest.raises(StackConfigError, match=r"^no Pulumi.yaml in .*: not a Pulumi project directory$"):
+    with pytest.raises(StackConfigError) as raised:
         load_stack_config(tmp_path, "dev")
+    assert str(raised.value) == (f"no Pulumi.yaml in {tmp_path.resolve()}: not a Pulumi project; run kvpool in the "
+                                 "project's folder or name it with --project-dir DIR")
 
 
 def test_missing_stack_file_lists_the_stacks_that_exist(tmp_path: Path) -> None:
