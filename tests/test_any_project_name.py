@@ -1,17 +1,21 @@
 """A project that uses the package under a name of its own (the settings stay in the `motor-kvpool:` namespace):
-`kvpool preview` follows its stacks' references to each other, sizes their pool and refuses what two of its stacks
-would clash on in one cluster, as for this repository's project."""
+`kvpool preview` follows its stacks' references to each other, sizes their pool, refuses what two of its stacks
+would clash on in one cluster and a plain value among secret ones, and `kvpool import` names its stacks, as for this
+repository's project."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.program_runs import PROJECT_DIR
+from tests.service_configs import as_motor_files, memcache_pool
 
 NAME = "llm-infra"
 
@@ -53,3 +57,27 @@ def test_two_of_its_stacks_asking_one_cluster_for_one_namespace_are_refused(proj
     assert done.returncode == 1
     assert done.stderr.startswith("error: stack service-c asks cluster 'default' for what stack service-b of the "
                                   "project holds there")
+
+
+def test_a_plain_secret_env_value_beside_secure_ones_is_refused(project: Path, tmp_path: Path) -> None:
+    stack_file = project / "Pulumi.service-a.yaml"
+    stack_file.write_text(stack_file.read_text().replace(
+        "config:\n", "config:\n  motor-kvpool:secret_env:\n    HF_TOKEN: {secure: v1:abc}\n    DB_PASS: hunter2\n", 1))
+    done = kvpool(project, "preview", "--stack", "service-a", "--out", str(tmp_path / "out"))
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (f"error: {stack_file}: motor-kvpool:secret_env.DB_PASS: is plain text beside secure values; "
+                           "every secret_env value must be encrypted: `pulumi config set --secret --path "
+                           "motor-kvpool:secret_env.DB_PASS VALUE`\n")
+
+
+def test_an_imported_target_job_id_names_a_stack_of_this_project(project: Path, tmp_path: Path) -> None:
+    service = memcache_pool()
+    service["motor_deploy_config"].update(deploy_mode="multi_deployment", job_id="service-c")
+    service["kv_cache_store_config"]["target_job_id"] = "service-a"
+    user_config, env = as_motor_files(service)
+    (tmp_path / "user_config.json").write_text(json.dumps(user_config))
+    (tmp_path / "env.json").write_text(json.dumps(env))
+    done = kvpool(project, "import", "--config-dir", str(tmp_path), "--stack", "service-c")
+    assert done.returncode == 0, done.stderr
+    config = yaml.safe_load((project / "Pulumi.service-c.yaml").read_text())["config"]
+    assert config["motor-kvpool:kv_cache_store_config"]["target_stack"] == f"organization/{NAME}/service-a"

@@ -283,5 +283,6 @@ def test_the_engine_imports_none_of_the_programs_settings_or_components() -> Non
                               text=True, check=True).stdout
     assert imported.strip() == str(sorted([
         "kvpool.errors", "kvpool.internal", "kvpool.internal.input_files", "kvpool.internal.local_backend",
+        "kvpool.settings", "kvpool.settings.namespace",
         "kvpool.internal.sdk_internals",
     ]))

@@ -41,6 +41,7 @@ from kvpool.internal.units import is_dns_label
 from kvpool.policies import rules
 from kvpool.settings.deploy import DeployConfig
 from kvpool.settings.engine import EngineSection
+from kvpool.settings.namespace import PROJECT
 from kvpool.settings.sizing import PoolSizingConfig
 from kvpool.settings.store import (
     DEPLOYMENT_ONLY_STORE_KEYS,
@@ -50,7 +51,6 @@ from kvpool.settings.store import (
 )
 from kvpool.settings.types import DNS_SUBDOMAIN, Closed, ClusterName, EnvName, EnvValue
 
-PROJECT = "motor-kvpool"
 DEFAULT_CLUSTER = "default"
 USER_CONFIG_VERSION = "v2.0"
 

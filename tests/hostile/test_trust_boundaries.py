@@ -99,7 +99,7 @@ def test_a_plain_value_beside_secure_ones_in_secret_env(project: Path) -> None:
                                        "    DB_PASS: hunter2\n", 1)
     result = stack_settings(project, "mixed", content)
     refused(result, "motor-kvpool:secret_env.DB_PASS: is plain text beside secure values; every secret_env value must "
-                    "be encrypted: `pulumi config set --secret --path secret_env.DB_PASS VALUE`")
+                    "be encrypted: `pulumi config set --secret --path motor-kvpool:secret_env.DB_PASS VALUE`")
     assert "hunter2" not in result.stderr
 
 

@@ -30,6 +30,7 @@ from kvpool.internal.input_files import (
     compose_yaml,
     read_text,
 )
+from kvpool.settings.namespace import PROJECT
 
 SECRET_PLACEHOLDER = "[secret]"
 """What a `secure:` value becomes: ciphertext cannot be decrypted offline."""
@@ -64,21 +65,29 @@ class _Declaration:
     has_fallback: bool = False
 
 
+def project_name(project_dir: Path) -> str:
+    """Pulumi.yaml's `name`."""
+    project_file = find_project_file(project_dir)
+    project, _ = _read_yaml_mapping(project_file)
+    name = project.get("name")
+    if not isinstance(name, str) or not name:
+        raise StackConfigError(f"{project_file}: 'name' (the project name) is required")
+    return name
+
+
 def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
     """Merge Pulumi.yaml and Pulumi.<stack>.yaml into what `pulumi preview --stack <stack>` gives the program."""
     check_stack_name(stack)
     project_file = find_project_file(project_dir)
     project, _ = _read_yaml_mapping(project_file)
-    project_name = project.get("name")
-    if not isinstance(project_name, str) or not project_name:
-        raise StackConfigError(f"{project_file}: 'name' (the project name) is required")
+    name = project_name(project_dir)
 
-    declarations = _parse_declarations(project_file, project_name, project.get("config") or {})
+    declarations = _parse_declarations(project_file, name, project.get("config") or {})
     stack_file = _stack_file(project_file, project, stack)
-    stack_values, secret_keys = _read_stack_values(stack_file, project_name)
-    _refuse_plain_secret_env(stack_file, f"{project_name}:secret_env", stack_values, secret_keys)
+    stack_values, secret_keys = _read_stack_values(stack_file, name)
+    _refuse_plain_secret_env(stack_file, f"{PROJECT}:secret_env", stack_values, secret_keys)
 
-    missing = sorted(d.key for d in declarations if _is_missing(d, project_name, stack_values))
+    missing = sorted(d.key for d in declarations if _is_missing(d, name, stack_values))
     if missing:
         raise StackConfigError(_missing_message(stack, missing))
     for declaration in declarations:
@@ -88,7 +97,7 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
         _check_declared_type(stack, declaration, stack_values, secret_keys)
 
     return StackConfig(
-        project=project_name,
+        project=name,
         stack=stack,
         values={key: _config_text(stack_values[key]) for key in sorted(stack_values)},
         secret_keys=sorted(secret_keys),
@@ -254,7 +263,7 @@ def _refuse_plain_secret_env(stack_file: Path, key: str, values: dict[str, Any],
     if plain:
         raise StackConfigError("\n".join(
             f"{stack_file}: {key}.{name}: is plain text beside secure values; every secret_env value must be "
-            f"encrypted: `pulumi config set --secret --path secret_env.{name} VALUE`"
+            f"encrypted: `pulumi config set --secret --path {key}.{name} VALUE`"
             for name in plain
         ))
 

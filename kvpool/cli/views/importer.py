@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from kvpool.cli.engine.stack_config import stack_config_dir
+from kvpool.cli.engine.stack_config import project_name, stack_config_dir
 from kvpool.cli.engine.stack_schema import MODELINE, SCHEMA_NAME
 from kvpool.cli.engine.stack_yaml import dump_for_the_cli, json_problems
 from kvpool.cli.fleet.offline import clashes_with_stack_files
@@ -56,9 +56,11 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 def convert(
-    user_config: Mapping[str, Any], env_config: Mapping[str, Any], overrides: Mapping[str, Any] | None = None
+    user_config: Mapping[str, Any], env_config: Mapping[str, Any], overrides: Mapping[str, Any] | None = None,
+    project: str = PROJECT,
 ) -> Conversion:
-    """The deploy.py pair with older names converted and `overrides` (dotted path -> value) applied.
+    """The deploy.py pair with older names converted and `overrides` (dotted path -> value) applied; `project`: the
+    name of the project the stack joins, which a target_job_id's stack reference names.
 
     Motor's examples leave placeholders such as "<请按实际情况填写镜像名称>" in image_name and
     weight_mount_path; `overrides` fills them at import time, and `notes` says each change."""
@@ -78,7 +80,7 @@ def convert(
     deploy = user.get("motor_deploy_config")
     if isinstance(deploy, dict):
         _convert_deploy(deploy, notes)
-    _convert_store(user, notes)
+    _convert_store(user, notes, project)
     _drop_scheduler_deploy_mode(user, notes)
     _declare_hybrid_attention(user, notes)
     _convert_env(env, notes)
@@ -173,7 +175,7 @@ def _convert_deploy(deploy: dict[str, Any], notes: list[str]) -> None:
         )
 
 
-def _convert_store(user: dict[str, Any], notes: list[str]) -> None:
+def _convert_store(user: dict[str, Any], notes: list[str], project: str) -> None:
     if "kv_cache_pool_config" in user and "kv_cache_store_config" not in user:
         store = user.pop("kv_cache_pool_config")
         user["kv_cache_store_config"] = store
@@ -202,7 +204,7 @@ def _convert_store(user: dict[str, Any], notes: list[str]) -> None:
     if target == own:
         notes.append(f"kv_cache_store_config.target_job_id {target!r} is this service itself: dropped (deploy.py ignores it)")
         return
-    store["target_stack"] = f"{LOCAL_ORGANIZATION}/{PROJECT}/{target}"
+    store["target_stack"] = f"{LOCAL_ORGANIZATION}/{project}/{target}"
     notes.append(
         f"kv_cache_store_config.target_job_id {target!r} became target_stack {store['target_stack']!r}, assuming the "
         f"service that owns the store is the stack named after its job_id; edit it if that stack has another name "
@@ -316,10 +318,11 @@ def import_pair(
 ) -> tuple[Path, Conversion]:
     check_stack_name(stack)
     source = f"{user_config_path} + {env_path}"
-    conversion = convert(read_json(user_config_path), read_json(env_path), overrides)
-    settings = validate(conversion, stack, str(user_config_path))
     project = project_of(stacks_dir)
-    if project is not None and _pick_free_values(conversion, settings, stack, project):
+    name = project_name(project) if project is not None else PROJECT
+    conversion = convert(read_json(user_config_path), read_json(env_path), overrides, name)
+    settings = validate(conversion, stack, str(user_config_path))
+    if project is not None and _pick_free_values(conversion, settings, stack, project, name):
         validate(conversion, stack, str(user_config_path))
     target = stacks_dir / f"Pulumi.{stack}.yaml"
     if target.exists() and not force:
@@ -339,20 +342,21 @@ def import_pair(
 
 
 def project_of(stacks_dir: Path) -> Path | None:
-    """The project whose stack folder `stacks_dir` is: the current folder's or its parent's; None when neither."""
+    """The project whose stack folder `stacks_dir` is: the current folder's, its own (stack files beside Pulumi.yaml)
+    or its parent's; None when none."""
     folder = stacks_dir.resolve()
-    for project in (Path.cwd().resolve(), folder.parent):
+    for project in (Path.cwd().resolve(), folder, folder.parent):
         config_dir = stack_config_dir(project)
         if config_dir is not None and config_dir.resolve() == folder:
             return project
     return None
 
 
-def _pick_free_values(conversion: Conversion, settings: ServiceSettings, stack: str, project: Path) -> bool:
+def _pick_free_values(conversion: Conversion, settings: ServiceSettings, stack: str, project: Path, name: str) -> bool:
     """Motor's examples all carry deploy.py's job_id mindie-motor (and a deploy.py user's files its NodePorts): where
     the imported values clash with a stack already in the project's cluster, write the free value the clash names
     instead, and say so. True when a value changed."""
-    found = clashes_with_stack_files(project, f"{LOCAL_ORGANIZATION}/{PROJECT}/{stack}", settings)
+    found = clashes_with_stack_files(project, f"{LOCAL_ORGANIZATION}/{name}/{stack}", settings)
     deploy = conversion.user_config.setdefault("motor_deploy_config", {})
     for clash in found:  # from stack settings, a clash is a NodePort's or the namespace's: motor_deploy_config's
         deploy[clash.field.removeprefix("motor_deploy_config.")] = clash.free
