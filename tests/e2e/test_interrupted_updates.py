@@ -2,7 +2,8 @@
 with SIGKILL after the store exists on a first deploy and in the middle of the engines of an image change, and
 kube-apiserver restarted in the middle of one. Afterwards the API server holds exactly the state's objects, which are
 exactly the offline preview's, as it writes them; nothing is orphaned. Each test breaks a copy of `dev` in its own
-namespace, so the session's other stacks are untouched."""
+namespace and its own backend (`own_workspace`), so neither the session's stacks nor its backend's `pulumi stack ls`
+depend on how a kill lands."""
 
 from __future__ import annotations
 
@@ -57,9 +58,9 @@ def assert_converged(workspace: PulumiWorkspace, cluster: Cluster, stack: str, o
 
 
 def test_a_first_deploy_killed_after_the_store_converges(
-    workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
+    own_workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
 ) -> None:
-    stack = "cut-store"
+    workspace, stack = own_workspace, "cut-store"
     copy_of(workspace, cluster, "dev", stack, offline_out)
     up = workspace.start("up", "--yes", "--skip-preview", "-s", stack)
     interrupt_when(up, lambda: deployment(cluster, stack, "mindie-motor-kv-store") is not None)
@@ -70,9 +71,9 @@ def test_a_first_deploy_killed_after_the_store_converges(
 
 
 def test_an_image_change_killed_in_the_middle_of_the_engines_converges(
-    workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
+    own_workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
 ) -> None:
-    stack = "cut-engines"
+    workspace, stack = own_workspace, "cut-engines"
     copy_of(workspace, cluster, "dev", stack, offline_out)
     for key in ("p_instances_num", "d_instances_num"):
         workspace.run("config", "set", "--path", f"motor_deploy_config.{key}", "2", "-s", stack).check()
@@ -87,11 +88,11 @@ def test_an_image_change_killed_in_the_middle_of_the_engines_converges(
 
 
 def test_an_image_change_across_an_apiserver_restart_converges(
-    workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
+    own_workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
 ) -> None:
     """The CLI lives through it and exits (its failure, if any, is the API server's absence): no lock is left, and
     `pulumi refresh` then `pulumi up` converge."""
-    stack = "cut-apiserver"
+    workspace, stack = own_workspace, "cut-apiserver"
     copy_of(workspace, cluster, "dev", stack, offline_out)
     workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1200).check()
     workspace.run("config", "set", "--path", "motor_deploy_config.image_name", NEW_IMAGE, "-s", stack).check()
