@@ -1,12 +1,12 @@
 """A stack's objects three ways, to say whether it converged: what the Pulumi state records, what the API server
 holds (every object labelled as the stack's, so an orphan shows), and what the offline preview wants; plus what an
-interrupted CLI leaves in the file backend (pending operations, lock files). Also a copy of an example stack in its
-own namespace, for tests that break it."""
+interrupted CLI leaves in the file backend (pending operations, lock files, an emptied checkpoint sidecar). Also a
+copy of an example stack in its own namespace, for tests that break it."""
 
 from __future__ import annotations
 
-import signal
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -48,6 +48,26 @@ def pending_operations(workspace: PulumiWorkspace, stack: str) -> list[tuple[str
 def lock_files(workspace: PulumiWorkspace) -> list[Path]:
     """The file backend's update locks (.pulumi/locks/...), one per running (or killed) update."""
     return sorted((workspace.backend / ".pulumi" / "locks").rglob("*.json"))
+
+
+def sidecar(workspace: PulumiWorkspace, stack: str) -> Path:
+    """The stack's checkpoint metadata, `<stack>.json.attrs`. gocloud's fileblob, the file backend's store, saves a
+    checkpoint to a temp file beside it, then empties this file (os.Create), fills it in one write, and only then
+    renames the temp file over `<stack>.json` (fileblob.go writerWithSidecar.Close, attrs.go setAttrs). A kill between
+    the emptying and the write leaves it empty and `<stack>.json` whole, as the previous save wrote it; every later read
+    of the checkpoint decodes the empty file first and fails with `EOF` (attrs.go getAttrs)."""
+    return workspace.backend / ".pulumi" / "stacks" / "motor-kvpool" / f"{stack}.json.attrs"
+
+
+# The README's step for a stack whose sidecar a kill emptied ("When an update is interrupted", as for `dev`):
+# fileblob reads a missing sidecar as no metadata.
+REMOVE_EMPTY_SIDECAR = 'find "$BACKEND/.pulumi/stacks/motor-kvpool" -name {stack}.json.attrs -empty -delete'
+
+
+def remove_empty_sidecar(workspace: PulumiWorkspace, stack: str) -> None:
+    """The README's command, run as written with BACKEND the folder of the backend's file:// URL."""
+    subprocess.run(["bash", "-c", REMOVE_EMPTY_SIDECAR.format(stack=stack)],
+                   env={**os.environ, "BACKEND": str(workspace.backend)}, check=True)
 
 
 def live_objects(cluster: Cluster, preview: list[dict[str, Any]], namespace: str) -> set[ObjectKey]:

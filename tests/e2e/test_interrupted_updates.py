@@ -14,7 +14,8 @@ import pytest
 from tests.e2e.cluster_stacks import manifests
 from tests.e2e.realengine import FORCE, Cluster, PulumiWorkspace
 from tests.e2e.stack_objects import (
-    copy_of, interrupt_when, key_of, live_objects, lock_files, pending_operations, state_objects,
+    copy_of, interrupt_when, key_of, live_objects, lock_files, pending_operations, remove_empty_sidecar, sidecar,
+    state_objects,
 )
 from tests.e2e.views import live_differences, offline_in_copy_to
 
@@ -33,9 +34,17 @@ def image_of(cluster: Cluster, stack: str, name: str) -> str | None:
 
 
 def recover_from_kill(workspace: PulumiWorkspace, stack: str) -> None:
-    """The README's steps after a killed CLI, each shown to be needed."""
+    """The README's steps after a killed CLI, each shown to be needed. A kill leaves the lock, and when it lands inside
+    a checkpoint save also an empty sidecar (tests/e2e/stack_objects.py `sidecar`), with which no command loads the
+    stack until the README's `find ... -empty -delete` removes it."""
     assert lock_files(workspace), "the killed CLI left no lock"
     refused = workspace.run("up", "--yes", "--skip-preview", "-s", stack)
+    if sidecar(workspace, stack).stat().st_size == 0:
+        assert (refused.returncode, refused.stdout, refused.stderr) == (
+            1, "", "error: failed to load checkpoint: EOF\n"), refused.output
+        remove_empty_sidecar(workspace, stack)
+        assert not sidecar(workspace, stack).exists()
+        refused = workspace.run("up", "--yes", "--skip-preview", "-s", stack)
     assert refused.returncode != 0 and "the stack is currently locked by 1 lock(s)" in refused.output, refused.output
     workspace.run("cancel", "--yes", "-s", stack).check()
     assert lock_files(workspace) == []
