@@ -5,7 +5,9 @@ copy of an example stack in its own namespace, for tests that break it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -17,6 +19,7 @@ import yaml
 from tests.e2e.cluster_stacks import ensure_nodes, manifests
 from tests.e2e.realengine import Cluster, PulumiWorkspace
 from tests.e2e.views import collection_path
+from tests.outside import absent
 
 ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
 PART_OF = "app.kubernetes.io/part-of"
@@ -95,8 +98,8 @@ def copy_of(workspace: PulumiWorkspace, cluster: Cluster, source: str, stack: st
     ensure_nodes(cluster, manifests(offline_out, source))
 
 
-def interrupt_when(process: subprocess.Popen, happened: Callable[[], bool], timeout: float = 600) -> None:
-    """SIGKILL the background CLI and its plugins (its process group, as a cancelled CI job is) once `happened()`."""
+def wait_until(process: subprocess.Popen, happened: Callable[[], bool], timeout: float = 600) -> None:
+    """Return once `happened()`, the background CLI still running."""
     deadline = time.monotonic() + timeout
     while not happened():
         if process.poll() is not None:
@@ -104,5 +107,27 @@ def interrupt_when(process: subprocess.Popen, happened: Callable[[], bool], time
         if time.monotonic() > deadline:
             raise AssertionError(f"the point of interruption was not reached in {timeout}s")
         time.sleep(0.05)
+
+
+def interrupt_when(process: subprocess.Popen, happened: Callable[[], bool], timeout: float = 600) -> None:
+    """SIGKILL the background CLI and its plugins (its process group, as a cancelled CI job is) once `happened()`."""
+    wait_until(process, happened, timeout)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(30)
+
+
+def kill_in_next_checkpoint_save(workspace: PulumiWorkspace, stack: str, process: subprocess.Popen) -> str:
+    """SIGKILL the background CLI inside its next checkpoint save of `stack`, after emptying the sidecar and before
+    filling it (`sidecar`): strace, attached to the CLI's threads, kills it on entering that write. Then its plugins
+    (its process group), as a cancelled CI job kills them. Returns strace's log."""
+    if shutil.which("strace") is None:
+        absent("strace is not installed (apt-get install strace): it kills the CLI inside a checkpoint save")
+    log = workspace.root / "background" / f"strace-{stack}.log"
+    tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "signal=none", "-o", str(log), "-P",
+                               str(sidecar(workspace, stack)), "-e", "trace=write", "-e", "inject=write:signal=KILL",
+                               "-p", str(process.pid)])
+    assert process.wait(600) == -signal.SIGKILL, f"pulumi exited {process.returncode}, not killed in a save"
+    with contextlib.suppress(ProcessLookupError):  # no plugin outlived the CLI
+        os.killpg(process.pid, signal.SIGKILL)
+    assert tracer.wait(30) == 0, log.read_text()
+    return log.read_text()

@@ -1,12 +1,14 @@
 """An interrupted `pulumi up` converges after the README's recovery ("When an update is interrupted"): the CLI killed
-with SIGKILL after the store exists on a first deploy and in the middle of the engines of an image change, and
-kube-apiserver restarted in the middle of one. Afterwards the API server holds exactly the state's objects, which are
-exactly the offline preview's, as it writes them; nothing is orphaned. Each test breaks a copy of `dev` in its own
-namespace and its own backend (`own_workspace`), so neither the session's stacks nor its backend's `pulumi stack ls`
-depend on how a kill lands."""
+with SIGKILL after the store exists on a first deploy, inside the checkpoint save that follows (on purpose), and in
+the middle of the engines of an image change, and kube-apiserver restarted in the middle of one. Afterwards the API
+server holds exactly the state's objects, which are exactly the offline preview's, as it writes them; nothing is
+orphaned. Each test breaks a copy of `dev` in its own namespace and its own backend (`own_workspace`), so neither the
+session's stacks nor its backend's `pulumi stack ls` depend on how a kill lands."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -14,8 +16,8 @@ import pytest
 from tests.e2e.cluster_stacks import manifests
 from tests.e2e.realengine import FORCE, Cluster, PulumiWorkspace
 from tests.e2e.stack_objects import (
-    copy_of, interrupt_when, key_of, live_objects, lock_files, pending_operations, remove_empty_sidecar, sidecar,
-    state_objects,
+    checkpoint, copy_of, interrupt_when, key_of, kill_in_next_checkpoint_save, live_objects, lock_files,
+    pending_operations, remove_empty_sidecar, sidecar, state_objects, wait_until,
 )
 from tests.e2e.views import live_differences, offline_in_copy_to
 
@@ -77,6 +79,32 @@ def test_a_first_deploy_killed_after_the_store_converges(
     assert ("creating", "mindie-motor-kv-store") in pending_operations(workspace, stack)
     recover_from_kill(workspace, stack)
     assert_converged(workspace, cluster, stack, e2e_tmp / "converged-cut-store")
+
+
+def test_a_first_deploy_killed_inside_a_checkpoint_save_loads_again_without_its_empty_sidecar(
+    own_workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
+) -> None:
+    """The kill the test above lands there by chance (once in CI): in the save after the store exists, between
+    emptying the checkpoint's sidecar and filling it."""
+    workspace, stack = own_workspace, "cut-save"
+    copy_of(workspace, cluster, "dev", stack, offline_out)
+    up = workspace.start("up", "--yes", "--skip-preview", "-s", stack)
+    wait_until(up, lambda: deployment(cluster, stack, "mindie-motor-kv-store") is not None)
+    traced = kill_in_next_checkpoint_save(workspace, stack, up).splitlines()
+    # strace saw one write to the sidecar, the one it killed the CLI on (`= ?`: it never returned)
+    assert len(traced) == 1 and re.fullmatch(r'\d+ +write\(\d+, "\{\\"user\.cache_control.*\) = \?', traced[0]), traced
+    assert sidecar(workspace, stack).stat().st_size == 0
+    # The checkpoint is whole, as the save before wrote it; the new one is in the temp file fileblob never renamed.
+    assert checkpoint(workspace, stack)["resources"]
+    [unrenamed] = sidecar(workspace, stack).parent.glob(f"{stack}.json.*.tmp")
+    assert json.loads(unrenamed.read_text())["checkpoint"]["latest"]["resources"]
+    assert len(lock_files(workspace)) == 1
+    listed = workspace.run("stack", "ls")
+    assert (listed.returncode, listed.stdout, listed.stderr) == (1, "", "error: EOF\n"), listed.output
+    recover_from_kill(workspace, stack)
+    assert_converged(workspace, cluster, stack, e2e_tmp / "converged-cut-save")
+    listed = workspace.run("stack", "ls", "--json").check()
+    assert [entry["name"] for entry in json.loads(listed.stdout)] == [stack]
 
 
 def test_an_image_change_killed_in_the_middle_of_the_engines_converges(
