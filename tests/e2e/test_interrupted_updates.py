@@ -94,9 +94,12 @@ def test_a_first_deploy_killed_inside_a_checkpoint_save_loads_again_without_its_
     # strace saw one write to the sidecar, the one it killed the CLI on (`= ?`: it never returned)
     assert len(traced) == 1 and re.fullmatch(r'\d+ +write\(\d+, "\{\\"user\.cache_control.*\) = \?', traced[0]), traced
     assert sidecar(workspace, stack).stat().st_size == 0
-    # The checkpoint is whole, as the save before wrote it; the new one is in the temp file fileblob never renamed.
+    # The checkpoint is whole, as the save before wrote it (and as the cut save first copied it to .bak); the new one
+    # is in the temp file fileblob never renamed.
+    stacks = sidecar(workspace, stack).parent
     assert checkpoint(workspace, stack)["resources"]
-    [unrenamed] = sidecar(workspace, stack).parent.glob(f"{stack}.json.*.tmp")
+    assert (stacks / f"{stack}.json.bak").read_bytes() == (stacks / f"{stack}.json").read_bytes()
+    [unrenamed] = stacks.glob(f"{stack}.json.*.tmp")
     assert json.loads(unrenamed.read_text())["checkpoint"]["latest"]["resources"]
     assert len(lock_files(workspace)) == 1
     listed = workspace.run("stack", "ls")
