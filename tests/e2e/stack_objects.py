@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+import psutil
 import yaml
 
 from tests.e2e.cluster_stacks import ensure_nodes, manifests
@@ -109,17 +110,31 @@ def wait_until(process: subprocess.Popen, happened: Callable[[], bool], timeout:
         time.sleep(0.05)
 
 
-def interrupt_when(process: subprocess.Popen, happened: Callable[[], bool], timeout: float = 600) -> None:
-    """SIGKILL the background CLI and its plugins (its process group, as a cancelled CI job is) once `happened()`."""
+def kill_plugins_left(workspace: PulumiWorkspace) -> None:
+    """SIGKILL what a killed CLI leaves running in the workspace's project, as a cancelled CI job kills it with the
+    CLI: its plugins (language host, program, provider), which the CLI starts each in a process group of its own
+    (pulumi sdk cmdutil.RegisterProcessGroup, from plugin.go), so that killing the CLI's group leaves them running."""
+    left = [process for process in psutil.process_iter(["cwd"]) if process.info["cwd"] == str(workspace.project)]
+    for process in left:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
+    psutil.wait_procs(left, timeout=30)
+
+
+def interrupt_when(
+    workspace: PulumiWorkspace, process: subprocess.Popen, happened: Callable[[], bool], timeout: float = 600
+) -> None:
+    """SIGKILL the background CLI and its plugins once `happened()`."""
     wait_until(process, happened, timeout)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(30)
+    kill_plugins_left(workspace)
 
 
 def kill_in_next_checkpoint_save(workspace: PulumiWorkspace, stack: str, process: subprocess.Popen) -> str:
     """SIGKILL the background CLI inside its next checkpoint save of `stack`, after emptying the sidecar and before
-    filling it (`sidecar`): strace, attached to the CLI's threads, kills it on entering that write. Then its plugins
-    (its process group), as a cancelled CI job kills them. Returns strace's log."""
+    filling it (`sidecar`): strace, attached to the CLI's threads, kills it on entering that write. Then its plugins.
+    Returns strace's log."""
     if shutil.which("strace") is None:
         absent("strace is not installed (apt-get install strace): it kills the CLI inside a checkpoint save")
     log = workspace.root / "background" / f"strace-{stack}.log"
@@ -127,7 +142,6 @@ def kill_in_next_checkpoint_save(workspace: PulumiWorkspace, stack: str, process
                                str(sidecar(workspace, stack)), "-e", "trace=write", "-e", "inject=write:signal=KILL",
                                "-p", str(process.pid)])
     assert process.wait(600) == -signal.SIGKILL, f"pulumi exited {process.returncode}, not killed in a save"
-    with contextlib.suppress(ProcessLookupError):  # no plugin outlived the CLI
-        os.killpg(process.pid, signal.SIGKILL)
+    kill_plugins_left(workspace)
     assert tracer.wait(30) == 0, log.read_text()
     return log.read_text()

@@ -74,7 +74,7 @@ def test_a_first_deploy_killed_after_the_store_converges(
     workspace, stack = own_workspace, "cut-store"
     copy_of(workspace, cluster, "dev", stack, offline_out)
     up = workspace.start("up", "--yes", "--skip-preview", "-s", stack)
-    interrupt_when(up, lambda: deployment(cluster, stack, "mindie-motor-kv-store") is not None)
+    interrupt_when(workspace, up, lambda: deployment(cluster, stack, "mindie-motor-kv-store") is not None)
     # the store's create was in flight: the engine cannot know whether it finished
     assert ("creating", "mindie-motor-kv-store") in pending_operations(workspace, stack)
     recover_from_kill(workspace, stack)
@@ -121,7 +121,7 @@ def test_an_image_change_killed_in_the_middle_of_the_engines_converges(
     workspace.run("config", "set", "--path", "motor_deploy_config.image_name", NEW_IMAGE, "-s", stack).check()
     engines = ("vllm-p0", "vllm-p1", "vllm-d0", "vllm-d1")
     up = workspace.start("up", "--yes", "--skip-preview", "-s", stack)
-    interrupt_when(up, lambda: any(image_of(cluster, stack, name) == NEW_IMAGE for name in engines))
+    interrupt_when(workspace, up, lambda: any(image_of(cluster, stack, name) == NEW_IMAGE for name in engines))
     recover_from_kill(workspace, stack)
     assert {name: image_of(cluster, stack, name) for name in engines} == dict.fromkeys(engines, NEW_IMAGE)
     assert_converged(workspace, cluster, stack, e2e_tmp / "converged-cut-engines")
