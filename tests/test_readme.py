@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from tests.e2e.stack_objects import REMOVE_EMPTY_SIDECAR
 from tests.program_runs import PROJECT_DIR
 
 README = (PROJECT_DIR / "README.md").read_text(encoding="utf-8")
@@ -37,3 +38,10 @@ def test_every_picture_the_readme_shows_is_a_committed_png_and_the_dashboards_se
     assert "docs/pool-dashboard.png" in re.findall(r"\]\(([^)]+)\)", section("Seeing the pool: dashboard and alerts"))
     for picture in pictures:
         assert (PROJECT_DIR / picture).read_bytes().startswith(b"\x89PNG\r\n"), picture
+
+
+def test_an_interrupted_update_names_the_command_the_e2e_test_runs_for_an_emptied_sidecar():
+    """tests/e2e/test_interrupted_updates.py runs this line, with its stack for `dev`."""
+    text = section("When an update is interrupted")
+    assert REMOVE_EMPTY_SIDECAR.format(stack="dev") in text.splitlines()
+    assert "error: failed to load checkpoint: EOF" in text

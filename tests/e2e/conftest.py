@@ -74,16 +74,29 @@ def offline_workspace(e2e_tmp: Path, pulumi_bins: dict[str, Path]) -> PulumiWork
     return workspace
 
 
-@pytest.fixture(scope="session")
-def workspace(e2e_tmp: Path, pulumi_bins: dict[str, Path], cluster: Cluster) -> PulumiWorkspace:
+def _live_workspace(pulumi_bins: dict[str, Path], cluster: Cluster, root: Path) -> PulumiWorkspace:
     """The CLI against the cluster. `pulumi up` needs Motor's scripts for ConfigMap motor-config."""
     if not MOTOR_DEPLOYER.is_dir():
         absent(f"no Motor checkout at {MOTOR_CHECKOUT} (set MOTOR_CHECKOUT): pulumi up refuses without Motor's scripts")
-    workspace = PulumiWorkspace(pulumi_bins, e2e_tmp / "live", kubeconfig=cluster.kubeconfig)
+    workspace = PulumiWorkspace(pulumi_bins, root, kubeconfig=cluster.kubeconfig)
     workspace.root.mkdir()
     workspace.bundle_yaml()  # runtime: yaml projects too (tests/e2e/test_component_package.py)
     workspace.setup()
     return workspace
+
+
+@pytest.fixture(scope="session")
+def workspace(e2e_tmp: Path, pulumi_bins: dict[str, Path], cluster: Cluster) -> PulumiWorkspace:
+    return _live_workspace(pulumi_bins, cluster, e2e_tmp / "live")
+
+
+@pytest.fixture
+def own_workspace(
+    request: pytest.FixtureRequest, e2e_tmp: Path, pulumi_bins: dict[str, Path], cluster: Cluster
+) -> PulumiWorkspace:
+    """The test's own copy of the project and file backend, for a test that kills the CLI: a kill inside a checkpoint
+    save leaves the stack unloadable, and then `pulumi stack ls` fails (`error: EOF`) for every stack of its backend."""
+    return _live_workspace(pulumi_bins, cluster, e2e_tmp / f"own-{request.node.name}")
 
 
 # The stacks the tests share, up once per session (the tests that change them run last: test_updates.py).

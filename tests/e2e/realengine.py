@@ -311,7 +311,10 @@ class Cluster:
 # The Pulumi CLI on a file backend, over a temp copy of the project
 
 
-COPY_IGNORE = shutil.ignore_patterns(".git", "venv", "out", "tests", "bench", "__pycache__", "*.pyc", ".pytest_cache")
+# build/ holds the live tests' backend installs (~700 MiB), which the program never reads.
+COPY_IGNORE = shutil.ignore_patterns(
+    ".git", "venv", "build", "out", "tests", "bench", "__pycache__", "*.pyc", ".pytest_cache"
+)
 
 
 @dataclass

@@ -1,11 +1,14 @@
 """An interrupted `pulumi up` converges after the README's recovery ("When an update is interrupted"): the CLI killed
-with SIGKILL after the store exists on a first deploy and in the middle of the engines of an image change, and
-kube-apiserver restarted in the middle of one. Afterwards the API server holds exactly the state's objects, which are
-exactly the offline preview's, as it writes them; nothing is orphaned. Each test breaks a copy of `dev` in its own
-namespace, so the session's other stacks are untouched."""
+with SIGKILL after the store exists on a first deploy, inside the checkpoint save that follows (on purpose), and in
+the middle of the engines of an image change, and kube-apiserver restarted in the middle of one. Afterwards the API
+server holds exactly the state's objects, which are exactly the offline preview's, as it writes them; nothing is
+orphaned. Each test breaks a copy of `dev` in its own namespace and its own backend (`own_workspace`), so neither the
+session's stacks nor its backend's `pulumi stack ls` depend on how a kill lands."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,13 +16,18 @@ import pytest
 from tests.e2e.cluster_stacks import manifests
 from tests.e2e.realengine import FORCE, Cluster, PulumiWorkspace
 from tests.e2e.stack_objects import (
+    checkpoint,
     copy_of,
     interrupt_when,
     key_of,
+    kill_in_next_checkpoint_save,
     live_objects,
     lock_files,
     pending_operations,
+    remove_empty_sidecar,
+    sidecar,
     state_objects,
+    wait_until,
 )
 from tests.e2e.views import live_differences, offline_in_copy_to
 
@@ -38,9 +46,17 @@ def image_of(cluster: Cluster, stack: str, name: str) -> str | None:
 
 
 def recover_from_kill(workspace: PulumiWorkspace, stack: str) -> None:
-    """The README's steps after a killed CLI, each shown to be needed."""
+    """The README's steps after a killed CLI, each shown to be needed. A kill leaves the lock, and when it lands inside
+    a checkpoint save also an empty sidecar (tests/e2e/stack_objects.py `sidecar`), with which no command loads the
+    stack until the README's `find ... -empty -delete` removes it."""
     assert lock_files(workspace), "the killed CLI left no lock"
     refused = workspace.run("up", "--yes", "--skip-preview", "-s", stack)
+    if sidecar(workspace, stack).stat().st_size == 0:
+        assert (refused.returncode, refused.stdout, refused.stderr) == (
+            1, "", "error: failed to load checkpoint: EOF\n"), refused.output
+        remove_empty_sidecar(workspace, stack)
+        assert not sidecar(workspace, stack).exists()
+        refused = workspace.run("up", "--yes", "--skip-preview", "-s", stack)
     assert refused.returncode != 0 and "the stack is currently locked by 1 lock(s)" in refused.output, refused.output
     workspace.run("cancel", "--yes", "-s", stack).check()
     assert lock_files(workspace) == []
@@ -63,22 +79,51 @@ def assert_converged(workspace: PulumiWorkspace, cluster: Cluster, stack: str, o
 
 
 def test_a_first_deploy_killed_after_the_store_converges(
-    workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
+    own_workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
 ) -> None:
-    stack = "cut-store"
+    workspace, stack = own_workspace, "cut-store"
     copy_of(workspace, cluster, "dev", stack, offline_out)
     up = workspace.start("up", "--yes", "--skip-preview", "-s", stack)
-    interrupt_when(up, lambda: deployment(cluster, stack, "mindie-motor-kv-store") is not None)
+    interrupt_when(workspace, up, lambda: deployment(cluster, stack, "mindie-motor-kv-store") is not None)
     # the store's create was in flight: the engine cannot know whether it finished
     assert ("creating", "mindie-motor-kv-store") in pending_operations(workspace, stack)
     recover_from_kill(workspace, stack)
     assert_converged(workspace, cluster, stack, e2e_tmp / "converged-cut-store")
 
 
-def test_an_image_change_killed_in_the_middle_of_the_engines_converges(
-    workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
+def test_a_first_deploy_killed_inside_a_checkpoint_save_loads_again_without_its_empty_sidecar(
+    own_workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
 ) -> None:
-    stack = "cut-engines"
+    """The kill the test above lands there by chance (once in CI): in the save after the store exists, between
+    emptying the checkpoint's sidecar and filling it."""
+    workspace, stack = own_workspace, "cut-save"
+    copy_of(workspace, cluster, "dev", stack, offline_out)
+    up = workspace.start("up", "--yes", "--skip-preview", "-s", stack)
+    wait_until(up, lambda: deployment(cluster, stack, "mindie-motor-kv-store") is not None)
+    traced = kill_in_next_checkpoint_save(workspace, stack, up).splitlines()
+    # strace saw one write to the sidecar, the one it killed the CLI on (`= ?`: it never returned)
+    assert len(traced) == 1 and re.fullmatch(r'\d+ +write\(\d+, "\{\\"user\.cache_control.*\) = \?', traced[0]), traced
+    assert sidecar(workspace, stack).stat().st_size == 0
+    # The checkpoint is whole, as the save before wrote it (and as the cut save first copied it to .bak); the new one
+    # is in the temp file fileblob never renamed.
+    stacks = sidecar(workspace, stack).parent
+    assert checkpoint(workspace, stack)["resources"]
+    assert (stacks / f"{stack}.json.bak").read_bytes() == (stacks / f"{stack}.json").read_bytes()
+    [unrenamed] = stacks.glob(f"{stack}.json.*.tmp")
+    assert json.loads(unrenamed.read_text())["checkpoint"]["latest"]["resources"]
+    assert len(lock_files(workspace)) == 1
+    listed = workspace.run("stack", "ls")
+    assert (listed.returncode, listed.stdout, listed.stderr) == (1, "", "error: EOF\n"), listed.output
+    recover_from_kill(workspace, stack)
+    assert_converged(workspace, cluster, stack, e2e_tmp / "converged-cut-save")
+    listed = workspace.run("stack", "ls", "--json").check()
+    assert [entry["name"] for entry in json.loads(listed.stdout)] == [stack]
+
+
+def test_an_image_change_killed_in_the_middle_of_the_engines_converges(
+    own_workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
+) -> None:
+    workspace, stack = own_workspace, "cut-engines"
     copy_of(workspace, cluster, "dev", stack, offline_out)
     for key in ("p_instances_num", "d_instances_num"):
         workspace.run("config", "set", "--path", f"motor_deploy_config.{key}", "2", "-s", stack).check()
@@ -86,18 +131,18 @@ def test_an_image_change_killed_in_the_middle_of_the_engines_converges(
     workspace.run("config", "set", "--path", "motor_deploy_config.image_name", NEW_IMAGE, "-s", stack).check()
     engines = ("vllm-p0", "vllm-p1", "vllm-d0", "vllm-d1")
     up = workspace.start("up", "--yes", "--skip-preview", "-s", stack)
-    interrupt_when(up, lambda: any(image_of(cluster, stack, name) == NEW_IMAGE for name in engines))
+    interrupt_when(workspace, up, lambda: any(image_of(cluster, stack, name) == NEW_IMAGE for name in engines))
     recover_from_kill(workspace, stack)
     assert {name: image_of(cluster, stack, name) for name in engines} == dict.fromkeys(engines, NEW_IMAGE)
     assert_converged(workspace, cluster, stack, e2e_tmp / "converged-cut-engines")
 
 
 def test_an_image_change_across_an_apiserver_restart_converges(
-    workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
+    own_workspace: PulumiWorkspace, cluster: Cluster, offline_out: Path, e2e_tmp: Path
 ) -> None:
     """The CLI lives through it and exits (its failure, if any, is the API server's absence): no lock is left, and
     `pulumi refresh` then `pulumi up` converge."""
-    stack = "cut-apiserver"
+    workspace, stack = own_workspace, "cut-apiserver"
     copy_of(workspace, cluster, "dev", stack, offline_out)
     workspace.run("up", "--yes", "--skip-preview", "-s", stack, timeout=1200).check()
     workspace.run("config", "set", "--path", "motor_deploy_config.image_name", NEW_IMAGE, "-s", stack).check()

@@ -16,7 +16,8 @@ python="${PYTHON:-python3}"
 # libibverbs1/librdmacm1/libnuma1: mooncake_master and the Mooncake client load them even for tcp.
 # etcd-server: Mooncake HA leader election and the Yuanrong worker ring. iproute2: `ip link set lo up`.
 # graphviz: `dot`, which draws `python -m kvpool fleet --svg/--png` (tests/test_fleet.py).
-debs=(libibverbs1 librdmacm1 libnuma1 etcd-server iproute2 graphviz)
+# strace: kills `pulumi up` inside a checkpoint save (tests/e2e/test_interrupted_updates.py).
+debs=(libibverbs1 librdmacm1 libnuma1 etcd-server iproute2 graphviz strace)
 missing=()
 for deb in "${debs[@]}"; do
     dpkg-query -W -f='${Status}' "$deb" 2>/dev/null | grep -q "install ok installed" || missing+=("$deb")
