@@ -52,6 +52,7 @@ def work_unit(nodeid: str) -> str:
     return next((folder for folder in SHARED_FOLDERS if module.startswith(folder)), module)
 
 
+@pytest.hookimpl(optionalhook=True)  # `-p no:xdist` runs the suite without xdist and its hooks
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`make test` runs two pytest-xdist workers, scheduled by `work_unit`. Not xdist's `--dist loadgroup`: its
     worker writes the group into `item._nodeid`, which pytest 9 no longer reads, so the groups were silently lost."""
