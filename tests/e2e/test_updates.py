@@ -63,9 +63,9 @@ def test_a_store_setting_and_a_selector_change_have_the_blast_radius_kvpool_diff
 
     program = workspace.project / "kvpool" / "components" / "engine_pool.py"
     source = program.read_text()
-    assert source.count('"selector": {"matchLabels": {"app": name}}') == 1
-    program.write_text(source.replace('"selector": {"matchLabels": {"app": name}}',
-                                      '"selector": {"matchLabels": {"app": name, "job-name": job_name}}'))
+    assert source.count('"selector": {"matchLabels": app_selector(name)}') == 1
+    program.write_text(source.replace('"selector": {"matchLabels": app_selector(name)}',
+                                      '"selector": {"matchLabels": {**app_selector(name), "job-name": job_name}}'))
     try:
         engine, offline, text = changes_both_ways(workspace, stack, base, e2e_tmp / "blast-selector")
     finally:
