@@ -95,14 +95,20 @@ def build(
                                    "port": settings.kv_conductor_config.http_server_port}
     # deploy.py finds these on the cluster's nodes; here the preview says what the engine nodes must carry.
     outputs["engine_node_labels"] = engine_node_selector(deploy.hardware_type, deploy.accelerator_type)
-    counts = {"prefill": deploy.p_instances_num, "decode": deploy.d_instances_num}
-    outputs[ENGINES_OUTPUT] = {side: [instance_name(side, index) for index in range(count)]
-                               for side, count in counts.items()}
+    outputs[ENGINES_OUTPUT] = engine_instances(settings)
     if not workloads.is_service_set:  # the operator rolls a service set's instances
         outputs[ROLLOUT_OUTPUT] = {
-            side: {"max_unavailable_instances": settings.rollout.wave_size(side, count)} for side, count in counts.items()
+            side: {"max_unavailable_instances": settings.rollout.wave_size(side, len(names))}
+            for side, names in outputs[ENGINES_OUTPUT].items()
         }
     return outputs
+
+
+def engine_instances(settings: ServiceSettings) -> dict[str, list[str]]:
+    """The engine instances of each side (the `engines` output)."""
+    deploy = settings.motor_deploy_config
+    counts = {"prefill": deploy.p_instances_num, "decode": deploy.d_instances_num}
+    return {side: [instance_name(side, index) for index in range(count)] for side, count in counts.items()}
 
 
 def build_service(

@@ -25,10 +25,9 @@ from typing import Any, Optional, TypedDict
 import pulumi
 
 from kvpool.errors import SettingsError, user_errors_as_run_errors
-from kvpool.internal.labels import instance_name
 from kvpool.internal.rollout import ENGINES_OUTPUT
 from kvpool.internal.units import integral_floats_to_ints
-from kvpool.program import build
+from kvpool.program import build, engine_instances
 from kvpool.settings.from_stack import read_stack_settings
 from kvpool.settings.loader import load_from_pulumi_config
 from kvpool.settings.service import ServiceSettings
@@ -84,11 +83,7 @@ class Service(pulumi.ComponentResource):
         super().__init__(TYPE, name, {}, opts)
         with user_errors_as_run_errors():
             settings = service_settings(args)
-            deploy = settings.motor_deploy_config
-            every_instance = {ENGINES_OUTPUT: {
-                side: [instance_name(side, index) for index in range(count)]
-                for side, count in (("prefill", deploy.p_instances_num), ("decode", deploy.d_instances_num))
-            }}
+            every_instance = {ENGINES_OUTPUT: engine_instances(settings)}
             outputs = build(settings, Path.cwd(), previous=every_instance, opts=pulumi.ResourceOptions(parent=self))
         self.namespace = pulumi.Output.from_input(outputs["namespace"])
         self.coordinator = pulumi.Output.from_input(outputs["coordinator"])

@@ -69,6 +69,10 @@ def project_name(project_dir: Path) -> str:
     """Pulumi.yaml's `name`."""
     project_file = find_project_file(project_dir)
     project, _ = _read_yaml_mapping(project_file)
+    return _name_of(project_file, project)
+
+
+def _name_of(project_file: Path, project: dict[str, Any]) -> str:
     name = project.get("name")
     if not isinstance(name, str) or not name:
         raise StackConfigError(f"{project_file}: 'name' (the project name) is required")
@@ -80,7 +84,7 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
     check_stack_name(stack)
     project_file = find_project_file(project_dir)
     project, _ = _read_yaml_mapping(project_file)
-    name = project_name(project_dir)
+    name = _name_of(project_file, project)
 
     declarations = _parse_declarations(project_file, name, project.get("config") or {})
     stack_file = _stack_file(project_file, project, stack)
