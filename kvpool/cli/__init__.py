@@ -1,10 +1,11 @@
 """Offline tooling of motor-kvpool: what `pulumi preview` shows, without the Pulumi CLI or a cluster.
 
-Command line (from the repository root)::
+Command line (in a project's folder, or with --project-dir)::
 
     python -m kvpool preview --stack dev
         # run __main__.py under the SDK's mocks with the merged config of stacks/Pulumi.dev.yaml,
-        # print the resource tree, run the policy pack in policies/ (as `pulumi preview --policy-pack`),
+        # print the resource tree, run the project's policies/ pack, else motor-kvpool's (as `pulumi preview
+        # --policy-pack`),
         # validate every manifest (Kubernetes 1.30, strict), write out/dev/
     python -m kvpool preview --stack dev --policy-config policy-config.json   # pulumi's --policy-pack-config
     python -m kvpool preview --stack dev --no-policy
@@ -24,11 +25,12 @@ violation (message on stderr), 2 internal error.
 
 From Python::
 
-    from kvpool.preview import preview
+    from kvpool.cli.preview import preview
     result = preview(Path("."), "dev", Path("out"))   # -> PreviewResult(run, validation, manifest_files, ...)
     result.run.resource("kubernetes:core/v1:Namespace", "demo").inputs
-    from kvpool.policy_host.runner import run_policy_pack
-    from kvpool.engine.stack_config import load_stack_config
+    from kvpool.cli.policy_host.runner import run_policy_pack
+    from kvpool.policies import PACK_DIR
+    from kvpool.cli.engine.stack_config import load_stack_config
     report = run_policy_pack(PACK_DIR, result.run, load_stack_config(Path("."), "dev"))
     report.violations, report.mandatory, report.policies   # -> Violation(policy_name, enforcement_level, ...)
 
