@@ -81,3 +81,33 @@ def test_an_imported_target_job_id_names_a_stack_of_this_project(project: Path, 
     assert done.returncode == 0, done.stderr
     config = yaml.safe_load((project / "Pulumi.service-c.yaml").read_text())["config"]
     assert config["motor-kvpool:kv_cache_store_config"]["target_stack"] == f"organization/{NAME}/service-a"
+
+
+def test_a_target_stack_naming_the_stack_itself_is_refused_and_another_projects_is_not_taken_for_it(
+    project: Path, tmp_path: Path
+) -> None:
+    stack_file = project / "Pulumi.service-b.yaml"
+    text = stack_file.read_text()
+    stack_file.write_text(text.replace(f"organization/{NAME}/service-a", f"organization/{NAME}/service-b"))
+    done = kvpool(project, "preview", "--stack", "service-b", "--out", str(tmp_path / "out"))
+    assert (done.returncode, done.stdout) == (1, "")
+    assert (f"  - kv_cache_store_config.target_stack 'organization/{NAME}/service-b' is this stack itself; remove "
+            "target_stack to own the store here, or name the stack that owns it") in done.stderr.splitlines()
+    # the same stack name in another project (motor-kvpool's own) is another stack: looked up, not refused as itself
+    stack_file.write_text(text.replace(f"organization/{NAME}/service-a", "organization/motor-kvpool/service-b"))
+    done = kvpool(project, "preview", "--stack", "service-b", "--out", str(tmp_path / "out"))
+    assert done.returncode == 1
+    assert "is this stack itself" not in done.stderr
+    assert "organization/motor-kvpool/service-b" in done.stderr
+
+
+def test_a_target_job_id_left_in_a_stack_file_is_replaced_by_a_stack_of_this_project(
+    project: Path, tmp_path: Path
+) -> None:
+    stack_file = project / "Pulumi.service-b.yaml"
+    stack_file.write_text(stack_file.read_text().replace(f"target_stack: organization/{NAME}/service-a",
+                                                         "target_job_id: service-a"))
+    done = kvpool(project, "preview", "--stack", "service-b", "--out", str(tmp_path / "out"))
+    assert done.returncode == 1
+    assert (f"write `target_stack: organization/{NAME}/service-a` (the stack of the service that owns the store)"
+            in done.stderr), done.stderr

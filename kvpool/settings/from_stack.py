@@ -77,9 +77,10 @@ def _kind(value: Any) -> str:
 
 
 def settings_from_config(
-    texts: Mapping[str, str], secret_keys: Collection[str], stack: str
+    texts: Mapping[str, str], secret_keys: Collection[str], stack: str, project: str = PROJECT
 ) -> ServiceSettings:
-    """The settings from a stack's config as the CLI hands it to a program: full keys -> text."""
+    """The settings from a stack's config as the CLI hands it to a program: full keys -> text; of stack `stack` of
+    project `project`."""
     values: dict[str, Any] = {}
     problems: list[str] = []
     secret_names: list[str] = []
@@ -112,7 +113,7 @@ def settings_from_config(
     source = f"stack {stack!r}"
     if problems:
         raise SettingsError(problems, source)
-    settings = load_from_pulumi_config(values, stack, source)
+    settings = load_from_pulumi_config(values, stack, source, project)
     shadowed = rules.check_secret_env_shadowing(secret_names, settings.env.model_dump(mode="json"))
     if shadowed:
         raise SettingsError([str(finding) for finding in shadowed], source)
@@ -124,4 +125,4 @@ def read_stack_settings() -> ServiceSettings:
     texts = sdk_internals.config_texts(_PREFIX)
     # Where the language host put the secret keys: the runtime's set (set_all_config) or the environment.
     secret_keys = sdk_internals.secret_config_keys(set(texts))
-    return settings_from_config(texts, secret_keys, pulumi.get_stack())
+    return settings_from_config(texts, secret_keys, pulumi.get_stack(), pulumi.get_project())

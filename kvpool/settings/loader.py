@@ -44,20 +44,20 @@ ALIASES = {"kv_cache_pool_config": "kv_cache_store_config", "env.motor_kv_cache_
 
 # Keys that used to exist, with the text of what to write instead (checked before "did you mean").
 MIGRATIONS = {
-    "kv_cache_store_config.target_job_id": lambda value: (
+    "kv_cache_store_config.target_job_id": lambda value, project: (
         f"target_job_id is replaced by target_stack, which fails loudly instead of silently creating a new "
-        f"store; write `target_stack: {LOCAL_ORGANIZATION}/{PROJECT}/{value}` (the stack of the service that owns the "
+        f"store; write `target_stack: {LOCAL_ORGANIZATION}/{project}/{value}` (the stack of the service that owns the "
         f"store), or run `python -m kvpool import` to convert the file"
     ),
-    "motor_scripts_dir": lambda value: (
+    "motor_scripts_dir": lambda value, project: (
         "motor_scripts_dir is replaced by motor_deployer_dir: motor-config needs deploy.py's whole file set "
         "(startup/, startup/roles/, probe/, prestop/); point motor_deployer_dir at Motor's examples/deployer folder"
     ),
-    "motor_deploy_config.env_path": lambda value: (
+    "motor_deploy_config.env_path": lambda value, project: (
         "env_path pointed deploy.py at env.json; remove it: env.json's sections now live under the `env` key"
     ),
     **{
-        f"env.{section}": lambda value, role=role: (
+        f"env.{section}": lambda value, project, role=role: (
             f"motor-kvpool deploys no {role}, so this section has no reader; remove it"
             + ("" if value else " (it is empty: nothing is lost)")
         )
@@ -67,11 +67,11 @@ MIGRATIONS = {
             ("motor_engine_encode_env", "encode engine"),
         )
     },
-    "motor_deploy_config.hybrid_instances_num": lambda value: (
+    "motor_deploy_config.hybrid_instances_num": lambda value, project: (
         "PD-hybrid (union) instances are not deployed by motor-kvpool, which deploys disaggregated prefill and "
         "decode; use p_instances_num and d_instances_num"
     ),
-    "motor_engine_union_config": lambda value: (
+    "motor_engine_union_config": lambda value, project: (
         "PD-hybrid (union) engines are not deployed by motor-kvpool; configure motor_engine_prefill_config and "
         "motor_engine_decode_config"
     ),
@@ -189,14 +189,14 @@ def _other_backends_with(key: str) -> list[str]:
     ]
 
 
-def _describe(error: Mapping[str, Any]) -> str:
+def _describe(error: Mapping[str, Any], project: str) -> str:
     loc = tuple(error["loc"])
     path = _format_loc(loc)
     kind = error["type"]
     if kind == "extra_forbidden":
         plain = ".".join(str(e) for e in loc if not isinstance(e, int) and e not in _UNION_TAGS)
         if plain in MIGRATIONS:
-            return f"{path}: {MIGRATIONS[plain](error.get('input'))}"
+            return f"{path}: {MIGRATIONS[plain](error.get('input'), project)}"
         key = str(loc[-1])
         known = _known_keys(loc)
         hint = ""
@@ -315,7 +315,7 @@ def _control_characters(raw: Mapping[str, Any]) -> list[str]:
     return sorted(problems)
 
 
-def _described(details: list[Mapping[str, Any]]) -> list[str]:
+def _described(details: list[Mapping[str, Any]], project: str) -> list[str]:
     """The model's refusals in words; a section written where a value goes is said once, not once per type the
     value may have."""
     refused_types: dict[str, list[tuple[Any, ...]]] = {}
@@ -327,7 +327,7 @@ def _described(details: list[Mapping[str, Any]]) -> list[str]:
     for d in details:
         path = _format_loc(tuple(d["loc"]))
         if path not in unions:
-            lines.append(_describe(d))
+            lines.append(_describe(d, project))
         elif refused_types[path][0] == tuple(d["loc"]):
             lines.append(f"{path}: {_section_where_a_value_goes(tuple(d['loc']), d['input'])}")
     return lines
@@ -358,14 +358,16 @@ _FIELD_VALUE_ERRORS = {"extra_forbidden", "literal_error", "union_tag_invalid", 
                        "greater_than", "greater_than_equal", "less_than", "less_than_equal", *_TYPE_MESSAGES}
 
 
-def _validate(raw: Mapping[str, Any], source: str, stack: str, problems: list[str] | None = None) -> ServiceSettings:
+def _validate(
+    raw: Mapping[str, Any], source: str, stack: str, project: str, problems: list[str] | None = None
+) -> ServiceSettings:
     """Every problem of the file in one report: the model's, then, with the fields the model refused left out,
     the pass-through sections' and the rules' (none about a field left out: it was already reported)."""
     data = {key: value for key, value in raw.items() if not (key in _EMPTY_MEANS_ABSENT and value == {})}
     if isinstance(data.get("env"), Mapping):
         data["env"] = dict(data["env"])
     problems = [*(problems or []), *_apply_aliases(data), *_control_characters(data)]
-    settings, left_out = _model(data, stack, problems)
+    settings, left_out = _model(data, stack, project, problems)
     if settings is None:  # a refusal no default can stand in for: what holds on the file as written is still checked
         problems += _unreported(check_passthrough_sections(data), problems)
         problems += _unreported([str(finding) for finding in rules.check_instance_shape(data)], problems)
@@ -388,22 +390,25 @@ def _validate(raw: Mapping[str, Any], source: str, stack: str, problems: list[st
     return settings
 
 
-def _model(data: dict[str, Any], stack: str, problems: list[str]) -> tuple[ServiceSettings | None, list[str]]:
+def _model(
+    data: dict[str, Any], stack: str, project: str, problems: list[str]
+) -> tuple[ServiceSettings | None, list[str]]:
     """The model of `data`; when it refuses fields' values, their problems join `problems` and the model is made
     again without those fields (the paths left out come back). None when that is not enough."""
+    context = {"stack": stack, "project": project}
     try:
-        return ServiceSettings.model_validate(data, context={"stack": stack}), []
+        return ServiceSettings.model_validate(data, context=context), []
     except ValidationError as error:
         details = error.errors()
     # A field already reported (a control character in it) is said once.
-    problems += _unreported(_one_line_per_field(_described(details)), problems)
+    problems += _unreported(_one_line_per_field(_described(details, project)), problems)
     if any(detail["type"] not in _FIELD_VALUE_ERRORS for detail in details):
         return None, []
     pruned = copy.deepcopy(data)
     for detail in details:
         _drop(pruned, detail["loc"])
     try:
-        return ServiceSettings.model_validate(pruned, context={"stack": stack}), [_format_loc(d["loc"]) for d in details]
+        return ServiceSettings.model_validate(pruned, context=context), [_format_loc(d["loc"]) for d in details]
     except ValidationError:
         return None, []
 
@@ -434,13 +439,16 @@ def _sections_with_key(key: str) -> list[str]:
             if any(key in model.model_fields for model in _unwrap(field.annotation))]
 
 
-def load_from_pulumi_config(values: Mapping[str, Any], stack: str, source: str | None = None) -> ServiceSettings:
-    """`values`: the stack's keys of the motor-kvpool namespace, without the prefix, as parsed objects."""
+def load_from_pulumi_config(
+    values: Mapping[str, Any], stack: str, source: str | None = None, project: str = PROJECT
+) -> ServiceSettings:
+    """`values`: the stack's keys of the motor-kvpool namespace, without the prefix, as parsed objects, of stack
+    `stack` of project `project` (whose other stacks target_stack names)."""
     unknown = [key for key in values if key not in PULUMI_CONFIG_KEYS and key not in ALIASES]
     problems = []
     for key in unknown:
         if key in MIGRATIONS:
-            problems.append(f"{PROJECT}:{key}: {MIGRATIONS[key](values[key])}")
+            problems.append(f"{PROJECT}:{key}: {MIGRATIONS[key](values[key], project)}")
             continue
         homes = _sections_with_key(key)
         close = difflib.get_close_matches(key, [*PULUMI_CONFIG_KEYS, *ALIASES], n=1, cutoff=0.6)
@@ -454,11 +462,12 @@ def load_from_pulumi_config(values: Mapping[str, Any], stack: str, source: str |
         problems.append(f"{PROJECT}:{key}: unknown configuration key{hint}")
     source = source or f"stack {stack!r}"
     known = {key: value for key, value in values.items() if key not in unknown}
-    return _validate(known, source, stack, problems)
+    return _validate(known, source, stack, project, problems)
 
 
 def load_from_motor_files(
-    user_config: Mapping[str, Any], env_config: Mapping[str, Any], stack: str, source: str = "user_config.json"
+    user_config: Mapping[str, Any], env_config: Mapping[str, Any], stack: str, source: str = "user_config.json",
+    project: str = PROJECT,
 ) -> ServiceSettings:
     """A deploy.py pair as motor-kvpool accepts it (convert older files first with `python -m kvpool import`)."""
     problems = []
@@ -470,4 +479,4 @@ def load_from_motor_files(
         raw["env"] = env
     if problems:
         raise SettingsError(problems, source)
-    return _validate(raw, source, stack)
+    return _validate(raw, source, stack, project)

@@ -261,8 +261,9 @@ class ServiceSettings(Closed):
                 )
             deploy.job_id = stack
         store = self.kv_cache_store_config
-        stack = (info.context or {}).get("stack")
-        if store is not None and store.target_stack and store.target_stack.split("/")[1:] == [PROJECT, stack]:
+        context = info.context or {}
+        itself = [context.get("project", PROJECT), context.get("stack")]
+        if store is not None and store.target_stack and store.target_stack.split("/")[1:] == itself:
             raise ValueError(
                 f"kv_cache_store_config.target_stack {store.target_stack!r} is this stack itself; remove target_stack "
                 "to own the store here, or name the stack that owns it"

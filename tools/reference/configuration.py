@@ -163,7 +163,7 @@ def _section_text(section: Section, links: dict[str, str]) -> str:
 
 def _renames() -> str:
     older = [(f"`{old}`", f"`{new}`") for old, new in ALIASES.items()]
-    refused = [(f"`{key}`", MIGRATIONS[key]("<value>")) for key in MIGRATIONS]
+    refused = [(f"`{key}`", MIGRATIONS[key]("<value>", "<project>")) for key in MIGRATIONS]
     return ("## Older and refused keys\n\nAccepted under an older name (both at once is an error):\n\n"
             + table(("older name", "current name"), older)
             + "\nRefused, with what to write instead (the loader's message):\n\n" + table(("key", "message"), refused))

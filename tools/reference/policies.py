@@ -7,6 +7,7 @@ from typing import Any
 
 from tools.reference.markdown import page, table
 
+
 def catalog() -> Any:
     return importlib.import_module("kvpool.policies.catalog")
 

@@ -23,7 +23,11 @@ from typing import Any
 from kvpool.cli.engine.mock_engine import STACK_REFERENCE_TYPE, RecordedResource
 from kvpool.cli.engine.stack_config import StackConfig, load_stack_config
 from kvpool.cli.engine.stack_references import read_outputs_file
-from kvpool.cli.fleet.offline import check_cluster_clashes, is_service_stack
+from kvpool.cli.fleet.offline import (
+    check_cluster_clashes,
+    is_service_stack,
+    stack_settings,
+)
 from kvpool.cli.policy_host.pack_config import load_policy_config_file
 from kvpool.cli.preview import (
     PROJECT_POLICY_PACK_DIR,
@@ -37,7 +41,6 @@ from kvpool.cli.preview import (
 from kvpool.cli.views import sizing
 from kvpool.cli.views.manifests import DEFAULT_KUBERNETES_VERSION
 from kvpool.internal.local_backend import LOCAL_ORGANIZATION
-from kvpool.settings.from_stack import settings_from_config
 
 
 def resource_tree(resources: list[RecordedResource]) -> list[str]:
@@ -149,7 +152,7 @@ def sizing_lines(config: StackConfig) -> list[str]:
     """The stack's KV pool sizing; none for a program that is not a motor-kvpool service."""
     if not is_service_stack(config):
         return []
-    settings = settings_from_config(config.values, set(config.secret_keys), config.stack)
+    settings = stack_settings(config)
     return ["", "KV pool sizing (docs/sizing.md):", *sizing.table([sizing.row(config.stack, settings)])]
 
 

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from kvpool.cli.engine.stack_config import load_stack_config
+from kvpool.cli.fleet.offline import stack_settings
 from kvpool.errors import KvpoolError
 from kvpool.policies import rules
-from kvpool.settings.from_stack import SECRET_ENV_KEY, settings_from_config
+from kvpool.settings.from_stack import SECRET_ENV_KEY
 from kvpool.settings.service import PROJECT, ServiceSettings
 from kvpool.settings.store import DEPLOYMENT_ONLY_STORE_KEYS
 
@@ -97,7 +98,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     config = load_stack_config(args.project_dir, args.stack)
-    settings = settings_from_config(config.values, set(config.secret_keys), args.stack)
+    settings = stack_settings(config)
     document = effective_settings(settings, _secret_env_names(config.values.get(f"{PROJECT}:{SECRET_ENV_KEY}")))
     if args.section is not None:
         document = section_of(document, args.section)

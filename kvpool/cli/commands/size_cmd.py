@@ -12,9 +12,9 @@ import argparse
 from pathlib import Path
 
 from kvpool.cli.engine.stack_config import load_stack_config
+from kvpool.cli.fleet.offline import stack_settings
 from kvpool.cli.views import sizing
 from kvpool.cli.views.size_plan import plan, stack_lines
-from kvpool.settings.from_stack import settings_from_config
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = load_stack_config(args.project_dir, args.stack)
-    settings = settings_from_config(config.values, set(config.secret_keys), config.stack)
+    settings = stack_settings(config)
     result = plan(settings.pool_sizing(), args.lifetime, args.tokens)
     print(f"Smallest pool of {args.stack} (set by {result.decided_by}):")
     print("\n".join(sizing.table([sizing.row(args.stack, settings, result.pool)])))

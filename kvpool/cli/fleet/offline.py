@@ -63,7 +63,7 @@ def offline_facts(project_dir: Path, previews: Path | None = None, only: Sequenc
     facts = []
     for config in configs:
         own, objects, unrendered = found[reference(config)]
-        settings = settings_from_config(config.values, set(config.secret_keys), config.stack)
+        settings = stack_settings(config)
         facts.append(StackFacts(reference(config), settings, own if config in owners else None, objects, unrendered))
     return sorted(facts, key=lambda f: f.reference)
 
@@ -148,12 +148,18 @@ def is_service_stack(config: StackConfig) -> bool:
     return any(key.startswith(f"{PROJECT}:") for key in config.values)
 
 
+def stack_settings(config: StackConfig) -> ServiceSettings:
+    """The service settings of a stack file, read as its program reads them (its project's name included: the one
+    target_stack names)."""
+    return settings_from_config(config.values, set(config.secret_keys), config.stack, config.project)
+
+
 def check_cluster_clashes(project_dir: Path, config: StackConfig) -> None:
     """Refuse `config`'s stack when it asks its cluster for a NodePort or a namespace that another stack file of the
     project deploying to the same cluster asks for."""
     if not is_service_stack(config):
         return
-    settings = settings_from_config(config.values, set(config.secret_keys), config.stack)
+    settings = stack_settings(config)
     found = clashes_with_stack_files(project_dir, reference(config), settings)
     if found:
         others = sorted({_stack(clash.first) for clash in found})
@@ -176,7 +182,7 @@ def clashes_with_stack_files(project_dir: Path, own: str, settings: ServiceSetti
         if reference(other) == own:
             continue
         try:
-            other_settings = settings_from_config(other.values, set(other.secret_keys), name)
+            other_settings = stack_settings(other)
         except KvpoolError as error:
             raise ClusterClashError(
                 f"stack {_stack(own)} is checked against every stack file of the project for what their cluster "

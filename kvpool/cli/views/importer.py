@@ -273,9 +273,9 @@ def _convert_env(env: dict[str, Any], notes: list[str]) -> None:
             notes.append(f"env {section} dropped: it was empty and motor-kvpool deploys no reader for it")
 
 
-def validate(conversion: Conversion, stack: str, source: str) -> ServiceSettings:
+def validate(conversion: Conversion, stack: str, source: str, project: str) -> ServiceSettings:
     try:
-        return load_from_motor_files(conversion.user_config, conversion.env, stack, source)
+        return load_from_motor_files(conversion.user_config, conversion.env, stack, source, project)
     except SettingsError as error:
         placeholders = [p.split(":")[0] for p in error.problems if p.startswith(_PLACEHOLDER_FIELDS)]
         hints = []
@@ -321,9 +321,9 @@ def import_pair(
     project = project_of(stacks_dir)
     name = project_name(project) if project is not None else PROJECT
     conversion = convert(read_json(user_config_path), read_json(env_path), overrides, name)
-    settings = validate(conversion, stack, str(user_config_path))
+    settings = validate(conversion, stack, str(user_config_path), name)
     if project is not None and _pick_free_values(conversion, settings, stack, project, name):
-        validate(conversion, stack, str(user_config_path))
+        validate(conversion, stack, str(user_config_path), name)
     target = stacks_dir / f"Pulumi.{stack}.yaml"
     if target.exists() and not force:
         raise ConversionError(f"{target} exists; pass --force to overwrite it")
