@@ -101,13 +101,18 @@ def test_a_target_stack_naming_the_stack_itself_is_refused_and_another_projects_
     assert "organization/motor-kvpool/service-b" in done.stderr
 
 
-def test_a_target_job_id_left_in_a_stack_file_is_replaced_by_a_stack_of_this_project(
-    project: Path, tmp_path: Path
+@pytest.mark.parametrize(("written", "advice"), [
+    ("target_job_id: service-a",
+     f"write `target_stack: organization/{NAME}/service-a` (the stack of the service that owns the store)"),
+    ("target_stack: service-a",
+     f"write organization/{NAME}/service-a for this project's stack service-a on the local backend (or "
+     f"<organization>/{NAME}/service-a on Pulumi Cloud)"),
+])
+def test_a_store_named_by_its_short_name_is_advised_as_a_stack_of_this_project(
+    project: Path, tmp_path: Path, written: str, advice: str
 ) -> None:
     stack_file = project / "Pulumi.service-b.yaml"
-    stack_file.write_text(stack_file.read_text().replace(f"target_stack: organization/{NAME}/service-a",
-                                                         "target_job_id: service-a"))
+    stack_file.write_text(stack_file.read_text().replace(f"target_stack: organization/{NAME}/service-a", written))
     done = kvpool(project, "preview", "--stack", "service-b", "--out", str(tmp_path / "out"))
     assert done.returncode == 1
-    assert (f"write `target_stack: organization/{NAME}/service-a` (the stack of the service that owns the store)"
-            in done.stderr), done.stderr
+    assert advice in done.stderr, done.stderr

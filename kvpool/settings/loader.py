@@ -218,7 +218,7 @@ def _describe(error: Mapping[str, Any], project: str) -> str:
         return f"{path}: {error.get('input')!r} is not allowed; write one of {error['ctx']['expected']}"
     message = error["msg"].removeprefix("Value error, ")
     if kind == "string_pattern_mismatch":
-        message = _pattern_message(path, error.get("input"))
+        message = _pattern_message(path, error.get("input"), project)
     if kind in _TYPE_MESSAGES:
         message = _TYPE_MESSAGES[kind](error.get("input"), loc)
     # A section's validator names the key it is about first (`port: ...`): that key belongs to the path.
@@ -249,7 +249,7 @@ _TYPE_MESSAGES = {
 _DOTTED_KEY = re.compile(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$")
 
 
-def _pattern_message(path: str, value: Any) -> str:
+def _pattern_message(path: str, value: Any, project: str) -> str:
     if isinstance(value, str) and _PATH_BREAKER.search(value):
         return f"{value!a} holds a tab, line break or other control character; a path is one line: remove it"
     if path.endswith(("image_name", "image")):
@@ -264,8 +264,8 @@ def _pattern_message(path: str, value: Any) -> str:
     if path.endswith("target_stack"):
         if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", value):  # a stack's short name
             return (f"{value!r} is a stack's short name; a stack reference names its organization and project: "
-                    f"write {LOCAL_ORGANIZATION}/{PROJECT}/{value} for this project's stack {value} on the local "
-                    f"backend (or <organization>/{PROJECT}/{value} on Pulumi Cloud)")
+                    f"write {LOCAL_ORGANIZATION}/{project}/{value} for this project's stack {value} on the local "
+                    f"backend (or <organization>/{project}/{value} on Pulumi Cloud)")
         return f"{value!r} is not a stack reference; write <organization>/<project>/<stack>"
     if isinstance(value, str) and path.endswith(("_path", ".path")) and not value.startswith("/"):
         return f"{value!r} is not an absolute path; write one starting with /"
