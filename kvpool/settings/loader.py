@@ -19,7 +19,7 @@ from typing import Annotated, Any, Mapping, Union
 from pydantic import BaseModel, ValidationError
 
 from kvpool.errors import SettingsError
-from kvpool.internal.local_backend import LOCAL_ORGANIZATION
+from kvpool.internal.local_backend import local_stack_reference
 from kvpool.policies import rules
 from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
 from kvpool.settings.passthrough import check_passthrough_sections
@@ -46,7 +46,7 @@ ALIASES = {"kv_cache_pool_config": "kv_cache_store_config", "env.motor_kv_cache_
 MIGRATIONS = {
     "kv_cache_store_config.target_job_id": lambda value, project: (
         f"target_job_id is replaced by target_stack, which fails loudly instead of silently creating a new "
-        f"store; write `target_stack: {LOCAL_ORGANIZATION}/{project}/{value}` (the stack of the service that owns the "
+        f"store; write `target_stack: {local_stack_reference(project, value)}` (the stack of the service that owns the "
         f"store), or run `python -m kvpool import` to convert the file"
     ),
     "motor_scripts_dir": lambda value, project: (
@@ -264,7 +264,7 @@ def _pattern_message(path: str, value: Any, project: str) -> str:
     if path.endswith("target_stack"):
         if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", value):  # a stack's short name
             return (f"{value!r} is a stack's short name; a stack reference names its organization and project: "
-                    f"write {LOCAL_ORGANIZATION}/{project}/{value} for this project's stack {value} on the local "
+                    f"write {local_stack_reference(project, value)} for this project's stack {value} on the local "
                     f"backend (or <organization>/{project}/{value} on Pulumi Cloud)")
         return f"{value!r} is not a stack reference; write <organization>/<project>/<stack>"
     if isinstance(value, str) and path.endswith(("_path", ".path")) and not value.startswith("/"):

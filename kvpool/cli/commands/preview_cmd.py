@@ -40,7 +40,7 @@ from kvpool.cli.preview import (
 )
 from kvpool.cli.views import sizing
 from kvpool.cli.views.manifests import DEFAULT_KUBERNETES_VERSION
-from kvpool.internal.local_backend import LOCAL_ORGANIZATION
+from kvpool.internal.local_backend import local_stack_reference
 
 
 def resource_tree(resources: list[RecordedResource]) -> list[str]:
@@ -71,7 +71,7 @@ def summary(result: PreviewResult) -> list[str]:
         f"(strict), {len(validation.not_schema_checked)} not schema-checked"
     )
     lines += [f"    {line}" for line in validation.not_schema_checked]
-    own = f"{LOCAL_ORGANIZATION}/{run.project}/{run.stack}"
+    own = local_stack_reference(run.project, run.stack)
     for reference in sorted(resource.resource_id for resource in run.resources if resource.type == STACK_REFERENCE_TYPE):
         source = ("this stack's last outputs: which engine instances run and roll in waves; none unless "
                   "--stack-outputs gives them" if reference == own else "its outputs read from its own preview or "

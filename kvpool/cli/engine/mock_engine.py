@@ -32,7 +32,7 @@ from kvpool.cli.engine.provider_naming import named_metadata
 from kvpool.cli.engine.stack_config import StackConfig
 from kvpool.errors import KvpoolError
 from kvpool.internal import sdk_internals
-from kvpool.internal.local_backend import LOCAL_ORGANIZATION
+from kvpool.internal.local_backend import LOCAL_ORGANIZATION, local_stack_reference
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 STACK_REFERENCE_TYPE = "pulumi:pulumi:StackReference"
@@ -117,7 +117,7 @@ def run_program(
     if not (project_dir / "__main__.py").is_file():
         raise ProgramError(f"no __main__.py in {project_dir}: the program to run")
     log_messages: list[str] = []
-    own = f"{LOCAL_ORGANIZATION}/{config.project}/{config.stack}"
+    own = local_stack_reference(config.project, config.stack)
     monitor = _RecordingMonitor(_OfflineMocks(dict(stack_references or {}), own), on_registered)
     loop = _fresh_event_loop()
     # A user-facing failure keeps its message, not its traceback: the traceback's frames hold the failed

@@ -19,7 +19,7 @@ from kvpool.cli.engine.mock_engine import run_program
 from kvpool.cli.engine.stack_config import StackConfig, load_stack_config
 from kvpool.errors import KvpoolError
 from kvpool.internal.input_files import load_json
-from kvpool.internal.local_backend import LOCAL_ORGANIZATION
+from kvpool.internal.local_backend import LOCAL_ORGANIZATION, local_stack_reference
 from kvpool.settings.service import PROJECT
 
 # The store section under both names Pulumi.yaml declares (each defaults to "{}", so both are always present).
@@ -60,7 +60,7 @@ def resolve(
     """Outputs of every stack `config`'s program references, previewing local ones recursively."""
     given = dict(given or {})
     resolved: dict[str, dict[str, Any]] = {}
-    own = f"{LOCAL_ORGANIZATION}/{config.project}/{config.stack}"
+    own = local_stack_reference(config.project, config.stack)
     if own in given:
         resolved[own] = given[own]
     for target in referenced_stacks(config):

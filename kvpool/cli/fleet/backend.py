@@ -23,7 +23,7 @@ from kvpool.cli.engine.property_values import SECRET_SIGNATURE, SIGNATURE_KEY
 from kvpool.cli.fleet.model import StackFacts
 from kvpool.cli.views.manifests import is_object
 from kvpool.errors import KvpoolError
-from kvpool.internal.local_backend import LOCAL_ORGANIZATION
+from kvpool.internal.local_backend import local_stack_reference
 from kvpool.settings.from_stack import settings_from_config
 
 T = TypeVar("T")
@@ -57,7 +57,7 @@ def _workspace(project_dir: Path) -> automation.LocalWorkspace:
 def stack_reference(summary: automation.StackSummary, project: str) -> str:
     if summary.url:  # Pulumi Cloud names its stacks' pages .../<org>/<project>/<stack>
         return "/".join(urlparse(summary.url).path.strip("/").split("/")[-3:])
-    return f"{LOCAL_ORGANIZATION}/{project}/{summary.name}"  # a file backend's stacks have this one organization
+    return local_stack_reference(project, summary.name)  # a file backend's stacks have this one organization
 
 
 def backend_facts(project_dir: Path, only: Sequence[str] = ()) -> list[StackFacts]:

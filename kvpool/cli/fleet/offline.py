@@ -31,7 +31,7 @@ from kvpool.cli.fleet.model import StackFacts
 from kvpool.cli.views.manifests import kubernetes_objects
 from kvpool.errors import KvpoolError
 from kvpool.internal.input_files import load_json, load_yaml
-from kvpool.internal.local_backend import LOCAL_ORGANIZATION
+from kvpool.internal.local_backend import local_stack_reference
 from kvpool.settings.from_stack import settings_from_config
 from kvpool.settings.service import PROJECT, ServiceSettings
 
@@ -41,7 +41,7 @@ class MissingPreviewError(KvpoolError):
 
 
 def reference(config: StackConfig) -> str:
-    return f"{LOCAL_ORGANIZATION}/{config.project}/{config.stack}"
+    return local_stack_reference(config.project, config.stack)
 
 
 def offline_facts(project_dir: Path, previews: Path | None = None, only: Sequence[str] = (),

@@ -19,7 +19,7 @@ from kvpool.cli.engine.stack_yaml import dump_for_the_cli, json_problems
 from kvpool.cli.fleet.offline import clashes_with_stack_files
 from kvpool.errors import KvpoolError, SettingsError
 from kvpool.internal.input_files import check_stack_name, load_json
-from kvpool.internal.local_backend import LOCAL_ORGANIZATION
+from kvpool.internal.local_backend import local_stack_reference
 from kvpool.policies import rules
 from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
 from kvpool.settings.loader import PULUMI_CONFIG_KEYS, load_from_motor_files
@@ -204,7 +204,7 @@ def _convert_store(user: dict[str, Any], notes: list[str], project: str) -> None
     if target == own:
         notes.append(f"kv_cache_store_config.target_job_id {target!r} is this service itself: dropped (deploy.py ignores it)")
         return
-    store["target_stack"] = f"{LOCAL_ORGANIZATION}/{project}/{target}"
+    store["target_stack"] = local_stack_reference(project, target)
     notes.append(
         f"kv_cache_store_config.target_job_id {target!r} became target_stack {store['target_stack']!r}, assuming the "
         f"service that owns the store is the stack named after its job_id; edit it if that stack has another name "
@@ -356,7 +356,7 @@ def _pick_free_values(conversion: Conversion, settings: ServiceSettings, stack: 
     """Motor's examples all carry deploy.py's job_id mindie-motor (and a deploy.py user's files its NodePorts): where
     the imported values clash with a stack already in the project's cluster, write the free value the clash names
     instead, and say so. True when a value changed."""
-    found = clashes_with_stack_files(project, f"{LOCAL_ORGANIZATION}/{name}/{stack}", settings)
+    found = clashes_with_stack_files(project, local_stack_reference(name, stack), settings)
     deploy = conversion.user_config.setdefault("motor_deploy_config", {})
     for clash in found:  # from stack settings, a clash is a NodePort's or the namespace's: motor_deploy_config's
         deploy[clash.field.removeprefix("motor_deploy_config.")] = clash.free
