@@ -27,8 +27,8 @@ def test_each_reference_page_is_linked_from_its_section_and_not_restated() -> No
 
 def test_two_commands_says_what_make_test_needs_up_front():
     text = " ".join(section("Two commands").split("### ")[0].split())
-    assert "make test # the whole test suite: needs root, Go 1.26 and, once, a ~35-minute build (below)" in text
-    for needed in ("**root**", "**Go 1.26**", "about 35 minutes once on 2 cores", "**`MOTOR_CHECKOUT`**: the path of "
+    assert "make test # the whole test suite: needs root, Go 1.26 and, once, a ~30-minute build (below)" in text
+    for needed in ("**root**", "**Go 1.26**", "27 minutes once on 2 idle cores with empty Go caches", "**`MOTOR_CHECKOUT`**: the path of "
                    "your checkout of Motor", '`venv/bin/python -m pytest -m "not live"` runs without root'):
         assert needed in text, needed
 
