@@ -39,3 +39,25 @@ def test_files_loader_names_its_source():
     with pytest.raises(SettingsError) as caught:
         load_from_motor_files(user_config, env, "svc", source="conf/user_config.json")
     assert str(caught.value) == "conf/user_config.json: 1 problem\n  - motor_deploy_config.hardware_type: required; add it"
+
+
+# Seed 001's kv_cache_pool_config block, as pyMotor's users write it: no backend, Mooncake's keys.
+SEED_001_POOL = {
+    "metadata_server": "P2PHANDSHAKE", "protocol": "ascend", "device_name": "", "global_segment_size": "1GB",
+    "eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1,
+}
+
+
+def test_a_stack_file_reads_seed_001s_kv_cache_pool_config_as_a_mooncake_pool():
+    service = mooncake_pool()
+    del service["kv_cache_store_config"]
+    service["kv_cache_pool_config"] = dict(SEED_001_POOL)
+    store = load_from_pulumi_config(service, "svc").user_config()["kv_cache_store_config"]
+    assert {key: store[key] for key in ("backend", *SEED_001_POOL)} == {"backend": "mooncake", **SEED_001_POOL}
+
+
+def test_a_kv_cache_pool_config_naming_its_backend_keeps_it():
+    service = memcache_pool()
+    service["kv_cache_pool_config"] = service.pop("kv_cache_store_config", None) or {"backend": "memcache"}
+    store = load_from_pulumi_config(service, "svc").user_config()["kv_cache_store_config"]
+    assert store["backend"] == "memcache"

@@ -28,6 +28,7 @@ from kvpool.settings.store import (
     MemcacheStoreConfig,
     MooncakeStoreConfig,
     YuanrongStoreConfig,
+    pool_config_as_store_config,
 )
 
 USER_CONFIG_SECTIONS = (
@@ -41,6 +42,9 @@ PULUMI_CONFIG_KEYS = (
 
 # Older names accepted in place of the current ones (seed 001 and env.json of the kv_cache_pool generation).
 ALIASES = {"kv_cache_pool_config": "kv_cache_store_config", "env.motor_kv_cache_pool_env": "env.motor_kv_cache_store_env"}
+
+# How an older name's value reads as the current one's, where the two differ beyond the name.
+_OLDER_READINGS = {"kv_cache_pool_config": pool_config_as_store_config}
 
 # Keys that used to exist, with the text of what to write instead (checked before "did you mean").
 MIGRATIONS = {
@@ -99,7 +103,7 @@ def _apply_aliases(raw: dict[str, Any]) -> list[str]:
         if new_key in holder:
             problems.append(f"{old} and {new} are both set: {old} is the older name of {new}; keep only {new}")
         else:
-            holder[new_key] = value
+            holder[new_key] = _OLDER_READINGS.get(old, lambda kept: kept)(value)
     return problems
 
 
@@ -221,6 +225,9 @@ def _describe(error: Mapping[str, Any], project: str) -> str:
         message = _pattern_message(path, error.get("input"), project)
     if kind in _TYPE_MESSAGES:
         message = _TYPE_MESSAGES[kind](error.get("input"), loc)
+    if kind in _BOUND_MESSAGES:
+        bound_key, text = _BOUND_MESSAGES[kind]
+        message = f"{_written(error.get('input'))} " + text.format(bound=error["ctx"][bound_key])
     # A section's validator names the key it is about first (`port: ...`): that key belongs to the path.
     field, separator, rest = message.partition(": ")
     if path and separator and _DOTTED_KEY.fullmatch(field) and not field[0].isupper():
@@ -245,6 +252,13 @@ _TYPE_MESSAGES = {
         + (" (`pulumi config set --path` needs `--type float`)" if isinstance(value, str) else "")
     ),
     "bool_type": lambda value, loc: f"{_written(value)} is not a boolean; write true or false",
+}
+# A number out of its field's range: the value as written, the bound, and what to write.
+_BOUND_MESSAGES = {
+    "greater_than_equal": ("ge", "is below {bound}, the least this field takes; write {bound} or more"),
+    "greater_than": ("gt", "must be above {bound}; write a number greater than {bound}"),
+    "less_than_equal": ("le", "is above {bound}, the most this field takes; write {bound} or less"),
+    "less_than": ("lt", "must be below {bound}; write a number less than {bound}"),
 }
 _DOTTED_KEY = re.compile(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$")
 

@@ -257,6 +257,20 @@ def _default_backend(store: Any) -> Any:
     return store
 
 
+# The keys only a Mooncake pool has: kv_cache_pool_config, the block of deploy.py's Mooncake-only generation (seed
+# 001), names no backend, and these keys say which backend it describes.
+MOONCAKE_ONLY_KEYS = frozenset(MooncakeStoreConfig.model_fields).difference(
+    MemcacheStoreConfig.model_fields, YuanrongStoreConfig.model_fields)
+
+
+def pool_config_as_store_config(pool: Any) -> Any:
+    """kv_cache_pool_config read as kv_cache_store_config: without a backend but with Mooncake's keys it is a
+    Mooncake pool (seed 001's block), not the current default memcache, which would refuse every key it has."""
+    if isinstance(pool, Mapping) and "backend" not in pool and MOONCAKE_ONLY_KEYS.intersection(pool):
+        return {"backend": "mooncake", **pool}
+    return pool
+
+
 StoreConfig = Annotated[
     Union[MooncakeStoreConfig, MemcacheStoreConfig, YuanrongStoreConfig],
     Field(discriminator="backend"),
