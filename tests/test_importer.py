@@ -19,7 +19,6 @@ from kvpool.cli.views.importer import (
     stack_file_text,
 )
 from kvpool.errors import SettingsError
-from kvpool.policies import rules
 from kvpool.settings.loader import load_from_motor_files, load_from_pulumi_config
 from tests.program_runs import PROJECT_DIR
 from tests.service_configs import (
@@ -281,26 +280,27 @@ def test_hybrid_connector_declares_hybrid_attention():
     assert "hybrid_attention" not in settings.user_config()["motor_engine_prefill_config"]  # not Motor's key
 
 
-def test_legacy_pool_without_eviction_gets_the_masters_defaults_and_the_advisory_flags_them():
+def test_a_legacy_pool_without_eviction_is_refused_naming_both_ratios_and_the_values_to_write(tmp_path):
+    """Every deploy.py generation refuses a Mooncake pool without eviction ratios (lib/generator/kv_cache_store.py:
+    53-62), so import writes none of its own: it names both fields and the --set that fills them."""
     service = mooncake_pool()
     store = service.pop("kv_cache_store_config")
     del store["backend"], store["eviction_high_watermark_ratio"], store["eviction_ratio"]
     store["metadata_server"] = "P2PHANDSHAKE"
     service["kv_cache_pool_config"] = store
-    conversion = convert(*as_motor_files(service))
-    imported = conversion.user_config["kv_cache_store_config"]
-    assert (imported["eviction_high_watermark_ratio"], imported["eviction_ratio"]) == (0.9, 0.05)
-    assert conversion.notes[4] == (
-        "kv_cache_store_config: eviction_high_watermark_ratio 0.9, eviction_ratio 0.05 written: the file sets none, "
-        "and these are mooncake_master's own defaults, which that generation of deploy.py ran with; once engines use "
-        "the pool (AscendStoreConnector), the preview's advisory says what to change"
-    )
-    settings = load_from_motor_files(conversion.user_config, conversion.env, "svc")
-    user_config = settings.user_config()
-    transfers = {side: user_config[f"motor_engine_{side}_config"]["engine_config"]["kv_transfer_config"]
-                 for side in ("prefill", "decode")}
-    [advice] = rules.check_mooncake_eviction_headroom(user_config["kv_cache_store_config"], transfers)
-    assert str(advice).startswith("kv_cache_store_config.eviction_high_watermark_ratio: 0.9/0.05 (watermark/eviction")
+    user_path, env_path = write_pair(tmp_path, service)
+    with pytest.raises(SettingsError) as caught:
+        import_pair(user_path, env_path, "svc", tmp_path / "stacks")
+    assert caught.value.problems == [
+        "kv_cache_store_config.eviction_high_watermark_ratio: is required for backend 'mooncake' (the pool usage at "
+        "which mooncake_master starts evicting); set a value in (0, 1], e.g. 0.6 (the seed suggests 0.9, which let "
+        "only 40-54% of a fast writer's puts through on the real master: bench/results/eviction.md).",
+        "kv_cache_store_config.eviction_ratio: is required for backend 'mooncake' (the fraction of the pool freed per "
+        "eviction); set a value in [0, 1], e.g. 0.4 (the seed suggests 0.1).",
+        "fix them while importing: --set kv_cache_store_config.eviction_high_watermark_ratio=0.6 "
+        "--set kv_cache_store_config.eviction_ratio=0.4",
+    ]
+    assert not (tmp_path / "stacks" / "Pulumi.svc.yaml").exists()
 
 
 def test_a_current_store_without_eviction_is_still_refused(tmp_path):

@@ -24,17 +24,13 @@ from kvpool.policies import rules
 from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
 from kvpool.settings.loader import PULUMI_CONFIG_KEYS, load_from_motor_files
 from kvpool.settings.service import PROJECT, USER_CONFIG_VERSION, ServiceSettings
-from kvpool.settings.store import MooncakeStoreConfig
+from kvpool.settings.store import pool_config_as_store_config
 
 # deploy.py of the kv_cache_pool generation drove only Mooncake (Ascend/MindIE-PyMotor master).
-_MOONCAKE_ONLY_KEYS = set(MooncakeStoreConfig.model_fields) - {"backend", "port", "target_stack"}
 _ROLES_NOT_DEPLOYED = ("motor_mf_store_env", "motor_engine_union_env", "motor_engine_encode_env")
 _PLACEHOLDER_FIELDS = ("motor_deploy_config.image_name", "motor_deploy_config.weight_mount_path")
 # The older SchedulerConfig.deploy_mode values (DeployMode, Ascend/MindIE-PyMotor 7d15c04) of a disaggregated service.
 _DISAGGREGATED_SCHEDULER_MODES = ("pd_separate", "cdp_separate", "cpcd_separate", "pd_dual_dispatch")
-# mooncake_master's flag defaults (--eviction_high_watermark_ratio, --eviction_ratio; reference/research/
-# motor-deployer.md section 3, kvcache-ai/Mooncake 3b5a594).
-MOONCAKE_MASTER_EVICTION_DEFAULTS = {"eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.05}
 
 
 class ConversionError(KvpoolError):
@@ -177,17 +173,14 @@ def _convert_deploy(deploy: dict[str, Any], notes: list[str]) -> None:
 
 def _convert_store(user: dict[str, Any], notes: list[str], project: str) -> None:
     if "kv_cache_pool_config" in user and "kv_cache_store_config" not in user:
-        store = user.pop("kv_cache_pool_config")
-        user["kv_cache_store_config"] = store
+        pool = user.pop("kv_cache_pool_config")
+        store = user["kv_cache_store_config"] = pool_config_as_store_config(pool)
         notes.append("kv_cache_pool_config renamed to kv_cache_store_config (its current name)")
-        if isinstance(store, dict) and "backend" not in store and set(store) & _MOONCAKE_ONLY_KEYS:
-            store["backend"] = "mooncake"
+        if store is not pool:
             notes.append(
                 "kv_cache_store_config.backend set to mooncake: kv_cache_pool_config comes from the Mooncake-only "
                 "generation of deploy.py, and its keys are Mooncake's"
             )
-        if isinstance(store, dict) and store.get("backend") == "mooncake":
-            _write_master_eviction_defaults(store, notes)
     store = user.get("kv_cache_store_config")
     if isinstance(store, dict) and "alloc_in_same_node" in store and "prefer_alloc_in_same_node" not in store:
         # The name of Motor's older deployment guide; vllm-ascend's mooncake.json reads prefer_alloc_in_same_node.
@@ -224,21 +217,6 @@ def _drop_scheduler_deploy_mode(user: dict[str, Any], notes: list[str]) -> None:
     notes.append(
         f"motor_coordinator_config.scheduler_config.deploy_mode ({mode}) dropped: Motor's SchedulerConfig no longer "
         f"has it (Motor ignores it); prefill and decode are deployed apart as motor_deploy_config.deploy_mode says"
-    )
-
-
-def _write_master_eviction_defaults(store: dict[str, Any], notes: list[str]) -> None:
-    """That generation's files set no eviction ratios, so mooncake_master ran with its own flag defaults; written
-    out, the preview's advisory (kvpool-configure-sustainable-mooncake-eviction) says what to change."""
-    missing = {key: value for key, value in MOONCAKE_MASTER_EVICTION_DEFAULTS.items() if key not in store}
-    if not missing:
-        return
-    store.update(missing)
-    written = ", ".join(f"{key} {value}" for key, value in missing.items())
-    notes.append(
-        f"kv_cache_store_config: {written} written: the file sets none, and these are mooncake_master's own defaults, "
-        f"which that generation of deploy.py ran with; once engines use the pool (AscendStoreConnector), the preview's "
-        f"advisory says what to change"
     )
 
 
