@@ -386,7 +386,7 @@ def test_block_size_spelled_as_the_coordinator_does_not_read_it():
 
 
 @pytest.mark.parametrize(("change", "problem"), [
-    ({"http_server_port": 80}, "kv_conductor_config.http_server_port: Input should be greater than or equal to 1024"),
+    ({"http_server_port": 80}, "kv_conductor_config.http_server_port: 80 is below 1024, the least this field takes; write 1024 or more"),
     ({"http_server_port": "13333"}, "kv_conductor_config.http_server_port: \"13333\" is not a whole number; write a "
                                     "whole number without quotes, e.g. 13333"),
     ({"kvevent_instance": {"mooncake_master": {"type": "Memcache"}}},

@@ -214,8 +214,25 @@ def test_error_text_names_the_source_and_count():
     with pytest.raises(SettingsError) as caught:
         load_from_pulumi_config(service, "svc")
     assert str(caught.value) == (
-        "stack 'svc': 1 problem\n  - motor_deploy_config.p_pod_npu_num: Input should be less than or equal to 16"
+        "stack 'svc': 1 problem\n  - motor_deploy_config.p_pod_npu_num: 32 is above 16, the most this field takes; "
+        "write 16 or less"
     )
+
+
+def test_kv_parallel_size_is_at_least_one_on_every_connector():
+    """Seed 000 FAQ 2 tunes kv_parallel_size upward; vLLM counts parallel transfers from 1."""
+    service = mooncake_pool()
+    service["motor_engine_prefill_config"]["engine_config"]["kv_transfer_config"]["kv_parallel_size"] = -3
+    decode = service["motor_engine_decode_config"]["engine_config"]["kv_transfer_config"]
+    decode["kv_connector_extra_config"]["connectors"][0]["kv_parallel_size"] = 0
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(service, "svc")
+    assert caught.value.problems == [
+        "motor_engine_prefill_config.engine_config.kv_transfer_config.kv_parallel_size: -3 is below 1, the least this "
+        "field takes; write 1 or more",
+        "motor_engine_decode_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[0]."
+        "kv_parallel_size: 0 is below 1, the least this field takes; write 1 or more",
+    ]
 
 
 def test_target_stack_that_is_this_stack_is_refused():

@@ -61,7 +61,12 @@ class KvTransferConfig(Closed):
     kv_buffer_device: str | None = None
     kv_buffer_size: StrictInt | StrictFloat | None = None
     kv_rank: StrictInt | None = None
-    kv_parallel_size: StrictInt | None = None
+    kv_parallel_size: StrictInt | None = Field(
+        None, ge=1,
+        description="vLLM's number of parallel KV transfers (at least 1, vLLM's default). Seed 000 FAQ 2: with a "
+        "KV pool, prefill also pushes its KV cache into the pool, which can slow it a little; raise kv_parallel_size "
+        "to transfer faster.",
+    )
     kv_ip: str | None = None
     kv_port: Annotated[StrictInt | StrictStr | None, BeforeValidator(no_bool)] = None
     kv_connector_module_path: str | None = None

@@ -197,7 +197,8 @@ def test_an_absurd_pool_segment():
 def test_an_absurd_shared_memory_size():
     change = lambda values: values["kv_cache_store_config"].update(shared_memory_size_mb=10**12)  # noqa: E731
     assert problems("yuanrong", change) == [
-        "kv_cache_store_config.shared_memory_size_mb: Input should be less than or equal to 16777216"
+        "kv_cache_store_config.shared_memory_size_mb: 1000000000000 is above 16777216, the most this field takes; "
+        "write 16777216 or less"
     ]
 
 
