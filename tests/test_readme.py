@@ -4,7 +4,9 @@ needs before it is run (issue 22 item 14)."""
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 from tests.e2e.stack_objects import REMOVE_EMPTY_SIDECAR
 from tests.program_runs import PROJECT_DIR
@@ -45,3 +47,30 @@ def test_an_interrupted_update_names_the_command_the_e2e_test_runs_for_an_emptie
     text = section("When an update is interrupted")
     assert REMOVE_EMPTY_SIDECAR.format(stack="dev") in text.splitlines()
     assert "error: failed to load checkpoint: EOF" in text
+
+
+def deploy_py_flags(deploy_py: Path) -> set[str]:
+    """Every option string deploy.py's argument parser declares (its add_argument calls' literal arguments)."""
+    tree = ast.parse(deploy_py.read_text(encoding="utf-8"))
+    return {
+        argument.value
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"
+        for argument in call.args
+        if isinstance(argument, ast.Constant) and str(argument.value).startswith("--")
+    }
+
+
+def test_every_deploy_py_flag_has_its_row_and_the_update_flags_become_pulumi_up(motor_checkout):
+    flags = deploy_py_flags(motor_checkout / "examples" / "deployer" / "deploy.py")
+    heading = "### deploy.py's flags, here\n"
+    table = section("With the Pulumi CLI and a cluster").split(heading, 1)[1].split("\n\n")[0].strip()
+    rows = [line.split(" | ")[0] for line in table.splitlines()[2:]]
+    named = {flag for row in rows for flag in re.findall(r"`(--[\w-]+)", row)}
+    assert named == flags
+    updates = " ".join(section("With the Pulumi CLI and a cluster").split(
+        "### deploy.py's `--update_config` and `--update_instance_num`", 1)[1].split())
+    for said in ("edit the stack file (or `pulumi config set --path ...`), look at `kvpool preview` or `kvpool diff`, "
+                 "then `pulumi up`", "`kv_cache_store_config.target_stack` is resolved again on every `kvpool "
+                 "preview` and `pulumi up`"):
+        assert said in updates, said
