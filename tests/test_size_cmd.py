@@ -76,3 +76,29 @@ def test_preview_prints_the_stacks_sizing_table():
 def test_preview_of_another_projects_program_prints_no_sizing():
     config = load_stack_config(PROJECT_DIR / "tests" / "fixtures" / "programs" / "kv-demo", "dev")
     assert sizing_lines(config) == []
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--lifetime", "nan", "argument --lifetime: 'nan' is not a lifetime: write a number of seconds above 0, e.g. 10"),
+    ("--lifetime", "inf", "argument --lifetime: 'inf' is not a lifetime: write a number of seconds above 0, e.g. 10"),
+    ("--lifetime", "-5", "argument --lifetime: '-5' is not a lifetime: write a number of seconds above 0, e.g. 10"),
+    ("--lifetime", "0", "argument --lifetime: '0' is not a lifetime: write a number of seconds above 0, e.g. 10"),
+    ("--lifetime", "ten", "argument --lifetime: 'ten' is not a number of seconds, e.g. 10"),
+    ("--tokens", "-3", "argument --tokens: '-3' is not a number of tokens: write a whole number above 0"),
+    ("--tokens", "1.5", "argument --tokens: '1.5' is not a whole number of tokens, e.g. 200000"),
+])
+def test_a_target_that_is_no_lifetime_or_token_count_is_refused_naming_the_flag(capsys, flag, value, message):
+    assert main(["size", "--project-dir", str(PROJECT_DIR), "--stack", "dev", flag, value]) == 1
+    assert capsys.readouterr().err.splitlines()[0] == f"error: {message}"
+
+
+@pytest.mark.parametrize(("flag", "value", "need"), [
+    ("--lifetime", "1e300", "a 1e+300 s block lifetime"),
+    ("--tokens", str(10**30), f"{10**30} cached tokens"),
+])
+def test_a_target_beyond_any_node_is_refused_instead_of_printing_a_size_the_settings_refuse(capsys, flag, value, need):
+    assert main(["size", "--project-dir", str(PROJECT_DIR), "--stack", "mooncake-layerwise", flag, value]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {need} needs more than one node's memory (16384GB, the most the settings accept) in each of the "
+        "pool's 2 engine ranks (kv_cache_store_config.global_segment_size); ask for less, or add engines to the pool"
+    ]

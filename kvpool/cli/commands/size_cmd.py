@@ -9,6 +9,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from kvpool.cli.engine.stack_config import load_stack_config
@@ -25,9 +26,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
     parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--lifetime", type=float, metavar="SECONDS", help="the shortest block lifetime wanted")
-    target.add_argument("--tokens", type=int, metavar="N", help="tokens the pool keeps after an eviction")
+    target.add_argument("--lifetime", type=_seconds, metavar="SECONDS", help="the shortest block lifetime wanted")
+    target.add_argument("--tokens", type=_tokens, metavar="N", help="tokens the pool keeps after an eviction")
     parser.set_defaults(handler=run)
+
+
+def _seconds(text: str) -> float:
+    """A lifetime is a finite number of seconds above 0 (float() also reads nan, inf and -5)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds, e.g. 10") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a lifetime: write a number of seconds above 0, e.g. 10")
+    return seconds
+
+
+def _tokens(text: str) -> int:
+    try:
+        tokens = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of tokens, e.g. 200000") from None
+    if tokens <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tokens: write a whole number above 0")
+    return tokens
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from kvpool.errors import KvpoolError
 from kvpool.policies import rules
+from kvpool.settings.types import MAX_NODE_MEMORY
 
 # bench/results/eviction.md: the largest share of the pool written per 10 ms at which some eviction pair kept every
 # put in every run (0.6/0.4, which the sustainable-eviction advisory also accepts).
@@ -51,14 +52,23 @@ def plan(pool: rules.PoolSizing | None, lifetime_seconds: float | None = None, t
     else:
         blocks = math.ceil((tokens or 0) / pool.writers[0].block_size)
         target, resident = f"{tokens} cached tokens", blocks * block_bytes
+    if resident > MAX_NODE_MEMORY * planned.units:  # also what keeps the arithmetic below finite
+        raise SizingInputError(_beyond_node_memory(target, planned))
     needs = {target: rules.unit_bytes_for_resident(planned, resident),
              "one max_model_len request per writing instance": rules.unit_bytes_for_requests(planned)}
     if pool.backend == "mooncake":
         needs[f"at most {FRONTIER_MAX_SHARE:.0%} of the pool written per 10 ms"] = math.ceil(
             rate * rules.MOONCAKE_EVICTION_PERIOD_S / (FRONTIER_MAX_SHARE * planned.units))
     decided_by = max(needs, key=lambda need: needs[need])
+    if needs[decided_by] > MAX_NODE_MEMORY:
+        raise SizingInputError(_beyond_node_memory(decided_by, planned))
     text = rules.unit_text(planned, needs[decided_by])
     return SizePlan(dataclasses.replace(planned, unit_bytes=_size_bytes(planned, text)), text, decided_by)
+
+
+def _beyond_node_memory(need: str, pool: rules.PoolSizing) -> str:
+    return (f"{need} needs more than one node's memory (16384GB, the most the settings accept) in each of the "
+            f"pool's {pool.units} {pool.unit_name}s ({pool.field}); ask for less, or add engines to the pool")
 
 
 def stack_lines(result: SizePlan) -> list[str]:
