@@ -182,7 +182,13 @@ def test_a_store_no_engine_writes_to_holds_nothing_and_says_so():
     ({"model": "Qwen3-9B"},
      "kv_pool_sizing.model: 'Qwen3-9B' is not allowed; write one of 'Qwen2.5-7B', 'Qwen3-8B', 'Qwen3-32B', "
      "'Llama-3.1-8B', 'Llama-3.1-70B' or 'DeepSeek-V3'"),
-    ({"prefill_tokens_per_second": 0}, "kv_pool_sizing.prefill_tokens_per_second: 0 must be above 0; write a number greater than 0"),
+    ({"prefill_tokens_per_second": 0},
+     "kv_pool_sizing.prefill_tokens_per_second: 0 must be above 0; write a number greater than 0"),
+    ({"min_block_lifetime_seconds": 1e308},  # crashed the policy pack's arithmetic
+     "kv_pool_sizing.min_block_lifetime_seconds: 1e+308 is above 86400, the most this field takes; write 86400 or less"),
+    ({"min_block_lifetime_seconds": float("inf")},
+     "kv_pool_sizing.min_block_lifetime_seconds: Infinity is above 86400, the most this field takes; write 86400 or "
+     "less"),
 ])
 def test_kv_pool_sizing_refuses_what_names_no_model_or_rate(sizing, problem):
     service = mooncake_pool()

@@ -45,8 +45,9 @@ class PoolSizingConfig(Closed):
         None, gt=0, description="Prompt tokens one prefill instance processes per second (measured). Default: "
         "max_num_batched_tokens (8192 when unset) per DP rank per second (docs/sizing.md).")
     min_block_lifetime_seconds: StrictInt | StrictFloat | None = Field(
-        None, gt=0, description="Warn when a block may be evicted sooner. Default: the engines' longest ASCEND "
-        "connect or transfer timeout, the time decode may take to read what prefill wrote.")
+        None, gt=0, le=86400, description="Warn when a block may be evicted sooner (at most a day: a pool sized "
+        "to keep blocks longer holds more than any node). Default: the engines' longest ASCEND connect or transfer "
+        "timeout, the time decode may take to read what prefill wrote.")
 
     @model_validator(mode="after")
     def _one_shape(self) -> PoolSizingConfig:
