@@ -30,6 +30,7 @@ from kvpool.cli.views.manifests import (
     validate_objects,
     write_manifests,
 )
+from kvpool.cli.written_files import write_file
 from kvpool.errors import KvpoolError
 from kvpool.internal.units import integral_floats_to_ints
 from kvpool.policies import PACK_DIR
@@ -118,8 +119,8 @@ def preview(
     stack_dir = out_dir / stack  # load_stack_config checked that `stack` is a stack name, not a path
     outputs_file = stack_dir / "outputs.json"
     try:
-        manifest_files = write_manifests(files, stack_dir / "manifests")
-        outputs_file.write_text(_outputs_json(run), encoding="utf-8")
+        manifest_files = write_manifests(files, stack_dir / "manifests", out_dir)
+        write_file(outputs_file, _outputs_json(run), out_dir)
     except OSError as error:
         where = error.filename or stack_dir
         raise OutputFolderError(f"--out {out_dir}: cannot write {where}: {error.strerror or error}") from None

@@ -77,6 +77,11 @@ def _project_dir_after_the_command(argv: Sequence[str]) -> list[str]:
     return arguments
 
 
+def _shown(path: object, limit: int = 200) -> str:
+    text = str(path)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     debug = False
     argv = _project_dir_after_the_command(sys.argv[1:] if argv is None else argv)
@@ -86,6 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
     except KvpoolError as error:
         print(f"error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a path the user gave or the project names: refused input, not a bug of the tool
+        print(f"error: {_shown(error.filename)}: {error.strerror or error}", file=sys.stderr)
         return 1
     except Exception as error:  # noqa: BLE001 (anything else is a bug; say so briefly)
         if debug:

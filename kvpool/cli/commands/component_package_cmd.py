@@ -17,6 +17,9 @@ import os
 import sys
 from pathlib import Path
 
+from kvpool.cli.written_files import real_folder, write_file
+from kvpool.errors import KvpoolError
+
 PLUGIN_YAML = """\
 # Written by `kvpool component-package`: motor-kvpool {version}'s component package (kvpool:index:Service).
 runtime:
@@ -34,6 +37,10 @@ serve()
 """
 
 
+class PackageFolderError(KvpoolError):
+    """DIR cannot hold the package's files."""
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "component-package", help="write the component package's folder, for Pulumi programs in other languages",
@@ -47,9 +54,11 @@ def run(args: argparse.Namespace) -> int:
     from kvpool import __version__
 
     target = Path(args.dir)
-    target.mkdir(parents=True, exist_ok=True)
+    if target.exists() and not target.is_dir():
+        raise PackageFolderError(f"DIR {target} is a file; name a folder (created when missing)")
+    real_folder(target, target)
     virtualenv = os.path.relpath(sys.prefix, target.resolve())
-    (target / "PulumiPlugin.yaml").write_text(PLUGIN_YAML.format(version=__version__, virtualenv=virtualenv))
-    (target / "__main__.py").write_text(MAIN)
+    write_file(target / "PulumiPlugin.yaml", PLUGIN_YAML.format(version=__version__, virtualenv=virtualenv), target)
+    write_file(target / "__main__.py", MAIN, target)
     print(f"wrote {target / 'PulumiPlugin.yaml'} (virtualenv {virtualenv}) and {target / '__main__.py'}")
     return 0

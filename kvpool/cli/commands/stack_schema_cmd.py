@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kvpool.cli.engine.stack_config import find_project_file, stack_config_dir
 from kvpool.cli.engine.stack_schema import SCHEMA_NAME, schema_text
+from kvpool.cli.written_files import write_file
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,7 +37,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"{target} differs from the settings models; run kvpool stack-schema", file=sys.stderr)
             return 1
         return 0
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    write_file(target, text, find_project_file(args.project_dir).parent)
     print(f"wrote {target}")
     return 0

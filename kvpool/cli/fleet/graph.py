@@ -23,6 +23,7 @@ from kvpool.cli.fleet.model import (
     stack_name,
 )
 from kvpool.cli.fleet.report import size
+from kvpool.cli.written_files import write_file
 from kvpool.errors import KvpoolError
 
 FORMATS = ("svg", "png")
@@ -83,5 +84,5 @@ def render(fleet: Fleet, path: Path) -> Path:
         picture = graph(fleet).pipe(format=file_format)
     except graphviz.ExecutableNotFound:
         raise PictureError("Graphviz's `dot` is not on PATH: install Debian's package (apt-get install graphviz)") from None
-    path.write_bytes(picture)
+    write_file(path, picture, path.parent)
     return path

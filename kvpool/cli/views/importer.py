@@ -17,6 +17,7 @@ from kvpool.cli.engine.stack_config import project_name, stack_config_dir
 from kvpool.cli.engine.stack_schema import MODELINE, SCHEMA_NAME
 from kvpool.cli.engine.stack_yaml import dump_for_the_cli, json_problems
 from kvpool.cli.fleet.offline import clashes_with_stack_files
+from kvpool.cli.written_files import write_file
 from kvpool.errors import KvpoolError, SettingsError
 from kvpool.internal.input_files import check_stack_name, load_json
 from kvpool.internal.local_backend import local_stack_reference
@@ -312,8 +313,7 @@ def import_pair(
                                    f"the file, write it with `kvpool stack-schema` and make `{MODELINE}` its first line")
     text = stack_file_text(conversion, source, modeline)
     try:
-        stacks_dir.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        write_file(target, text, stacks_dir)
     except OSError as error:
         raise ConversionError(f"--stacks-dir {stacks_dir}: cannot write {target.name}: {error.strerror or error}") from None
     return target, conversion

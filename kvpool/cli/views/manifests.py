@@ -29,6 +29,7 @@ from kvpool.cli.engine.property_values import (
     mask_leaves,
 )
 from kvpool.cli.engine.provider_naming import named_metadata
+from kvpool.cli.written_files import real_folder, write_file
 from kvpool.errors import KvpoolError, problem_report
 from kvpool.internal.units import integral_floats_to_ints
 from kvpool.policies.rules.service_set import service_set_objects
@@ -304,16 +305,13 @@ def manifest_texts(objects: list[KubernetesObject]) -> dict[str, str]:
     return {obj.file_name: manifest_text(mask_leaves(obj.body, obj.secret_paths)) for obj in objects}
 
 
-def write_manifests(files: dict[str, str], directory: Path) -> list[Path]:
-    """manifest_texts' files into `directory`; YAML files from an earlier run are removed."""
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in files.items():
-        path = directory / name
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
+def write_manifests(files: dict[str, str], directory: Path, below: Path | None = None) -> list[Path]:
+    """manifest_texts' files into `directory` (no link on the way from `below`, default `directory` itself); YAML
+    files from an earlier run are removed."""
+    real_folder(directory, below or directory)
+    written = [write_file(directory / name, text, directory) for name, text in files.items()]
     for stale in set(directory.glob("*.yaml")) - set(written):
-        stale.unlink()
+        stale.unlink()  # a stale link is removed itself, never what it points to
     return written
 
 
