@@ -10,7 +10,10 @@ from typing import Any, Callable
 
 from kvpool.cli.engine.mock_engine import ProgramRun, run_program
 from kvpool.cli.engine.stack_config import StackConfig, load_stack_config
+from kvpool.policies.catalog import POLICIES
 from tests.program_runs import PROJECT_DIR
+
+POLICY_COUNT = len(POLICIES)  # what every preview's closing line counts
 
 PACK = PROJECT_DIR / "kvpool" / "policies"
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"

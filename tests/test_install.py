@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.policy_fixtures import POLICY_COUNT
 from tests.program_runs import PROJECT_DIR
 from tests.service_configs import as_motor_files, mooncake_pool
 from tests.test_examples import project_copy
@@ -91,7 +92,7 @@ def test_kvpool_previews_a_project_from_another_directory(installed: Path, tmp_p
     done = kvpool_command(installed, "preview", "--stack", "dev", "--project-dir", str(PROJECT_DIR), "--out", "out",
                           cwd=elsewhere)
     assert done.returncode == 0, done.stderr
-    assert f"Policies: motor-kvpool {VERSION}: 0 mandatory, 0 advisory violations (33 policies)" in done.stdout
+    assert f"Policies: motor-kvpool {VERSION}: 0 mandatory, 0 advisory violations ({POLICY_COUNT} policies)" in done.stdout
     assert (elsewhere / "out" / "dev" / "manifests" / "namespace-_cluster-dev.yaml").is_file()
     lost = kvpool_command(installed, "settings", "--stack", "dev", cwd=elsewhere)
     assert (lost.returncode, lost.stderr) == (

@@ -281,6 +281,8 @@ CASES = [
          [(DEPLOYMENT, "vllm-p0")]),
     Case("kvpool-disallow-system-namespaces", "dev", lambda run: edit(run, DEPLOYMENT, "vllm-d0", _into_kube_system),
          [(DEPLOYMENT, "vllm-d0")]),
+    Case("kvpool-disallow-shell-env-names", "dev",
+         lambda run: edit(run, DEPLOYMENT, "vllm-p0", engine_env("BASH_ENV", "$(id)")), [(DEPLOYMENT, "vllm-p0")]),
     Case("kvpool-disallow-privileged-containers", "dev",
          lambda run: edit(run, DEPLOYMENT, "vllm-d0", pod_spec(_escalate)), [(DEPLOYMENT, "vllm-d0")] * 3),
 ]

@@ -172,6 +172,16 @@ def _privileged_containers(args: ResourceValidationArgs, report: ReportViolation
             report(f"{_kind(args.resource_type)} {args.name}: {finding}")
 
 
+def _shell_env_names(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for template in pod_templates(args.resource_type, args.props):
+        spec = template.get("spec") or {}
+        names = {f"{_kind(args.resource_type)} {args.name}: containers.{container.get('name', '?')}.env":
+                 [entry.get("name", "") for entry in container.get("env") or []]
+                 for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]}
+        for finding in rules.check_shell_env_names(names):
+            report(str(finding))
+
+
 def _system_namespaces(args: StackValidationArgs, report: ReportViolation) -> None:
     """Nothing in a namespace Kubernetes owns, but for the read-only ConfigMap Role Motor's controller needs there
     (kvpool/internal/rbac.py: MindX DL writes its device reports to kube-system) and its binding to our account."""
@@ -458,6 +468,14 @@ POLICIES = [
         "its device reports, and its binding (kvpool/internal/rbac.py).",
         validate=_system_namespaces, enforcement_level=MANDATORY, severity=Severity.HIGH,
         remediation_steps="Set motor_deploy_config.job_id to a namespace of the service's own.",
+    ),
+    ResourceValidationPolicy(
+        name="kvpool-disallow-shell-env-names",
+        description="Checks that no container's environment sets a variable bash or the dynamic loader acts on "
+        "(BASH_ENV, SHELLOPTS, PS4, IFS, BASH_FUNC_*, LD_*, GLIBC_TUNABLES ...): every Motor container starts with "
+        "bash -c, so such a value would run as code however it is quoted.",
+        validate=_shell_env_names, enforcement_level=MANDATORY, severity=Severity.CRITICAL,
+        remediation_steps="Remove the variable from env.json and secret_env; set a library preload in the image.",
     ),
     ResourceValidationPolicy(
         name="kvpool-disallow-privileged-containers",

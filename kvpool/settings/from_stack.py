@@ -114,9 +114,10 @@ def settings_from_config(
     if problems:
         raise SettingsError(problems, source)
     settings = load_from_pulumi_config(values, stack, source, project)
-    shadowed = rules.check_secret_env_shadowing(secret_names, settings.env.model_dump(mode="json"))
-    if shadowed:
-        raise SettingsError([str(finding) for finding in shadowed], source)
+    refused = [*rules.check_shell_env_names({SECRET_ENV_KEY: secret_names}),
+               *rules.check_secret_env_shadowing(secret_names, settings.env.model_dump(mode="json"))]
+    if refused:
+        raise SettingsError([str(finding) for finding in refused], source)
     return settings
 
 

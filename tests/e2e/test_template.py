@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.policy_fixtures import POLICY_COUNT
 from tests.e2e.cluster_stacks import deployments_not_ready, ensure_nodes, manifests
 from tests.e2e.realengine import MOTOR_DEPLOYER, REPO, Cluster, PulumiWorkspace
 from tests.e2e.views import live_differences
@@ -44,7 +45,7 @@ def test_a_project_from_the_template_previews_offline_and_goes_up(workspace: Pul
 
     offline = kvpool("preview", "--stack", "dev", "--out", str(tmp_path / "out"))
     assert offline.returncode == 0, offline.stderr
-    assert f"Policies: motor-kvpool {VERSION}: 0 mandatory, 0 advisory violations (33 policies)" in offline.stdout
+    assert f"Policies: motor-kvpool {VERSION}: 0 mandatory, 0 advisory violations ({POLICY_COUNT} policies)" in offline.stdout
     objects = manifests(tmp_path / "out", "dev")
     # The service in its own namespace; kube-system holds only the Role to read what Motor reads there.
     assert {obj["metadata"].get("namespace") for obj in objects} == {PROJECT, "kube-system", None}

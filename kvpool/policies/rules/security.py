@@ -1,9 +1,10 @@
-"""Workload safety: no plain-text secrets, no system namespaces, no privileged pods (host paths: host_paths.py)."""
+"""Workload safety: no plain-text secrets, no env names that change a shell or the loader, no system namespaces, no
+privileged pods (host paths: host_paths.py)."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .sections import Finding
 
@@ -151,3 +152,46 @@ def check_privileged_pod(pod_spec: Mapping[str, Any], where: str) -> list[Findin
             if isinstance(container, Mapping):
                 findings += check_privileged_container(container, f"{where}.{kind}[{container.get('name', '?')}]")
     return findings
+
+
+# Variables that change what bash runs or how it reads a script when it inherits them, and so make an inert value
+# run: every Motor container starts with `bash -c` (its probes and preStop too). From the Bash Reference Manual
+# (GNU bash 5.2): "Bash Startup Files" (BASH_ENV read by every non-interactive shell, ENV in POSIX mode),
+# "Bash Variables" (SHELLOPTS and BASHOPTS set options at start, xtrace among them, whose PS4 is expanded, so a
+# `$(...)` in it runs; PROMPT_COMMAND and PS0-PS3; IFS splits every unquoted expansion; CDPATH, GLOBIGNORE,
+# EXECIGNORE and FIGNORE change cd, globs and command lookup; BASH_XTRACEFD, BASH_COMPAT, BASH_LOADABLES_PATH,
+# FUNCNEST, TMOUT change tracing, compatibility, loadable builtins, function depth and reads; POSIXLY_CORRECT
+# turns on POSIX mode), and "Shell Functions" (an exported function travels as BASH_FUNC_<name>%%).
+SHELL_ENV_NAMES = frozenset({
+    "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "IFS", "CDPATH",
+    "GLOBIGNORE", "EXECIGNORE", "FIGNORE", "BASH_XTRACEFD", "BASH_COMPAT", "BASH_LOADABLES_PATH", "FUNCNEST",
+    "TMOUT", "POSIXLY_CORRECT",
+})
+# The dynamic loader reads every LD_* variable of ld.so(8) ("Environment": LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT,
+# LD_DEBUG_OUTPUT, ...) and GLIBC_TUNABLES (tunables(7)) in every process the container starts.
+SHELL_ENV_PREFIXES = ("BASH_FUNC_", "LD_")
+LOADER_ENV_NAMES = frozenset({"GLIBC_TUNABLES"})
+
+
+def changes_the_shell(name: str) -> bool:
+    return name in SHELL_ENV_NAMES or name in LOADER_ENV_NAMES or name.startswith(SHELL_ENV_PREFIXES)
+
+
+def check_shell_env_names(names_by_place: Mapping[str, Iterable[str]]) -> list[Finding]:
+    """No environment variable named so that bash or the dynamic loader acts on it: its value would run (BASH_ENV's
+    file, PS4's `$(...)`) or load code (LD_PRELOAD), however it is quoted. `names_by_place`: where the names are
+    written (env.motor_common_env, secret_env) -> the names."""
+    return [
+        Finding(f"{place}.{name}", _LOADER_MESSAGE if name in LOADER_ENV_NAMES or name.startswith("LD_")
+                else _SHELL_MESSAGE)
+        for place, names in names_by_place.items()
+        for name in names
+        if changes_the_shell(name)
+    ]
+
+
+_SHELL_MESSAGE = ("is read by bash itself, and every Motor container, probe and preStop starts with bash -c: its value "
+                  "would run or change what runs, however it is quoted; remove it.")
+_LOADER_MESSAGE = ("is read by the dynamic loader in every process of a Motor container: its value would load or change "
+                   "code there; remove it, and set what it is for in the image (its Dockerfile's ENV), where it is "
+                   "reviewed with the image.")

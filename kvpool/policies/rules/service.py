@@ -31,7 +31,7 @@ from .sections import (
     engine_section,
     kv_transfer_configs,
 )
-from .security import check_system_namespace
+from .security import check_shell_env_names, check_system_namespace
 from .store import (
     check_backend_consistency,
     check_fabric_segment_alignment,
@@ -71,6 +71,8 @@ def check_service(
     findings += check_engine_server_layout(kv)
     findings += check_hash_seed(engines, kv)
     findings += check_numeric_env(env)
+    findings += check_shell_env_names({f"env.{section}": values for section, values in env.items()
+                                       if isinstance(values, Mapping)})
     findings += check_instance_shape(user_config)
     findings += check_host_paths(user_config)
     findings += check_system_namespace(deploy.get("job_id"), "motor_deploy_config.job_id")

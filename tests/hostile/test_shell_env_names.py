@@ -1,0 +1,97 @@
+"""Issue 45 §1: an env *name* can be as dangerous as a value. Every Motor container, probe and preStop starts with
+`bash -c`, so a variable bash or the dynamic loader acts on (BASH_ENV's value is expanded, `$(...)` included, by
+every non-interactive bash; PS4 under SHELLOPTS=xtrace when the image's user is not root) would run a payload
+however its value is quoted. The settings refuse such names in every env.json section and in secret_env, the pack
+refuses them in any container; and the list is held to real bash: every variable name bash knows, given a payload
+as root and as an unprivileged user, alone or with xtrace on, either leaves bash's behaviour alone or is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kvpool.errors import SettingsError
+from kvpool.policies import rules
+from kvpool.settings.from_stack import settings_from_config
+from kvpool.settings.loader import load_from_pulumi_config
+from tests.service_configs import mooncake_pool
+
+SECTIONS = ("motor_common_env", "motor_controller_env", "motor_coordinator_env", "motor_engine_prefill_env",
+            "motor_engine_decode_env", "motor_kv_cache_store_env", "motor_kv_conductor_env")
+SHELL = ("is read by bash itself, and every Motor container, probe and preStop starts with bash -c: its value would run "
+         "or change what runs, however it is quoted; remove it.")
+LOADER = ("is read by the dynamic loader in every process of a Motor container: its value would load or change code "
+          "there; remove it, and set what it is for in the image (its Dockerfile's ENV), where it is reviewed with "
+          "the image.")
+NOBODY = 65534
+BASH = shutil.which("bash") or "/bin/bash"  # by path: env would look `bash` up in the PATH under test
+
+
+def refusals(env: dict[str, dict[str, str]]) -> list[str]:
+    service = mooncake_pool()
+    for section, values in env.items():
+        service["env"].setdefault(section, {}).update(values)
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(service, "svc")
+    return caught.value.problems
+
+
+@pytest.mark.parametrize("section", SECTIONS)
+def test_every_env_section_refuses_the_names_bash_and_the_loader_act_on(section):
+    payload = "$(touch /tmp/kvpool-payload)"
+    names = {"BASH_ENV": payload, "SHELLOPTS": "xtrace", "PS4": payload, "ENV": payload, "IFS": "/",
+             "BASH_FUNC_echo": "() { id; }", "LD_PRELOAD": "/tmp/x.so", "LD_AUDIT": "/tmp/x.so",
+             "GLIBC_TUNABLES": "glibc.malloc.check=3", "SAFE_NAME": payload}
+    assert refusals({section: names}) == [
+        f"env.{section}.{name}: {LOADER if name.startswith(('LD_', 'GLIBC_')) else SHELL}"
+        for name in names if name != "SAFE_NAME"
+    ]
+
+
+def test_secret_env_refuses_them_too():
+    texts = {f"motor-kvpool:{key}": json.dumps(value) for key, value in mooncake_pool().items()}
+    texts["motor-kvpool:secret_env"] = '{"BASH_ENV": "x", "HF_TOKEN": "t", "LD_PRELOAD": "/x.so"}'
+    with pytest.raises(SettingsError) as caught:
+        settings_from_config(texts, {"motor-kvpool:secret_env"}, "dev")
+    assert caught.value.problems == [f"secret_env.BASH_ENV: {SHELL}", f"secret_env.LD_PRELOAD: {LOADER}"]
+
+
+def _bash_names() -> list[str]:
+    """Every variable bash itself sets or documents as special, as this bash lists them (compgen -v in a clean env),
+    plus the POSIX ones it reads only when set (ENV, BASH_ENV, PS4 ...)."""
+    listed = subprocess.run(["env", "-i", "bash", "-c", "compgen -v"], capture_output=True, text=True, check=True)
+    return sorted({*listed.stdout.split(), *rules.SHELL_ENV_NAMES})
+
+
+def _run(env: dict[str, str], as_nobody: bool, marker: Path) -> tuple[str, bool]:
+    prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if as_nobody else []
+    done = subprocess.run([*prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()), BASH, "-c", "echo ok x"],
+                          capture_output=True, text=True, timeout=10, cwd="/")
+    ran = marker.exists()
+    if ran:
+        marker.unlink()
+    return done.stdout + done.stderr, ran
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+def test_every_name_real_bash_acts_on_is_refused(tmp_path):
+    marker = tmp_path / "ran"
+    tmp_path.chmod(0o777)  # the unprivileged run writes the marker too
+    payload = f"$(touch {marker})"
+    baseline = {as_nobody: _run({}, as_nobody, marker) for as_nobody in (False, True)}
+    acted = set()
+    for name in _bash_names():
+        for as_nobody in (False, True):
+            for extra in ({}, {"SHELLOPTS": "xtrace"}):
+                env = {**extra, name: payload}
+                output, ran = _run(env, as_nobody, marker)
+                changed = output != _run(extra, as_nobody, marker)[0] if extra else output != baseline[as_nobody][0]
+                if ran or changed:
+                    acted.add(name)
+    assert {"BASH_ENV", "PS4", "SHELLOPTS"} <= acted  # the probe finds what the issue found (bash imports no IFS)
+    assert sorted(name for name in acted if not rules.changes_the_shell(name)) == []
