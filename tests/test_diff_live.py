@@ -16,6 +16,7 @@ import yaml
 from kvpool.cli.preview import preview
 from kvpool.cli.views.diff import manifests
 from kvpool.cli.views.live_objects import LiveObjectsError, read_live
+from kvpool.internal.input_files import InputFileError
 from tests.program_runs import PROJECT_DIR
 
 P0, D0 = "deployment-dev-vllm-p0.yaml", "deployment-dev-vllm-d0.yaml"
@@ -114,3 +115,19 @@ def test_a_folder_without_objects_is_refused_naming_the_file(tmp_path: Path) -> 
     (tmp_path / "notes.yaml").write_text("just: text\n")
     with pytest.raises(LiveObjectsError, match=r"notes.yaml: a document without `kind`; expected `kubectl get -o yaml`"):
         read_live(tmp_path)
+
+
+def test_a_live_configmap_whose_data_is_an_alias_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
+    """Issue 45 §4: yaml.safe_load_all expanded this to 3 GiB and hung; the live reader has the others' bounds."""
+    levels = [f"l{index}: &l{index} [{', '.join([f'*l{index - 1}'] * 9)}]" for index in range(1, 10)]
+    bomb = "\n".join(["l0: &l0 [lol]", *levels])
+    (tmp_path / "live.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: motor-config, namespace: dev}\ndata:\n"
+        + "".join(f"  {line}\n" for line in bomb.splitlines())
+    )
+    with pytest.raises(InputFileError) as caught:
+        read_live(tmp_path)
+    assert str(caught.value) == (
+        f"{tmp_path / 'live.yaml'}:11: aliases expand the document beyond 200000 values; write the sections out "
+        "instead of multiplying them with anchors"
+    )

@@ -237,3 +237,14 @@ def test_a_memcache_finding_names_the_conf_field_and_the_key_in_it():
         "kv_pool_sizing.min_block_lifetime_seconds); set at least 10GB, or kv_pool_sizing.prefill_tokens_per_second "
         "to the rate you measured."
     ]
+
+
+def test_a_model_config_beyond_any_models_size_or_depth_is_not_read(tmp_path):
+    """Issue 45 §4: a 1.3 GB config.json was read whole (2.7 GiB), one nested 100,000 deep was a RecursionError."""
+    large, deep = tmp_path / "large", tmp_path / "deep"
+    large.mkdir(), deep.mkdir()
+    (large / "config.json").write_text('{"num_hidden_layers": 2, "pad": "' + "x" * rules.MAX_MODEL_CONFIG_BYTES + '"}')
+    (deep / "config.json").write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert (rules.read_model_config(str(large)), rules.read_model_config(str(deep))) == (None, None)
+    (large / "config.json").write_text('{"num_hidden_layers": 2}')
+    assert rules.read_model_config(str(large)) == {"num_hidden_layers": 2}

@@ -287,6 +287,12 @@ def _check_events(text: str, label: str, parser_class: type = _EventParser) -> N
         loader.dispose()
 
 
+def check_yaml_bounds(text: str, label: str) -> None:
+    """The depth and alias-expansion bounds of every document of `text`, for a reader that builds the documents
+    itself (a stream of several, as `kubectl get -o yaml` writes)."""
+    _check_events(text, label)
+
+
 def _check_nodes(root: yaml.Node, label: str) -> None:
     """Duplicate keys (the CLI refuses them: one would silently win) and tags beyond JSON's types."""
     seen: set[int] = set()

@@ -9,7 +9,6 @@ longer previews against the new outputs says why (its contract checks name both 
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -20,11 +19,12 @@ from kvpool.cli.preview import default_policy_pack, preview
 from kvpool.cli.views import blast_radius, blast_radius_report, diff
 from kvpool.components.kv_store.contract import OUTPUT
 from kvpool.errors import KvpoolError
+from kvpool.internal.input_files import load_json
 
 
 def _outputs(root: Path, stack: str) -> dict | None:
     path = root / stack / diff.OUTPUTS
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return load_json(path) if path.is_file() else None  # a file of the preview folder, bounded as every input
 
 
 def consumer_lines(old_root: Path, new_root: Path, owner: str, project_dir: Path) -> list[str]:

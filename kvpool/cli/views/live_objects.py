@@ -16,7 +16,7 @@ import yaml
 
 from kvpool.cli.views.manifests import ManifestValidationError, validate_written
 from kvpool.errors import KvpoolError
-from kvpool.internal.input_files import read_text
+from kvpool.internal.input_files import check_yaml_bounds, read_text
 from kvpool.policies.rules import K8S_QUANTITY, k8s_quantity_bytes
 
 ObjectKey = tuple[str, str, str]  # kind, namespace ("" for a cluster-scoped object), name
@@ -39,7 +39,9 @@ def read_live(folder: Path) -> dict[ObjectKey, dict[str, Any]]:
     found: dict[ObjectKey, dict[str, Any]] = {}
     for path in sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml", ".json")):
         try:
-            documents = list(yaml.safe_load_all(read_text(path)))
+            text = read_text(path)
+            check_yaml_bounds(text, str(path))  # an alias bomb in a live ConfigMap took 3 GiB and hung
+            documents = list(yaml.safe_load_all(text))
         except yaml.YAMLError as error:
             raise LiveObjectsError(f"{path}: not YAML ({error.__class__.__name__})") from None
         for document in documents:

@@ -82,9 +82,11 @@ from .kv_conductor import (
 from .model_kv import (
     DTYPE_BYTES,
     KNOWN_MODELS,
+    MAX_MODEL_CONFIG_BYTES,
     ModelShape,
     known_model,
     model_shape,
+    read_model_config,
     resolve_shape,
 )
 from .model_metadata import check_max_model_len
@@ -227,5 +229,5 @@ __all__ = [
     "kv_transfer_path", "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "role_port",
     "service_set_objects", "service_set_roles", "store_connector_backends", "store_protection_problem",
     "transfer_connector", "ucm_store_configs", "uses_pool",
-    "SHELL_ENV_NAMES", "changes_the_shell", "check_shell_env_names",
+    "SHELL_ENV_NAMES", "changes_the_shell", "check_shell_env_names", "MAX_MODEL_CONFIG_BYTES", "read_model_config",
 ]

@@ -86,17 +86,26 @@ def model_shape(config: Mapping[str, Any], source: str, kv_cache_dtype: Any = No
     return ModelShape(source, layers, kv_heads, head_dim, dtype_bytes, mla=False)
 
 
+# A model's config.json is a few KiB (DeepSeek-V3's: 1.7 KiB); one beyond this is no model's configuration, and is
+# not read whole (a 1.3 GB file took 2.7 GiB).
+MAX_MODEL_CONFIG_BYTES = 1024 * 1024
+
+
 def read_model_config(model_path: Any) -> dict[str, Any] | None:
-    """<model>/config.json when it is a regular file holding a JSON object (readable where the preview runs)."""
+    """<model>/config.json when it is a regular file of at most MAX_MODEL_CONFIG_BYTES holding a JSON object
+    (readable where the preview runs); otherwise the shape comes from the table or the settings."""
     if not isinstance(model_path, str):
         return None
     path = os.path.join(model_path, "config.json")
     if not os.path.isfile(path):
         return None
     try:
-        with open(path, encoding="utf-8") as file:
-            config = json.load(file)
-    except (OSError, ValueError):
+        with open(path, "rb") as file:
+            data = file.read(MAX_MODEL_CONFIG_BYTES + 1)
+        if len(data) > MAX_MODEL_CONFIG_BYTES:
+            return None
+        config = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested deeper than the parser's stack
         return None
     return config if isinstance(config, dict) else None
 
