@@ -13,12 +13,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 from pulumi.provider.experimental.component import ComponentProvider
 
 from kvpool import __version__
-from kvpool.component_package.service import Service
+from kvpool.component_package.service import Service, service_settings
+from kvpool.errors import SettingsError
 from tests.program_runs import PROJECT_DIR
 
 STACK = "mooncake-ha"
@@ -116,3 +118,27 @@ def test_the_schema_the_host_infers() -> None:
     assert service["inputProperties"]["settings"]["additionalProperties"]["$ref"] == "pulumi.json#/Any"
     assert service["requiredInputs"] == []
     assert sorted(service["properties"]) == service["required"] == ["coordinator", "engines", "kvStore", "namespace"]
+
+
+def _deep(levels: int) -> dict:
+    root = current = {}
+    for _ in range(levels):
+        current["a"] = {}
+        current = current["a"]
+    return root
+
+
+@pytest.mark.parametrize(("given", "problems"), [
+    ("motor_deploy_config", ["settings: must be a mapping of motor-kvpool:* keys (motor_deploy_config, ...), found str"]),
+    (3.0, ["settings: must be a mapping of motor-kvpool:* keys (motor_deploy_config, ...), found float"]),
+    ({1: "x", "env": {2.5: 1}}, ["settings.env: key 2.5 is not text; write every key as text",
+                                 "settings: key 1 is not text; write every key as text"]),
+    (_deep(200), ["settings: nested more than 64 levels deep"]),
+])
+def test_a_settings_input_of_the_wrong_shape_is_refused_naming_it(monkeypatch, given, problems):
+    """Issue 45 §3: a string or number was a TypeError from dict(), non-text keys one from sorted(), 200 levels a
+    RecursionError: internal errors, not the input's refusal."""
+    monkeypatch.setattr(pulumi, "get_stack", lambda: "dev")
+    with pytest.raises(SettingsError) as caught:
+        service_settings({"settings": given})
+    assert caught.value.problems == problems

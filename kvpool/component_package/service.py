@@ -25,6 +25,7 @@ from typing import Any, Optional, TypedDict
 import pulumi
 
 from kvpool.errors import SettingsError, user_errors_as_run_errors
+from kvpool.internal.input_files import MAX_DEPTH, nesting_depth
 from kvpool.internal.rollout import ENGINES_OUTPUT
 from kvpool.internal.units import integral_floats_to_ints
 from kvpool.program import build, engine_instances
@@ -52,10 +53,31 @@ def as_stack_config(value: Any) -> Any:
     return value
 
 
+def _settings_problems(given: Any) -> list[str]:
+    """The input's shape, before any reader walks it: a mapping, text keys throughout, nested as deep as every other
+    reader allows (a string, a number or non-text keys were a TypeError; 200 levels a RecursionError)."""
+    if not isinstance(given, dict):
+        return [f"settings: must be a mapping of motor-kvpool:* keys (motor_deploy_config, ...), found "
+                f"{type(given).__name__}"]
+    if nesting_depth(given) > MAX_DEPTH:
+        return [f"settings: nested more than {MAX_DEPTH} levels deep"]
+    pending, problems = [("settings", given)], []
+    while pending:
+        where, value = pending.pop()
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, child in items:
+            if isinstance(value, dict) and not isinstance(key, str):
+                problems.append(f"{where}: key {key!r} is not text; write every key as text")
+            pending.append((f"{where}[{key}]" if isinstance(value, list) else f"{where}.{key}", child))
+    return sorted(problems)
+
+
 def service_settings(args: ServiceArgs) -> ServiceSettings:
     given = args.get("settings")
     if given is None:
         settings = read_stack_settings()
+    elif problems := _settings_problems(given):
+        raise SettingsError(problems, SOURCE)
     else:
         settings = load_from_pulumi_config(as_stack_config(integral_floats_to_ints(dict(given))), pulumi.get_stack(),
                                            SOURCE)

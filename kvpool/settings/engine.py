@@ -106,7 +106,10 @@ class EngineConfig(Open):
     """vLLM engine arguments. The ones motor-kvpool reads are typed; all others pass through untouched."""
 
     model: NonEmpty = Field(description="Model path inside the pod (usually under weight_mount_path).")
-    served_model_name: str | None = Field(None, description="The name clients ask for; the KV conductor indexes by it.")
+    served_model_name: str | None = Field(
+        None, max_length=255, description="The name clients ask for; the KV conductor indexes by it. At most 255 "
+        "characters: Motor names its log folders after it (MODEL_NAME; deployer startup/common.sh), and a file name has "
+        "at most 255 bytes.")
     data_parallel_size: StrictInt | None = Field(None, ge=1, description="DP x TP x PP ranks must fit the instance's NPUs.")
     tensor_parallel_size: StrictInt | None = Field(None, ge=1, description="DP x TP x PP ranks must fit the instance's NPUs.")
     pipeline_parallel_size: StrictInt | None = Field(None, ge=1, description="DP x TP x PP ranks must fit the instance's NPUs.")

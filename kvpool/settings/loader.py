@@ -225,6 +225,9 @@ def _describe(error: Mapping[str, Any], project: str) -> str:
         message = _pattern_message(path, error.get("input"), project)
     if kind in _TYPE_MESSAGES:
         message = _TYPE_MESSAGES[kind](error.get("input"), loc)
+    if kind == "string_too_long":  # not the text itself: it may be a megabyte
+        message = (f"is {len(error['input'])} characters long, more than the {error['ctx']['max_length']} this field "
+                   f"takes; shorten it")
     if kind in _BOUND_MESSAGES:
         bound_key, text = _BOUND_MESSAGES[kind]
         message = f"{_written(error.get('input'))} " + text.format(bound=error["ctx"][bound_key])
@@ -300,11 +303,15 @@ _EMPTY_MEANS_ABSENT = ("kv_cache_store_config", "kv_cache_pool_config", "motor_n
 _PATH_BREAKER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # C0 controls but tab and newline (multi-line text such as a chat template passes through), DEL and C1 controls; and
 # lone surrogates (a JSON or YAML "\\ud800" escape), which are no character: no file the preview writes can hold one.
-_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# Bidirectional controls (Unicode's Bidi_Control: ALM, LRM, RLM, the embeddings, overrides and isolates) reorder
+# what a reviewer sees of a name in a diff or a terminal ("Trojan Source"), as the others hide it.
+_BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL_CHARACTER = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_BIDI_CONTROLS}]")
 
 
 def _which(character: str) -> str:
-    kind = "lone surrogate" if "\ud800" <= character <= "\udfff" else "control character"
+    kind = ("lone surrogate" if "\ud800" <= character <= "\udfff"
+            else "bidirectional control" if re.fullmatch(f"[{_BIDI_CONTROLS}]", character) else "control character")
     return f"the {kind} {character!a}"
 
 
@@ -369,7 +376,8 @@ def _one_line_per_field(lines: list[str]) -> list[str]:
 
 # Errors of one field's value: the field can be left out to check the rest (its default takes its place).
 _FIELD_VALUE_ERRORS = {"extra_forbidden", "literal_error", "union_tag_invalid", "string_pattern_mismatch",
-                       "greater_than", "greater_than_equal", "less_than", "less_than_equal", *_TYPE_MESSAGES}
+                       "greater_than", "greater_than_equal", "less_than", "less_than_equal", "string_too_long",
+                       *_TYPE_MESSAGES}
 
 
 def _validate(

@@ -303,3 +303,22 @@ def test_the_policy_finds_a_secret_in_a_conf_entry_of_a_configmap():
         "delivered through a Kubernetes Secret: `pulumi config set --secret --path secret_env.OCK_MMC_TLS_KEY_PASS "
         "VALUE`."
     ]
+
+
+def test_a_megabyte_served_model_name_is_refused_naming_the_field_without_echoing_it():
+    change = lambda values: values["motor_engine_prefill_config"]["engine_config"].update(  # noqa: E731
+        served_model_name="x" * 10**6)
+    assert problems("dev", change) == [
+        "motor_engine_prefill_config.engine_config.served_model_name: is 1000000 characters long, more than the 255 "
+        "this field takes; shorten it"
+    ]
+
+
+@pytest.mark.parametrize("character", ["\u202e", "\u2066", "\u200f", "\u061c"])
+def test_a_bidirectional_control_is_refused_like_any_control_character(character):
+    change = lambda values: values["motor_engine_decode_config"]["engine_config"].update(  # noqa: E731
+        served_model_name=f"qwen{character}3")
+    assert problems("dev", change) == [
+        f"motor_engine_decode_config.engine_config.served_model_name: holds the bidirectional control "
+        f"{character!a} (at offset 4); names, paths, labels and values take none: remove it"
+    ]
