@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kvpool.cli.engine.mock_engine import ProgramError
+from kvpool.errors import SettingsError
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.program_runs import env_of, render, render_stack, stack_values
 from tests.service_configs import problems_of
 
@@ -78,5 +80,31 @@ def test_etcd_client_cidrs_must_be_networks():
     values["kv_cache_store_config"]["etcd_client_cidrs"] = ["10.0.0.1/16"]
     with pytest.raises(ProgramError) as caught:
         render(values, stack="yuanrong")
-    assert "kv_cache_store_config.etcd_client_cidrs[0]: '10.0.0.1/16' is not a network address such as 10.0.0.0/16" \
+    assert "kv_cache_store_config.etcd_client_cidrs[0]: '10.0.0.1/16' is not a network address such as 192.168.10.11/32" \
         in str(caught.value)
+
+
+@pytest.mark.parametrize(("cidr", "admits", "own", "widest"), [
+    ("0.0.0.0/0", "every address", "/32", "/24"),
+    ("::/0", "every address", "/128", "/120"),
+    ("10.0.0.0/8", "16777216 addresses", "/32", "/24"),
+    ("192.168.10.0/23", "512 addresses", "/32", "/24"),
+    ("fd00::/64", "18446744073709551616 addresses", "/128", "/120"),
+])
+def test_etcd_client_cidrs_wider_than_a_rack_of_nodes_are_refused(cidr, admits, own, widest):
+    """Issue 45 §7: 0.0.0.0/0 opened the unauthenticated etcd to the whole cluster, though the field forbids it."""
+    values = stack_values("yuanrong")
+    values["kv_cache_store_config"]["etcd_client_cidrs"] = ["192.168.10.11/32", cidr]
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(values, "yuanrong")
+    assert caught.value.problems == [
+        f"kv_cache_store_config.etcd_client_cidrs[1]: {cidr!r} admits {admits} to Yuanrong's etcd, which has no "
+        f"authentication; list the engine nodes' own addresses (each {own}) or ranges of at most 256 ({widest})"
+    ]
+
+
+@pytest.mark.parametrize("cidr", ["192.168.10.0/24", "fd00::/120", "192.168.10.11/32"])
+def test_etcd_client_cidrs_of_a_rack_are_taken(cidr):
+    values = stack_values("yuanrong")
+    values["kv_cache_store_config"]["etcd_client_cidrs"] = [cidr]
+    assert load_from_pulumi_config(values, "yuanrong").kv_cache_store_config.etcd_client_cidrs == [cidr]

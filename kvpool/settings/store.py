@@ -206,11 +206,24 @@ class MemcacheStoreConfig(StoreCommon):
         return self
 
 
+# The widest range etcd_client_cidrs takes: 256 addresses (an IPv4 /24, an IPv6 /120) is a rack of engine nodes; a
+# wider one reaches past them, and etcd has no authentication.
+MAX_ETCD_CLIENT_ADDRESSES = 256
+
+
 def _cidr(text: str) -> str:
     try:
-        return str(ipaddress.ip_network(text, strict=True))
+        network = ipaddress.ip_network(text, strict=True)
     except ValueError:
-        raise ValueError(f"{text!r} is not a network address such as 10.0.0.0/16") from None
+        raise ValueError(f"{text!r} is not a network address such as 192.168.10.11/32") from None
+    if network.num_addresses > MAX_ETCD_CLIENT_ADDRESSES:
+        widest = 32 - 8 if network.version == 4 else 128 - 8
+        raise ValueError(
+            f"{text!r} admits {'every address' if network.prefixlen == 0 else f'{network.num_addresses} addresses'} "
+            f"to Yuanrong's etcd, which has no authentication; list "
+            f"the engine nodes' own addresses (each /{network.max_prefixlen}) or ranges of at most "
+            f"{MAX_ETCD_CLIENT_ADDRESSES} (/{widest})")
+    return str(network)
 
 
 class YuanrongStoreConfig(StoreCommon):
@@ -226,7 +239,7 @@ class YuanrongStoreConfig(StoreCommon):
         description="Addresses (CIDRs) of the engine nodes: the workers use the host network, so they reach etcd "
         "from their node's address, which no pod selector names. etcd's NetworkPolicy admits its client port from "
         "these only (etcd has no authentication). Required: list the nodes' own addresses, not a range that also "
-        "holds the pod network.",
+        "holds the pod network (a range admits at most 256 addresses).",
     )
 
     @field_validator("dashboards")
