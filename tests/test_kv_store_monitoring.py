@@ -64,6 +64,17 @@ def test_dashboards_refuse_a_coordinator_serving_tls():
     assert DASHBOARD in render(values).objects
 
 
+@pytest.mark.parametrize("written", ["true", "false", 1])
+def test_dashboards_read_enable_tls_as_motor_does(written):
+    """Motor's `if ...enable_tls:` (observability_server.py:146) turns TLS on for any truthy value, "false" too."""
+    values = mooncake()
+    values["motor_deploy_config"]["tls_config"] = {"mgmt_tls_config": {"enable_tls": written}}
+    with pytest.raises(ProgramError) as caught:
+        render(values)
+    assert f"motor_deploy_config.tls_config.mgmt_tls_config.enable_tls is {json.dumps(written)}, which Motor reads " \
+        "as true (the obs port then serves TLS)" in str(caught.value)
+
+
 def test_dashboard_configmap_is_labelled_for_the_grafana_sidecar():
     configmap = render(mooncake()).get(*DASHBOARD)
     assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"

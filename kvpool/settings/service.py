@@ -14,6 +14,7 @@ kv_cache_store_config in `store_settings.py`; the field types they share are in 
 
 from __future__ import annotations
 
+import json
 import re
 import typing
 from typing import Any, Literal, Mapping
@@ -296,14 +297,17 @@ class ServiceSettings(Closed):
     def _dashboards_scrape_plain_http(self) -> ServiceSettings:
         """The coordinator's obs port serves /metrics with mgmt_tls_config (Motor's observability_server.py), and the
         ServiceMonitor scrapes plain http, holding no client certificate: every scrape would fail and
-        MotorCoordinatorDown fire for good."""
+        MotorCoordinatorDown fire for good. enable_tls is read as Motor reads it, `if ...enable_tls:` (observability_
+        server.py:146), so "false", "true" and 1 all turn TLS on."""
         store = self.kv_cache_store_config
         mgmt_tls = (self.motor_deploy_config.tls_config or {}).get("mgmt_tls_config")
-        if store is not None and store.dashboards and isinstance(mgmt_tls, dict) and mgmt_tls.get("enable_tls") is True:
+        enable_tls = mgmt_tls.get("enable_tls") if isinstance(mgmt_tls, dict) else None
+        if store is not None and store.dashboards and enable_tls:
+            written = "true" if enable_tls is True else f"{json.dumps(enable_tls)}, which Motor reads as true"
             raise ValueError(
                 "kv_cache_store_config.dashboards: true scrapes the coordinator's /metrics over plain http, but "
-                "motor_deploy_config.tls_config.mgmt_tls_config.enable_tls is true (the obs port then serves TLS): "
-                "set dashboards: false, or mgmt_tls_config.enable_tls: false"
+                f"motor_deploy_config.tls_config.mgmt_tls_config.enable_tls is {written} (the obs port then serves "
+                "TLS): set dashboards: false, or mgmt_tls_config.enable_tls: false"
             )
         return self
 
