@@ -7,6 +7,8 @@ import copy
 import pytest
 
 from kvpool.cli.engine.mock_engine import ProgramError, StackReferenceError
+from kvpool.errors import SettingsError
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.program_runs import env_of, render, stack_values
 
 A = "organization/motor-kvpool/service-a"
@@ -344,3 +346,35 @@ def test_an_owner_sidecar_with_a_bad_segment_size_is_refused(standalone_pair):
 
     [line] = standalone_failure(standalone_pair, bad_size)
     assert line.startswith(f"  - {A}'s kv_store.sidecars[0].env.MOONCAKE_GLOBAL_SEGMENT_SIZE: ")
+
+
+@pytest.mark.parametrize(("written", "where", "them"), [
+    ({"port": 50088}, "kv_cache_store_config.port", "it"),
+    ({"allowed_consumers": ["service-c"]}, "kv_cache_store_config.allowed_consumers", "it"),
+    ({"port": 50088, "allowed_consumers": []}, "kv_cache_store_config: port, allowed_consumers", "them"),
+])
+def test_a_consumer_refuses_what_only_the_owners_store_reads(written, where, them):
+    """Issue 45 §7: a consumer's port made its user_config.json say one port and its client file dial another, and
+    its allowed_consumers were dropped without a word."""
+    values = stack_values("service-b")
+    values["kv_cache_store_config"].update(written)
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(values, "service-b")
+    assert caught.value.problems == [
+        f"{where}: the owner's to set: organization/motor-kvpool/service-a runs the store this service uses "
+        f"(target_stack); remove {them} here (the client files dial the owner's port; list this namespace in the "
+        f"owner's allowed_consumers)"
+    ]
+
+
+@pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease", "default"])
+def test_allowed_consumers_refuse_a_system_namespace(namespace):
+    values = stack_values("service-a")
+    values["kv_cache_store_config"]["allowed_consumers"] = ["service-b", namespace]
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(values, "service-a")
+    assert caught.value.problems == [
+        f"kv_cache_store_config.allowed_consumers: {namespace} is a namespace Kubernetes itself uses, where no "
+        "service's engines run; admitting it opens the pool to the cluster's system pods: list the consumers' own "
+        "namespaces"
+    ]

@@ -110,6 +110,32 @@ class StoreCommon(Closed):
     )
 
     @model_validator(mode="after")
+    def _owner_decides(self) -> StoreCommon:
+        """A consumer's pool is the owner's: what only the owner's store reads would be dropped without a word (the
+        consumer's client files dial the owner's port; only the owner's NetworkPolicy admits consumers)."""
+        if self.target_stack is None:
+            return self
+        written = [key for key in ("port", "allowed_consumers") if key in self.model_fields_set]
+        if written:
+            raise ValueError(
+                f"{', '.join(written)}: the owner's to set: {self.target_stack} runs the store this service uses "
+                f"(target_stack); remove {'them' if len(written) > 1 else 'it'} here (the client files dial the "
+                f"owner's port; list this namespace in the owner's allowed_consumers)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _no_system_consumers(self) -> StoreCommon:
+        system = [name for name in self.allowed_consumers if name in rules.SYSTEM_NAMESPACES]
+        if system:
+            raise ValueError(
+                f"allowed_consumers: {', '.join(system)} is a namespace Kubernetes itself uses, where no service's "
+                f"engines run; admitting it opens the pool to the cluster's system pods: list the consumers' own "
+                f"namespaces"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _dashboards_read_the_service_monitor(self) -> StoreCommon:
         if self.dashboards and not self.service_monitor:
             raise ValueError("dashboards: true needs service_monitor: true; the dashboard and alerts query the series "
