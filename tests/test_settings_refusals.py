@@ -428,3 +428,15 @@ def test_an_unknown_key_of_host_path_roots_is_refused():
     service = plain_pd()
     service["motor_deploy_config"]["host_path_roots"] = {"weights": ["/mnt/weight"]}
     assert problems_of(service)[0].startswith("motor_deploy_config.host_path_roots.weights")
+
+
+def test_max_num_batched_tokens_is_at_least_one():
+    """Issue 45 §7: -8192 was taken, and the sizing advisory then advised a negative pool."""
+    service = mooncake_pool()
+    service["motor_engine_prefill_config"]["engine_config"]["max_num_batched_tokens"] = -8192
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(service, "svc")
+    assert caught.value.problems == [
+        "motor_engine_prefill_config.engine_config.max_num_batched_tokens: -8192 is below 1, the least this field "
+        "takes; write 1 or more"
+    ]

@@ -114,6 +114,9 @@ class EngineConfig(Open):
     tensor_parallel_size: StrictInt | None = Field(None, ge=1, description="DP x TP x PP ranks must fit the instance's NPUs.")
     pipeline_parallel_size: StrictInt | None = Field(None, ge=1, description="DP x TP x PP ranks must fit the instance's NPUs.")
     kv_transfer_config: KvTransferConfig | None = Field(None, description="vLLM's KV transfer configuration.")
+    max_num_batched_tokens: StrictInt | None = Field(
+        None, ge=1, description="vLLM's tokens per scheduler step; the pool sizing takes it as a prefill DP rank's "
+        "tokens per second unless kv_pool_sizing.prefill_tokens_per_second says otherwise (docs/sizing.md).")
 
 
 class EngineSection(Closed):
