@@ -3,6 +3,7 @@ NodePorts) and its storage[] entries, the volumes UCM's Posix tier mounts on pre
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
@@ -262,8 +263,14 @@ class DeployConfig(Closed):
     def _storage_mount_paths(self) -> DeployConfig:
         for index, entry in enumerate(self.storage):
             entry.mount_path = entry.mount_path or f"/mnt/store-{index}"
-        paths = [entry.mount_path for entry in self.storage if entry.enable]
+        # As paths, not strings: /mnt/ucm and /mnt/ucm/ are one mount point, and one inside another hides it.
+        paths = [posixpath.normpath(entry.mount_path) for entry in self.storage if entry.enable]
         duplicates = sorted({path for path in paths if paths.count(path) > 1})
         if duplicates:
             raise ValueError(f"storage entries share mount_path {', '.join(duplicates)}; give each its own")
+        nested = sorted({f"{inner} inside {outer}" for inner in paths for outer in paths
+                         if inner != outer and inner.startswith(outer.rstrip("/") + "/")})
+        if nested:
+            raise ValueError(f"storage entries' mount_path lie one inside another ({', '.join(nested)}); mount each "
+                             "at a path of its own")
         return self

@@ -15,6 +15,7 @@ kv_cache_store_config in `store_settings.py`; the field types they share are in 
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import typing
 from typing import Any, Literal, Mapping
@@ -158,6 +159,43 @@ def engine_mount_paths(hardware_type: str, store: Any) -> dict[str, str]:
     if isinstance(store, YuanrongStoreConfig):
         taken[YUANRONG_SOCKET_DIR] = "the openYuanrong worker sockets"
     return taken
+
+
+# Kernel filesystems a container runtime mounts itself: a volume there hides them (or is refused by the runtime).
+KERNEL_MOUNTS = ("/proc", "/sys", "/dev")
+FILE_NAME_MAX = 255  # bytes of one path component (Linux NAME_MAX)
+
+
+def _nested(one: str, other: str) -> bool:
+    """Whether either normalised path lies inside the other."""
+    return one.startswith(other.rstrip("/") + "/") or other.startswith(one.rstrip("/") + "/")
+
+
+def _mount_path_problem(path: str, taken: Mapping[str, str], anywhere: bool) -> str | None:
+    """Why a volume cannot be mounted at `path` in an engine container, or None. Compared as paths, not strings
+    (/mnt/ucm/ is /mnt/ucm): the same path and one inside another collide, and so, for a path that may be `anywhere`
+    (a storage entry's; the weights' is a host path the allow-list keeps below /mnt or /data), one holding another."""
+    normal = posixpath.normpath(path)
+    if not anywhere:
+        return next((f"is where engine pods already mount {what}" for where, what in taken.items()
+                     if normal == posixpath.normpath(where)
+                     or normal.startswith(posixpath.normpath(where) + "/")), None)
+    if normal in ("/", "//"):
+        return "is the container's root, which a volume would replace"
+    if any(normal == root or normal.startswith(root + "/") for root in KERNEL_MOUNTS if normal != "/dev/shm"):
+        return f"lies in {', '.join(KERNEL_MOUNTS)}, the kernel's filesystems, which a volume would hide"
+    long = next((part for part in normal.split("/") if len(part.encode("utf-8")) > FILE_NAME_MAX), None)
+    if long is not None:
+        return f"has a component of {len(long.encode('utf-8'))} bytes, more than the {FILE_NAME_MAX} a file name takes"
+    for where, what in taken.items():
+        place = posixpath.normpath(where)
+        if normal == place or (where.endswith("/") and normal.startswith(place + "/")):
+            return f"is where engine pods already mount {what}"
+        if normal.startswith(place + "/"):
+            return f"lies inside {place}, where engine pods mount {what}"
+        if place.startswith(normal.rstrip("/") + "/"):
+            return f"holds {place}, where engine pods mount {what}: a volume here would hide it"
+    return None
 
 
 class ServiceSettings(Closed):
@@ -345,17 +383,20 @@ class ServiceSettings(Closed):
             for index, entry in enumerate(deploy.storage) if entry.enable and entry.mount_path
         ]
         for field, path in wanted:
-            normal = path.rstrip("/") or "/"
-            owner = taken.get(normal) or next(
-                (what for where, what in taken.items() if where.endswith("/") and normal.startswith(where)), None
-            )
-            if owner:
-                raise ValueError(f"{field}: {path!r} is where engine pods already mount {owner}; choose another path")
-        weight = deploy.weight_mount_path.rstrip("/") or "/"
+            if problem := _mount_path_problem(path, taken, anywhere=field != "motor_deploy_config.weight_mount_path"):
+                raise ValueError(f"{field}: {path!r} {problem}; choose another path")
+        weight = posixpath.normpath(deploy.weight_mount_path)
         for index, entry in enumerate(deploy.storage):
-            if entry.enable and entry.mount_path and (entry.mount_path.rstrip("/") or "/") == weight:
+            if not (entry.enable and entry.mount_path):
+                continue
+            normal = posixpath.normpath(entry.mount_path)
+            if normal == weight:
                 raise ValueError(f"motor_deploy_config.storage[{index}].mount_path: {entry.mount_path!r} is "
                                  "weight_mount_path, where engine pods mount the weights; choose another path")
+            if _nested(normal, weight):
+                raise ValueError(f"motor_deploy_config.storage[{index}].mount_path: {entry.mount_path!r} and "
+                                 f"weight_mount_path {deploy.weight_mount_path!r} lie one inside the other; mount "
+                                 "each at a path of its own")
         return self
 
     @property

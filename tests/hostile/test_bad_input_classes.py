@@ -322,3 +322,37 @@ def test_a_bidirectional_control_is_refused_like_any_control_character(character
         f"motor_engine_decode_config.engine_config.served_model_name: holds the bidirectional control "
         f"{character!a} (at offset 4); names, paths, labels and values take none: remove it"
     ]
+
+
+@pytest.mark.parametrize(("mount_path", "problem"), [
+    ("/", "is the container's root, which a volume would replace"),
+    ("/proc/ucm", "lies in /proc, /sys, /dev, the kernel's filesystems, which a volume would hide"),
+    ("/mnt/configmap/ucm", "lies inside /mnt/configmap, where engine pods mount ConfigMap motor-config"),
+    ("/mnt", "holds /mnt/configmap, where engine pods mount ConfigMap motor-config: a volume here would hide it"),
+    ("/usr/local/Ascend", "holds /usr/local/Ascend/driver/version.info, where engine pods mount the host file "
+     "/usr/local/Ascend/driver/version.info: a volume here would hide it"),
+    ("/mnt/" + "u" * 300, "has a component of 300 bytes, more than the 255 a file name takes"),
+])
+def test_a_storage_mount_path_that_collides_as_a_path_is_refused(mount_path, problem):
+    """Issue 45 §7: mount paths were compared as strings with exact matches only."""
+    change = lambda values: values["motor_deploy_config"]["storage"][0].update(mount_path=mount_path)  # noqa: E731
+    assert problems("ucm", change) == [
+        f"motor_deploy_config.storage[0].mount_path: {mount_path!r} {problem}; choose another path"
+    ]
+
+
+def test_storage_entries_are_compared_as_paths():
+    def twin(values):
+        entry = values["motor_deploy_config"]["storage"][0]
+        values["motor_deploy_config"]["storage"] += [{**entry, "mount_path": "/mnt/ucm/"},
+                                                     {**entry, "mount_path": "/mnt/ucm/cold"}]
+    assert problems("ucm", twin) == [
+        "motor_deploy_config: storage entries share mount_path /mnt/ucm; give each its own"
+    ]
+    def nested(values):
+        entry = values["motor_deploy_config"]["storage"][0]
+        values["motor_deploy_config"]["storage"].append({**entry, "mount_path": "/mnt/ucm/cold"})
+    assert problems("ucm", nested) == [
+        "motor_deploy_config: storage entries' mount_path lie one inside another (/mnt/ucm/cold inside /mnt/ucm); "
+        "mount each at a path of its own"
+    ]

@@ -109,7 +109,7 @@ def test_a_plain_value_beside_secure_ones_in_secret_env(project: Path) -> None:
 def test_etcd_client_cidrs_not_a_network(project: Path) -> None:
     content = changed(lambda values: values["kv_cache_store_config"].update(etcd_client_cidrs=["nodes"]), YUANRONG)
     refused(stack_settings(project, "cidr", content),
-            "kv_cache_store_config.etcd_client_cidrs[0]: 'nodes' is not a network address such as 10.0.0.0/16")
+            "kv_cache_store_config.etcd_client_cidrs[0]: 'nodes' is not a network address such as 192.168.10.11/32")
 
 
 def test_metrics_scraper_namespace_not_a_namespace(project: Path) -> None:
