@@ -11,7 +11,8 @@ Pure functions over parsed manifests ({file name: object}, as `python -m kvpool 
 - An object is replaced (deleted, then created: its name is fixed) when a field changes that the Kubernetes
   provider cannot update in place (FORCE_NEW). A replaced workload is reported as replaced, not as a roll.
 - The KV pool is emptied when a store workload that holds its metadata or memory restarts, keeps its contents when
-  the store is Mooncake HA with the oplog (the metadata survives a master restart), and loses a share when an
+  the store is Mooncake HA with the oplog (20 of 20 keys' metadata survived one leader failover; unmeasured at
+  pool size), and loses a share when an
   engine pod that holds a pool segment restarts (Mooncake embedded store or standalone sidecar, MemCache
   LocalService); an engine restart also drops its in-flight requests.
 - Engine instances that ran before (the old preview's `engines` output) roll in waves of the new preview's
@@ -347,7 +348,12 @@ def store_restart(old: Workload, new: Workload | None, how: str) -> tuple[bool, 
         if _is_mooncake_ha(old) and (new is None or _is_mooncake_ha(new)):
             if all_at_once:
                 return True, "every Mooncake master stops at once, so Mooncake HA cannot hand the metadata over", ""
-            why = "Mooncake HA (--enable_ha, --enable_oplog) keeps the metadata across a master restart"
+            # Measured with 20 keys and one failover only (reference/research/backends.md); Mooncake issues 3774,
+            # 3561 and 2188 report promoted standbys with an empty index and an oplog never collected.
+            why = (
+                "Mooncake HA (--enable_ha, --enable_oplog) kept 20 of 20 keys' metadata across one leader failover "
+                "(unmeasured at pool size)"
+            )
             return False, why, "Mooncake HA"
         return True, "the Mooncake master holds the pool's metadata, without HA", ""
     if "etcd" in names:
