@@ -14,6 +14,7 @@ import json
 import re
 import types
 import typing
+from pathlib import Path
 from typing import Annotated, Any, Mapping, Union
 
 from pydantic import BaseModel, ValidationError
@@ -22,7 +23,8 @@ from kvpool.errors import SettingsError
 from kvpool.internal.local_backend import local_stack_reference
 from kvpool.policies import rules
 from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
-from kvpool.settings.passthrough import check_passthrough_sections
+from kvpool.settings.motor_classes import MotorClassesMissing
+from kvpool.settings.passthrough import BUNDLED, check_passthrough_sections, deployed_motor
 from kvpool.settings.service import PROJECT, USER_CONFIG_VERSION, ServiceSettings
 from kvpool.settings.store import (
     MemcacheStoreConfig,
@@ -368,14 +370,21 @@ def _validate(
         data["env"] = dict(data["env"])
     problems = [*(problems or []), *_apply_aliases(data), *_control_characters(data)]
     settings, left_out = _model(data, stack, project, problems)
+    motor = BUNDLED
+    deployer_dir = data.get("motor_deployer_dir")
+    if isinstance(deployer_dir, str) and "motor_deployer_dir" not in left_out:
+        try:  # relative to the project, the program's working folder (kvpool/program.py)
+            motor = deployed_motor(deployer_dir, Path.cwd())
+        except MotorClassesMissing as error:
+            problems.append(str(error))
     if settings is None:  # a refusal no default can stand in for: what holds on the file as written is still checked
-        problems += _unreported(check_passthrough_sections(data), problems)
+        problems += _unreported(check_passthrough_sections(data, motor), problems)
         problems += _unreported([str(finding) for finding in rules.check_instance_shape(data)], problems)
         raise SettingsError(problems, source)
     hybrid = {side: getattr(settings, rules.engine_section(side)).hybrid_attention for side in rules.SIDES}
     owns_store = settings.kv_cache_store_config is None or settings.kv_cache_store_config.target_stack is None
     user_config, env_sections = settings.user_config(), settings.env_sections()
-    passthrough = check_passthrough_sections(user_config)
+    passthrough = check_passthrough_sections(user_config, motor)
     findings = rules.check_service(user_config, env_sections, hybrid, owns_store, settings.kv_pool_sizing.as_rule_input())
     for section, values in env_sections.items():
         findings += rules.check_plaintext_secrets(values, f"env.{section}")
