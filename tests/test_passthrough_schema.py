@@ -3,11 +3,16 @@ an unknown key gets the nearest known one, a wrong type the expected one, an enu
 
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
 
 import pytest
 
+from kvpool.cli.engine.stack_config import StackConfig
+from kvpool.cli.fleet.offline import stack_settings
 from kvpool.settings.loader import load_from_pulumi_config
+from kvpool.settings.namespace import PROJECT
 from tests.service_configs import plain_pd, problems_of
 
 PREFILL = "motor_engine_prefill_config"
@@ -155,20 +160,20 @@ def test_what_motor_and_vllm_read_is_accepted():
     assert settings.user_config()["motor_coordinator_config"]["aigw"] == {"slo_ttft": 1000}
 
 
-def newer_motor(motor_checkout, tmp_path):
-    """A copy of Motor's config classes whose CoordinatorConfig gains render_config (as the newer deployer's stacks
-    write it), laid out as a checkout: motor/config/ and examples/deployer/, which motor_deployer_dir names."""
-    config = tmp_path / "motor" / "config"
+def newer_motor(motor_checkout: Path, checkout: Path) -> Path:
+    """A copy at `checkout` of Motor's config classes whose CoordinatorConfig gains render_config (as the newer
+    deployer's stacks write it), laid out as a checkout: motor/config/ and examples/deployer/, the folder
+    motor_deployer_dir names, which is returned."""
+    config = checkout / "motor" / "config"
     shutil.copytree(motor_checkout / "motor" / "config", config)
     coordinator = config / "coordinator.py"
-    anchor = "    logging_config: LoggingConfig = field(default_factory=LoggingConfig)\n"
     text = coordinator.read_text(encoding="utf-8")
-    assert text.count(anchor) >= 1 and "render_config" not in text
-    at = text.index(anchor, text.index("class CoordinatorConfig"))
+    assert "render_config" not in text
+    at = text.index("    logging_config: LoggingConfig", text.index("class CoordinatorConfig"))
     coordinator.write_text(text[:at] + "    render_config: dict = field(default_factory=dict)\n" + text[at:], encoding="utf-8")
-    deployer = tmp_path / "examples" / "deployer"
+    deployer = checkout / "examples" / "deployer"
     deployer.mkdir(parents=True)
-    return str(deployer)
+    return deployer
 
 
 def test_a_field_of_the_deployed_motors_config_class_is_accepted_and_typed(motor_checkout, tmp_path):
@@ -178,7 +183,7 @@ def test_a_field_of_the_deployed_motors_config_class_is_accepted_and_typed(motor
         "motor_coordinator_config.render_config: unknown key; CoordinatorConfig of Motor 8919e55 has no such field; "
         "did you mean 'tracer_config'?"
     ]
-    service["motor_deployer_dir"] = newer_motor(motor_checkout, tmp_path)
+    service["motor_deployer_dir"] = str(newer_motor(motor_checkout, tmp_path))
     assert load_from_pulumi_config(service, "svc").motor_coordinator_config == {"render_config": {"enable": True}}
     service["motor_coordinator_config"] = {"render_config": 5, "render_confg": {}}
     assert problems_of(service) == [
@@ -193,9 +198,21 @@ def test_a_motor_deployer_dir_outside_a_motor_checkout_is_refused(tmp_path):
     deployer = tmp_path / "examples" / "deployer"
     deployer.mkdir(parents=True)
     service = plain_pd()
-    service["motor_deployer_dir"] = str(deployer)
+    service.update(motor_deployer_dir=str(deployer), motor_coordinator_config={"render_config": {}})
     assert problems_of(service) == [
         f"motor_deployer_dir: the pass-through sections are checked against the config classes of the Motor checkout "
         f"it lies in, motor/config/ of {tmp_path} (two folders above examples/deployer), but {tmp_path}/motor/config "
         f"is not a folder; point motor_deployer_dir at a Motor checkout's examples/deployer folder"
     ]
+
+
+def test_a_relative_motor_deployer_dir_names_a_checkout_of_the_stacks_project(motor_checkout, tmp_path, monkeypatch):
+    """The offline commands read a stack file from --project-dir, wherever they run: the checkout is found from the
+    project's folder, as the program (run there) finds it."""
+    newer_motor(motor_checkout, tmp_path / "motor-new")
+    service = plain_pd()
+    service.update(motor_deployer_dir="motor-new/examples/deployer", motor_coordinator_config={"render_config": {}})
+    texts = {f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value) for key, value in service.items()}
+    config = StackConfig(PROJECT, "svc", texts, project_dir=tmp_path)
+    monkeypatch.chdir(tmp_path / "motor-new")
+    assert stack_settings(config).motor_coordinator_config == {"render_config": {}}

@@ -10,8 +10,9 @@ checkout motor_deployer_dir names.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 CONFIG_DIR = "motor/config"
 # user_config.json section -> Motor's dataclass that receives it.

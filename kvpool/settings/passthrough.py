@@ -62,17 +62,17 @@ def deployed_motor(motor_deployer_dir: str | None, project_dir: Path) -> MotorSc
         ) from None
 
 
-def check_passthrough_sections(user_config: Mapping[str, Any], motor: MotorSchema = BUNDLED) -> list[str]:
+def check_passthrough_sections(user_config: Mapping[str, Any], motor: MotorSchema | None = BUNDLED) -> list[str]:
     """One line per problem, `<dotted path>: <what is wrong and what to write>`, over an effective user_config;
-    the Motor sections checked against `motor`."""
+    the Motor sections checked against `motor` (None: not checked, the Motor deployed is unknown)."""
     problems = []
-    for section in MOTOR_TOP_LEVEL:
+    for section in MOTOR_TOP_LEVEL if motor else ():
         problems += _motor_section(motor, section, section, user_config.get(section))
     for side in rules.SIDES:
         engine = user_config.get(rules.engine_section(side))
         if not isinstance(engine, Mapping):
             continue
-        for section in MOTOR_IN_ENGINE_SECTION:
+        for section in MOTOR_IN_ENGINE_SECTION if motor else ():
             problems += _motor_section(motor, f"{rules.engine_section(side)}.{section}", section, engine.get(section))
         engine_config = engine.get("engine_config")
         if isinstance(engine_config, Mapping):
