@@ -31,17 +31,20 @@ def test_motor_config_holds_the_effective_user_config():
     }
 
 
-def deployer_folder(root):
-    """A folder laid out like Motor's examples/deployer, each file holding its own path (not Motor's code)."""
+def deployer_folder(root, motor_checkout):
+    """A folder laid out like Motor's examples/deployer, each file holding its own path (not Motor's code), in a
+    checkout at `root` whose motor/ is Motor's (linked): the settings check the Motor sections against its classes."""
+    (root / "motor").symlink_to(motor_checkout / "motor")
+    folder = root / "examples" / "deployer"
     for _, relative in MOTOR_FILES:
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(f"# {relative}\n")
-    return root
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).write_text(f"# {relative}\n")
+    return folder
 
 
-def test_motor_files_are_read_at_deploy_time_under_deploy_pys_keys(tmp_path):
+def test_motor_files_are_read_at_deploy_time_under_deploy_pys_keys(tmp_path, motor_checkout):
     values = stack_values("dev")
-    values["motor_deployer_dir"] = str(deployer_folder(tmp_path))
+    values["motor_deployer_dir"] = str(deployer_folder(tmp_path, motor_checkout))
     data = render(values, stack="dev").get("ConfigMap", "motor-config")["data"]
     assert sorted(data) == sorted([key for key, _ in MOTOR_FILES] + ["user_config.json"])
     assert data["boot.sh"] == "# startup/boot.sh\n"
@@ -66,15 +69,15 @@ def test_motor_files_are_read_at_deploy_time_under_deploy_pys_keys(tmp_path):
     )
 
 
-def test_a_deployer_folder_missing_a_file_is_refused_naming_it(tmp_path):
-    deployer_folder(tmp_path)
-    (tmp_path / "probe" / "probe.py").unlink()
+def test_a_deployer_folder_missing_a_file_is_refused_naming_it(tmp_path, motor_checkout):
+    folder = deployer_folder(tmp_path, motor_checkout)
+    (folder / "probe" / "probe.py").unlink()
     values = stack_values("dev")
-    values["motor_deployer_dir"] = str(tmp_path)
+    values["motor_deployer_dir"] = str(folder)
     with pytest.raises(ProgramError) as caught:
         render(values)
     assert str(caught.value) == (
-        f"motor_deployer_dir: {tmp_path} lacks probe/probe.py, which deploy.py puts in motor-config; point "
+        f"motor_deployer_dir: {folder} lacks probe/probe.py, which deploy.py puts in motor-config; point "
         "motor_deployer_dir at Motor's examples/deployer folder (the one holding deploy.py)"
     )
 
@@ -201,14 +204,14 @@ def test_a_port_in_motors_api_config_that_is_not_a_port_is_refused():
         )
 
 
-def test_unreadable_motor_scripts_are_refused(tmp_path):
-    deployer_folder(tmp_path)
-    (tmp_path / "startup" / "boot.sh").write_bytes(b"\xff\xfe binary")
+def test_unreadable_motor_scripts_are_refused(tmp_path, motor_checkout):
+    folder = deployer_folder(tmp_path, motor_checkout)
+    (folder / "startup" / "boot.sh").write_bytes(b"\xff\xfe binary")
     values = stack_values("dev")
-    values["motor_deployer_dir"] = str(tmp_path)
+    values["motor_deployer_dir"] = str(folder)
     with pytest.raises(ProgramError) as caught:
         render(values)
-    assert str(caught.value) == f"motor_deployer_dir: {tmp_path}/startup/boot.sh: is UTF-16 text; save it as UTF-8"
+    assert str(caught.value) == f"motor_deployer_dir: {folder}/startup/boot.sh: is UTF-16 text; save it as UTF-8"
 
 
 def test_infer_service_set_holds_every_role_with_crd_prefixed_service_names():
@@ -380,10 +383,10 @@ def test_a_misspelt_string_key_is_named_as_unknown():
 
 
 @pytest.mark.parametrize("target", ["/proc/self/environ", "/etc/shadow", "../../outside.sh"])
-def test_a_motor_file_symlinked_out_of_the_deployer_folder_is_refused(tmp_path, target):
+def test_a_motor_file_symlinked_out_of_the_deployer_folder_is_refused(tmp_path, motor_checkout, target):
     """motor_deployer_dir may lie outside the project, but only deploy.py's files inside it are read."""
-    folder = deployer_folder(tmp_path / "deployer")
-    (tmp_path / "outside.sh").write_text("SECRET=1\n")
+    folder = deployer_folder(tmp_path, motor_checkout)
+    (folder.parent / "outside.sh").write_text("SECRET=1\n")  # ../../outside.sh from startup/
     (folder / "startup" / "boot.sh").unlink()
     (folder / "startup" / "boot.sh").symlink_to(target)
     values = stack_values("dev")
@@ -398,8 +401,8 @@ def test_a_motor_file_symlinked_out_of_the_deployer_folder_is_refused(tmp_path, 
     )
 
 
-def test_a_symlink_inside_the_deployer_folder_is_followed(tmp_path):
-    folder = deployer_folder(tmp_path)
+def test_a_symlink_inside_the_deployer_folder_is_followed(tmp_path, motor_checkout):
+    folder = deployer_folder(tmp_path, motor_checkout)
     (folder / "startup" / "boot.sh").unlink()
     (folder / "startup" / "boot.sh").symlink_to("common.sh")
     values = stack_values("dev")

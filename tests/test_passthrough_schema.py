@@ -3,9 +3,16 @@ an unknown key gets the nearest known one, a wrong type the expected one, an enu
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 
+from kvpool.cli.engine.stack_config import StackConfig
+from kvpool.cli.fleet.offline import stack_settings
 from kvpool.settings.loader import load_from_pulumi_config
+from kvpool.settings.namespace import PROJECT
 from tests.service_configs import plain_pd, problems_of
 
 PREFILL = "motor_engine_prefill_config"
@@ -16,12 +23,12 @@ DECODE = "motor_engine_decode_config"
     ("section", "typo", "expected"),
     [
         ("motor_controller_config", {"fault_tolerance_config": {"enable_fault_toleranc": False}},
-         "motor_controller_config.fault_tolerance_config.enable_fault_toleranc: unknown key; did you mean "
+         "motor_controller_config.fault_tolerance_config.enable_fault_toleranc: unknown key; FaultToleranceConfig of Motor 8919e55 has no such field; did you mean "
          "'enable_fault_tolerance'?"),
         ("motor_coordinator_config", {"scheduler_config": {"scheduler_typ": "kv_cache_affinity"}},
-         "motor_coordinator_config.scheduler_config.scheduler_typ: unknown key; did you mean 'scheduler_type'?"),
+         "motor_coordinator_config.scheduler_config.scheduler_typ: unknown key; SchedulerConfig of Motor 8919e55 has no such field; did you mean 'scheduler_type'?"),
         ("motor_nodemanger_config", {"api_config": {"node_manager_prt": 1026}},
-         "motor_nodemanger_config.api_config.node_manager_prt: unknown key; did you mean 'node_manager_port'?"),
+         "motor_nodemanger_config.api_config.node_manager_prt: unknown key; APIConfig of Motor 8919e55 has no such field; did you mean 'node_manager_port'?"),
         ("kv_conductor_config", {"http_server_prt": 13333},
          "kv_conductor_config.http_server_prt: unknown key; did you mean 'http_server_port'?"),
     ],
@@ -40,7 +47,7 @@ def test_a_typo_at_a_motor_sections_top_level_is_refused():
     service = plain_pd()
     service["motor_controller_config"] = {"instance_confg": {"instance_heartbeat_timeout": 10}}
     assert problems_of(service) == [
-        "motor_controller_config.instance_confg: unknown key; did you mean 'instance_config'?"
+        "motor_controller_config.instance_confg: unknown key; ControllerConfig of Motor 8919e55 has no such field; did you mean 'instance_config'?"
     ]
 
 
@@ -80,7 +87,10 @@ def test_motor_sections_inside_an_engine_section_are_checked(section):
     service[DECODE][section] = typo
     key = {"motor_nodemanger_config": "api_config.node_manager_prt", "health_check_config": "max_failure_cont"}[section]
     near = {"motor_nodemanger_config": "node_manager_port", "health_check_config": "max_failure_count"}[section]
-    assert problems_of(service) == [f"{DECODE}.{section}.{key}: unknown key; did you mean '{near}'?"]
+    reader = {"motor_nodemanger_config": "APIConfig", "health_check_config": "HealthCheckConfig"}[section]
+    assert problems_of(service) == [
+        f"{DECODE}.{section}.{key}: unknown key; {reader} of Motor 8919e55 has no such field; did you mean '{near}'?"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -128,7 +138,7 @@ def test_every_problem_of_the_pass_through_sections_is_reported_at_once():
     service["motor_coordinator_config"] = {"scheduler_config": {"scheduler_typ": "round_robin"}}
     service[PREFILL]["engine_config"]["served_model_nam"] = "x"
     assert problems_of(service) == [
-        "motor_coordinator_config.scheduler_config.scheduler_typ: unknown key; did you mean 'scheduler_type'?",
+        "motor_coordinator_config.scheduler_config.scheduler_typ: unknown key; SchedulerConfig of Motor 8919e55 has no such field; did you mean 'scheduler_type'?",
         f"{PREFILL}.engine_config.served_model_nam: unknown key; did you mean 'served_model_name'?",
     ]
 
@@ -148,3 +158,61 @@ def test_what_motor_and_vllm_read_is_accepted():
     })
     settings = load_from_pulumi_config(service, "svc")
     assert settings.user_config()["motor_coordinator_config"]["aigw"] == {"slo_ttft": 1000}
+
+
+def newer_motor(motor_checkout: Path, checkout: Path) -> Path:
+    """A copy at `checkout` of Motor's config classes whose CoordinatorConfig gains render_config (as the newer
+    deployer's stacks write it), laid out as a checkout: motor/config/ and examples/deployer/, the folder
+    motor_deployer_dir names, which is returned."""
+    config = checkout / "motor" / "config"
+    shutil.copytree(motor_checkout / "motor" / "config", config)
+    coordinator = config / "coordinator.py"
+    text = coordinator.read_text(encoding="utf-8")
+    assert "render_config" not in text
+    at = text.index("    logging_config: LoggingConfig", text.index("class CoordinatorConfig"))
+    coordinator.write_text(text[:at] + "    render_config: dict = field(default_factory=dict)\n" + text[at:], encoding="utf-8")
+    deployer = checkout / "examples" / "deployer"
+    deployer.mkdir(parents=True)
+    return deployer
+
+
+def test_a_field_of_the_deployed_motors_config_class_is_accepted_and_typed(motor_checkout, tmp_path):
+    service = plain_pd()
+    service["motor_coordinator_config"] = {"render_config": {"enable": True}}
+    assert problems_of(service) == [
+        "motor_coordinator_config.render_config: unknown key; CoordinatorConfig of Motor 8919e55 has no such field; "
+        "did you mean 'tracer_config'?"
+    ]
+    service["motor_deployer_dir"] = str(newer_motor(motor_checkout, tmp_path))
+    assert load_from_pulumi_config(service, "svc").motor_coordinator_config == {"render_config": {"enable": True}}
+    service["motor_coordinator_config"] = {"render_config": 5, "render_confg": {}}
+    assert problems_of(service) == [
+        "motor_coordinator_config.render_config: 5 is a whole number, but Motor's CoordinatorConfig.render_config "
+        "takes a mapping",
+        f"motor_coordinator_config.render_confg: unknown key; CoordinatorConfig of Motor at {tmp_path} has no such "
+        "field; did you mean 'render_config'?",
+    ]
+
+
+def test_a_motor_deployer_dir_outside_a_motor_checkout_is_refused(tmp_path):
+    deployer = tmp_path / "examples" / "deployer"
+    deployer.mkdir(parents=True)
+    service = plain_pd()
+    service.update(motor_deployer_dir=str(deployer), motor_coordinator_config={"render_config": {}})
+    assert problems_of(service) == [
+        f"motor_deployer_dir: the pass-through sections are checked against the config classes of the Motor checkout "
+        f"it lies in, motor/config/ of {tmp_path} (two folders above examples/deployer), but {tmp_path}/motor/config "
+        f"is not a folder; point motor_deployer_dir at a Motor checkout's examples/deployer folder"
+    ]
+
+
+def test_a_relative_motor_deployer_dir_names_a_checkout_of_the_stacks_project(motor_checkout, tmp_path, monkeypatch):
+    """The offline commands read a stack file from --project-dir, wherever they run: the checkout is found from the
+    project's folder, as the program (run there) finds it."""
+    newer_motor(motor_checkout, tmp_path / "motor-new")
+    service = plain_pd()
+    service.update(motor_deployer_dir="motor-new/examples/deployer", motor_coordinator_config={"render_config": {}})
+    texts = {f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value) for key, value in service.items()}
+    config = StackConfig(PROJECT, "svc", texts, project_dir=tmp_path)
+    monkeypatch.chdir(tmp_path / "motor-new")
+    assert stack_settings(config).motor_coordinator_config == {"render_config": {}}

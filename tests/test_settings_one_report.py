@@ -36,7 +36,7 @@ def test_a_top_level_typo_hides_no_other_problem():
         "motor-kvpool:kv_cache_stor_config: unknown configuration key; did you mean motor-kvpool:kv_cache_store_config?",
         "motor_deploy_config.p_instance_num: unknown key; did you mean 'p_instances_num'?",
         QUOTED_RATIO,
-        "motor_coordinator_config.scheduler_config.scheduler_typ: unknown key; did you mean 'scheduler_type'?",
+        "motor_coordinator_config.scheduler_config.scheduler_typ: unknown key; SchedulerConfig of Motor 8919e55 has no such field; did you mean 'scheduler_type'?",
         'motor_engine_decode_config.engine_config.enforce-eager: "yes" is a string, but vLLM 0.17.0\'s '
         "--enforce-eager takes true or false",
         WATERMARK_OUT_OF_RANGE,
@@ -50,7 +50,7 @@ def test_a_refusal_no_default_can_replace_still_reports_the_pass_through_section
     service["motor_controller_config"] = {"fault_tolerance_config": {"enable_fault_toleranc": False}}
     assert problems_of(service) == [
         "motor_deploy_config.image_name: required; add it",
-        "motor_controller_config.fault_tolerance_config.enable_fault_toleranc: unknown key; did you mean "
+        "motor_controller_config.fault_tolerance_config.enable_fault_toleranc: unknown key; FaultToleranceConfig of Motor 8919e55 has no such field; did you mean "
         "'enable_fault_tolerance'?",
     ]
 

@@ -74,6 +74,7 @@ def test_merges_stack_values_over_declared_defaults_as_the_cli_hands_them_over(t
             "kubernetes:namespace": "ucm",
         },
         secret_keys=[],
+        project_dir=tmp_path,
     )
 
 

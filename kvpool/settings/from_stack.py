@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -77,10 +78,11 @@ def _kind(value: Any) -> str:
 
 
 def settings_from_config(
-    texts: Mapping[str, str], secret_keys: Collection[str], stack: str, project: str = PROJECT
+    texts: Mapping[str, str], secret_keys: Collection[str], stack: str, project: str = PROJECT,
+    project_dir: Path | None = None,
 ) -> ServiceSettings:
     """The settings from a stack's config as the CLI hands it to a program: full keys -> text; of stack `stack` of
-    project `project`."""
+    project `project` in `project_dir` (None: the working folder, as inside the program)."""
     values: dict[str, Any] = {}
     problems: list[str] = []
     secret_names: list[str] = []
@@ -113,7 +115,7 @@ def settings_from_config(
     source = f"stack {stack!r}"
     if problems:
         raise SettingsError(problems, source)
-    settings = load_from_pulumi_config(values, stack, source, project)
+    settings = load_from_pulumi_config(values, stack, source, project, project_dir)
     refused = [*rules.check_shell_env_names({SECRET_ENV_KEY: secret_names}),
                *rules.check_secret_env_shadowing(secret_names, settings.env.model_dump(mode="json"))]
     if refused:

@@ -14,6 +14,7 @@ import json
 import re
 import types
 import typing
+from pathlib import Path
 from typing import Annotated, Any, Mapping, Union
 
 from pydantic import BaseModel, ValidationError
@@ -22,7 +23,8 @@ from kvpool.errors import SettingsError
 from kvpool.internal.local_backend import local_stack_reference
 from kvpool.policies import rules
 from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
-from kvpool.settings.passthrough import check_passthrough_sections
+from kvpool.settings.motor_classes import MotorClassesMissing
+from kvpool.settings.passthrough import BUNDLED, MotorSchema, check_passthrough_sections, deployed_motor
 from kvpool.settings.service import PROJECT, USER_CONFIG_VERSION, ServiceSettings
 from kvpool.settings.store import (
     MemcacheStoreConfig,
@@ -381,7 +383,8 @@ _FIELD_VALUE_ERRORS = {"extra_forbidden", "literal_error", "union_tag_invalid", 
 
 
 def _validate(
-    raw: Mapping[str, Any], source: str, stack: str, project: str, problems: list[str] | None = None
+    raw: Mapping[str, Any], source: str, stack: str, project: str, problems: list[str] | None = None,
+    project_dir: Path | None = None,
 ) -> ServiceSettings:
     """Every problem of the file in one report: the model's, then, with the fields the model refused left out,
     the pass-through sections' and the rules' (none about a field left out: it was already reported)."""
@@ -390,14 +393,22 @@ def _validate(
         data["env"] = dict(data["env"])
     problems = [*(problems or []), *_apply_aliases(data), *_control_characters(data)]
     settings, left_out = _model(data, stack, project, problems)
+    motor: MotorSchema | None = BUNDLED
+    deployer_dir = data.get("motor_deployer_dir")
+    if isinstance(deployer_dir, str) and "motor_deployer_dir" not in left_out:
+        try:
+            motor = deployed_motor(deployer_dir, project_dir or Path.cwd())
+        except MotorClassesMissing as error:
+            problems.append(str(error))
+            motor = None  # another Motor's classes would refuse the keys of the one deployed
     if settings is None:  # a refusal no default can stand in for: what holds on the file as written is still checked
-        problems += _unreported(check_passthrough_sections(data), problems)
+        problems += _unreported(check_passthrough_sections(data, motor), problems)
         problems += _unreported([str(finding) for finding in rules.check_instance_shape(data)], problems)
         raise SettingsError(problems, source)
     hybrid = {side: getattr(settings, rules.engine_section(side)).hybrid_attention for side in rules.SIDES}
     owns_store = settings.kv_cache_store_config is None or settings.kv_cache_store_config.target_stack is None
     user_config, env_sections = settings.user_config(), settings.env_sections()
-    passthrough = check_passthrough_sections(user_config)
+    passthrough = check_passthrough_sections(user_config, motor)
     findings = rules.check_service(user_config, env_sections, hybrid, owns_store, settings.kv_pool_sizing.as_rule_input())
     for section, values in env_sections.items():
         findings += rules.check_plaintext_secrets(values, f"env.{section}")
@@ -462,10 +473,12 @@ def _sections_with_key(key: str) -> list[str]:
 
 
 def load_from_pulumi_config(
-    values: Mapping[str, Any], stack: str, source: str | None = None, project: str = PROJECT
+    values: Mapping[str, Any], stack: str, source: str | None = None, project: str = PROJECT,
+    project_dir: Path | None = None,
 ) -> ServiceSettings:
     """`values`: the stack's keys of the motor-kvpool namespace, without the prefix, as parsed objects, of stack
-    `stack` of project `project` (whose other stacks target_stack names)."""
+    `stack` of project `project` (whose other stacks target_stack names) in `project_dir` (None: the working folder,
+    which is the project's inside the program, kvpool/program.py)."""
     unknown = [key for key in values if key not in PULUMI_CONFIG_KEYS and key not in ALIASES]
     problems = []
     for key in unknown:
@@ -484,7 +497,7 @@ def load_from_pulumi_config(
         problems.append(f"{PROJECT}:{key}: unknown configuration key{hint}")
     source = source or f"stack {stack!r}"
     known = {key: value for key, value in values.items() if key not in unknown}
-    return _validate(known, source, stack, project, problems)
+    return _validate(known, source, stack, project, problems, project_dir)
 
 
 def load_from_motor_files(

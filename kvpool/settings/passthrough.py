@@ -6,6 +6,8 @@ so an unknown key is silently ignored; engine_config becomes `--key value` argum
 (Motor's motor/engine_server/core/vllm/vllm_config.py, `_get_param_list`), and additional_config's keys are read by
 vllm-ascend. The schemas are data (passthrough_schema.json), generated from Motor's and vLLM's sources by
 tools/passthrough-schema/generate.py. kv_conductor_config is a closed model of its own (kvpool/settings/service.py).
+The Motor sections are checked against the Motor the stack deploys: the classes of the checkout motor_deployer_dir
+lies in (kvpool/settings/motor_classes.py), else the bundled schema's, which describes BUNDLED_MOTOR.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from kvpool.policies import rules
+from kvpool.settings.motor_classes import CONFIG_DIR, MotorClassesMissing, config_sources, motor_schema
 
 SCHEMA = json.loads(Path(__file__).with_name("passthrough_schema.json").read_text(encoding="utf-8"))
+BUNDLED_MOTOR = f"Motor {SCHEMA['sources']['motor']['checkout'].removeprefix('motor-')}"
 VLLM = f"vLLM {SCHEMA['sources']['vllm']['version']}"
 VLLM_ASCEND = f"vllm-ascend {SCHEMA['sources']['vllm_ascend']['version']}"
 MOTOR_TOP_LEVEL = ("motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config")
@@ -32,47 +36,78 @@ _EXPECTED = {
 }
 
 
-def check_passthrough_sections(user_config: Mapping[str, Any]) -> list[str]:
-    """One line per problem, `<dotted path>: <what is wrong and what to write>`, over an effective user_config."""
+class MotorSchema(NamedTuple):
+    """Motor's sections and classes (passthrough_schema.json's "motor" part) and which Motor they describe."""
+
+    schema: Mapping[str, Any]
+    name: str
+
+
+BUNDLED = MotorSchema(SCHEMA["motor"], BUNDLED_MOTOR)
+
+
+def deployed_motor(motor_deployer_dir: str | None, project_dir: Path) -> MotorSchema:
+    """The schema of the Motor a stack deploys: motor_deployer_dir is its examples/deployer folder, so the checkout
+    is the folder's grandparent (holding motor/config/). Unset: the bundled schema."""
+    if motor_deployer_dir is None:
+        return BUNDLED
+    checkout = (project_dir / motor_deployer_dir).resolve().parent.parent
+    try:
+        return MotorSchema(motor_schema(config_sources(checkout)), f"Motor at {checkout}")
+    except MotorClassesMissing as error:
+        raise MotorClassesMissing(
+            f"motor_deployer_dir: the pass-through sections are checked against the config classes of the Motor "
+            f"checkout it lies in, {CONFIG_DIR}/ of {checkout} (two folders above examples/deployer), but {error}; "
+            f"point motor_deployer_dir at a Motor checkout's examples/deployer folder"
+        ) from None
+
+
+def check_passthrough_sections(user_config: Mapping[str, Any], motor: MotorSchema | None = BUNDLED) -> list[str]:
+    """One line per problem, `<dotted path>: <what is wrong and what to write>`, over an effective user_config;
+    the Motor sections checked against `motor` (None: not checked, the Motor deployed is unknown)."""
     problems = []
-    for section in MOTOR_TOP_LEVEL:
-        problems += _motor_section(section, section, user_config.get(section))
+    for section in MOTOR_TOP_LEVEL if motor else ():
+        problems += _motor_section(motor, section, section, user_config.get(section))
     for side in rules.SIDES:
         engine = user_config.get(rules.engine_section(side))
         if not isinstance(engine, Mapping):
             continue
-        for section in MOTOR_IN_ENGINE_SECTION:
-            problems += _motor_section(f"{rules.engine_section(side)}.{section}", section, engine.get(section))
+        for section in MOTOR_IN_ENGINE_SECTION if motor else ():
+            problems += _motor_section(motor, f"{rules.engine_section(side)}.{section}", section, engine.get(section))
         engine_config = engine.get("engine_config")
         if isinstance(engine_config, Mapping):
             problems += _engine_config(f"{rules.engine_section(side)}.engine_config", engine_config)
     return problems
 
 
-def _motor_section(path: str, section: str, data: Any) -> list[str]:
+def _motor_section(motor: MotorSchema, path: str, section: str, data: Any) -> list[str]:
     if not isinstance(data, Mapping):
         return []
-    spec = SCHEMA["motor"]["sections"][section]
-    return _motor_class(path, data, spec["class"], spec["also_reads"])
+    spec = motor.schema["sections"][section]
+    return _motor_class(motor, path, data, spec["class"], spec["also_reads"])
 
 
-def _motor_class(path: str, data: Mapping[str, Any], class_key: str, also_reads: list[str] = ()) -> list[str]:
-    fields = SCHEMA["motor"]["classes"][class_key]["fields"]
-    reader = f"Motor's {class_key.split(':')[1]}"
+def _motor_class(
+    motor: MotorSchema, path: str, data: Mapping[str, Any], class_key: str, also_reads: list[str] = ()
+) -> list[str]:
+    fields = motor.schema["classes"][class_key]["fields"]
+    name = class_key.split(":")[1]
+    reader = f"Motor's {name}"
     problems = []
     for key, value in data.items():
         where = f"{path}.{key}"
         if key in also_reads or (key, value) == (ABSENT_WHEN_NULL, None):
             continue
         if key not in fields:
-            problems.append(f"{where}: unknown key; {_nearest(key, [*fields, *also_reads], f'{reader} has no such field')}")
+            fix = _nearest(key, [*fields, *also_reads], "leave it out")
+            problems.append(f"{where}: unknown key; {name} of {motor.name} has no such field; {fix}")
             continue
         spec = fields[key]
         problem = _value_problem(value, spec, f"{reader}.{key}")
         if problem:
             problems.append(f"{where}: {problem}")
         elif "class" in spec and isinstance(value, Mapping):
-            problems += _motor_class(where, value, spec["class"])
+            problems += _motor_class(motor, where, value, spec["class"])
     return problems
 
 

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from kvpool.settings.passthrough import BUNDLED, SCHEMA, deployed_motor
 from tests.program_runs import PROJECT_DIR
 
 GENERATOR = PROJECT_DIR / "tools" / "passthrough-schema" / "generate.py"
@@ -31,3 +32,12 @@ def test_the_committed_schema_is_what_its_sources_generate(motor_checkout, tmp_p
         committed.splitlines(keepends=True), generated.splitlines(keepends=True), "committed", "generated", n=1
     ))[:60])
     assert not drift, f"run tools/passthrough-schema/generate.py and commit the result:\n{drift}"
+
+
+def test_motor_deployer_dir_of_the_bundled_motor_derives_the_bundled_schema(motor_checkout):
+    """A stack deploying Motor 8919e55 is checked as without motor_deployer_dir: the settings' reader of Motor's
+    config classes is the generator's, so a derived schema differs from the bundled one only where Motor does."""
+    motor = deployed_motor(str(motor_checkout / "examples" / "deployer"), PROJECT_DIR)
+    assert motor.schema == SCHEMA["motor"]
+    assert motor.name == f"Motor at {motor_checkout.resolve()}"
+    assert BUNDLED.name == "Motor 8919e55"

@@ -28,9 +28,14 @@ import sys
 import tarfile
 import urllib.request
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(PROJECT_DIR))  # the Motor reader is kvpool's own, which checks a user's Motor checkout too
+from kvpool.settings.motor_classes import (  # noqa: E402
+    MotorClassesMissing, Package, bases_of, config_sources, fields_of, hints, motor_schema, name_of,
+)
+
 OUT = PROJECT_DIR / "kvpool" / "settings" / "passthrough_schema.json"
 # vllm-ascend v0.17.0rc1 is built for vLLM v0.17.0 (its docs/source/conf.py, `vllm_version`); it is the newest
 # vllm-ascend on PyPI at or below the v0.17.0rc2 the project's layerwise rule names, and the release of Motor's
@@ -39,15 +44,6 @@ VLLM = ("vllm", "0.17.0")
 VLLM_ASCEND = ("vllm-ascend", "0.17.0rc1")
 DEFAULT_SDIST_DIR = Path(os.environ.get("PASSTHROUGH_SDIST_DIR") or Path.home() / ".cache" / "motor-kvpool" / "sdists")
 DEFAULT_MOTOR = Path(os.environ.get("MOTOR_CHECKOUT") or PROJECT_DIR.parent / "shared" / "reference" / "motor-8919e55")
-# user_config.json section -> Motor's dataclass that receives it.
-MOTOR_SECTIONS = {
-    "motor_controller_config": ("motor/config/controller.py", "ControllerConfig"),
-    "motor_coordinator_config": ("motor/config/coordinator.py", "CoordinatorConfig"),
-    "motor_nodemanger_config": ("motor/config/node_manager.py", "NodeManagerConfig"),
-    "health_check_config": ("motor/config/endpoint.py", "HealthCheckConfig"),
-}
-
-
 class SourceMissing(Exception):
     pass
 
@@ -88,261 +84,24 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-class Package:
-    """The Python modules of one package, parsed on demand (from a folder or an sdist held in memory)."""
-
-    def __init__(self, sources: dict[str, str]):
-        self.sources = sources  # path relative to the package's root folder -> text
-        self.trees: dict[str, ast.Module] = {}
-
-    @classmethod
-    def from_sdist(cls, path: Path, top: str) -> Package:
-        sources = {}
-        with tarfile.open(path, "r:gz") as archive:
-            for member in archive:
-                parts = member.name.split("/", 1)
-                if member.isfile() and len(parts) == 2 and parts[1].startswith(f"{top}/") and parts[1].endswith(".py"):
-                    sources[parts[1]] = archive.extractfile(member).read().decode("utf-8")
-        return cls(sources)
-
-    def file_of(self, module: str) -> str | None:
-        base = module.replace(".", "/")
-        return next((path for path in (f"{base}.py", f"{base}/__init__.py") if path in self.sources), None)
-
-    def tree(self, module: str) -> ast.Module | None:
-        path = self.file_of(module)
-        if path is None:
-            return None
-        if path not in self.trees:
-            self.trees[path] = ast.parse(self.sources[path])
-        return self.trees[path]
-
-    def lookup(self, module: str, name: str, depth: int = 0) -> tuple[str, ast.AST] | None:
-        """(module, definition) of `name` as seen from `module`: a class, an alias assignment, through imports."""
-        tree = self.tree(module)
-        if tree is None or depth > 8:
-            return None
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef) and node.name == name:
-                return module, node
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-                return module, node.value
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
-                return (module, node.value) if node.value is not None else None
-            if isinstance(node, getattr(ast, "TypeAlias", ())) and node.name.id == name:  # Python 3.12+
-                return module, node.value
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                for alias in node.names:
-                    if (alias.asname or alias.name) == name:
-                        source = resolve_relative(module, node, self.file_of(module) or "")
-                        return self.lookup(source, alias.name, depth + 1)
-        return None
+def package_from_sdist(path: Path, top: str) -> Package:
+    """The modules below `top` of an sdist, held in memory."""
+    sources = {}
+    with tarfile.open(path, "r:gz") as archive:
+        for member in archive:
+            parts = member.name.split("/", 1)
+            if member.isfile() and len(parts) == 2 and parts[1].startswith(f"{top}/") and parts[1].endswith(".py"):
+                sources[parts[1]] = archive.extractfile(member).read().decode("utf-8")
+    return Package(sources)
 
 
-def resolve_relative(module: str, node: ast.ImportFrom, path: str) -> str:
-    if not node.level:
-        return node.module or ""
-    package = module.split(".") if path.endswith("__init__.py") else module.split(".")[:-1]
-    package = package[: len(package) - node.level + 1]
-    return ".".join([*package, *([node.module] if node.module else [])])
-
-
-# --- annotations -> value types -----------------------------------------------------------------------------------
-
-BUILTIN = {"int": "integer", "float": "number", "bool": "boolean", "str": "string", "bytes": "string"}
-COLLECTIONS = {"list", "tuple", "set", "frozenset", "Sequence", "Iterable", "Collection"}
-MAPPINGS = {"dict", "Mapping", "MutableMapping", "OrderedDict"}
-WRAPPERS = {"Annotated", "SkipValidation", "ClassVar", "InitVar", "Final"}
-
-
-def name_of(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
-def hints(package: Package, module: str, node: ast.AST | None, depth: int = 0) -> Iterator[tuple[str, Any]]:
-    """The members of an annotation, flattened through unions, Optional, Annotated and aliases, as
-    (kind, detail): ("null", None), ("builtin", "integer"), ("literal", values), ("collection", elements),
-    ("mapping", None), ("dataclass", (module, name)), ("enum", values), ("other", name), ("any", None)."""
-    if node is None or depth > 12:
-        yield "any", None
-        return
-    if isinstance(node, ast.Constant) and node.value is None:
-        yield "null", None
-        return
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a forward reference
-        yield from hints(package, module, ast.parse(node.value, mode="eval").body, depth + 1)
-        return
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        yield from hints(package, module, node.left, depth + 1)
-        yield from hints(package, module, node.right, depth + 1)
-        return
-    if isinstance(node, ast.Subscript):
-        base = name_of(node.value)
-        args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if base == "Optional":
-            yield from hints(package, module, args[0], depth + 1)
-            yield "null", None
-        elif base == "Union":
-            for arg in args:
-                yield from hints(package, module, arg, depth + 1)
-        elif base in WRAPPERS:
-            yield from hints(package, module, args[0], depth + 1)
-        elif base == "Literal":
-            values = []
-            for arg in args:  # Literal["auto", RunnerType]: a nested alias adds its values
-                values += [arg.value] if isinstance(arg, ast.Constant) else [
-                    value for kind, detail in hints(package, module, arg, depth + 1) if kind == "literal"
-                    for value in detail
-                ]
-            yield "literal", values
-        elif base in COLLECTIONS:
-            elements = [kind for arg in args if not (isinstance(arg, ast.Constant) and arg.value is Ellipsis)
-                        for kind in hints(package, module, arg, depth + 1)]
-            yield "collection", elements
-        elif base in MAPPINGS:
-            yield "mapping", None
-        elif base == "type":
-            yield "other", "type"
-        else:
-            yield from hints(package, module, node.value, depth + 1)
-        return
-    name = name_of(node)
-    if name in BUILTIN:
-        yield "builtin", BUILTIN[name]
-    elif name in ("Any", "object"):
-        yield "any", None
-    elif name in COLLECTIONS:
-        yield "collection", []
-    elif name in MAPPINGS:
-        yield "mapping", None
-    elif name == "None":
-        yield "null", None
-    elif name is not None:
-        found = package.lookup(module, name) if isinstance(node, ast.Name) else None
-        if found is None:
-            yield "other", name
-        elif isinstance(found[1], ast.ClassDef):
-            yield class_kind(found[0], found[1])
-        else:
-            yield from hints(package, found[0], found[1], depth + 1)
-    else:
-        yield "any", None
-
-
-def class_kind(module: str, node: ast.ClassDef) -> tuple[str, Any]:
-    bases = {name_of(base) for base in node.bases}
-    if bases & {"Enum", "IntEnum", "StrEnum"}:
-        values = [
-            statement.value.value for statement in node.body
-            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)
-        ]
-        return "enum", values
-    decorators = {name_of(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list}
-    if decorators & {"dataclass", "config"} or "BaseModel" in bases:
-        return "dataclass", (module, node.name)
-    return "other", node.name
-
-
-def fields_of(node: ast.ClassDef) -> Iterator[tuple[str, ast.AST, ast.AST | None]]:
-    """(name, annotation, default) of a dataclass's init fields."""
-    for statement in node.body:
-        if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
-            continue
-        default = statement.value
-        init_false = isinstance(default, ast.Call) and name_of(default.func) == "field" and any(
-            keyword.arg == "init" and isinstance(keyword.value, ast.Constant) and keyword.value.value is False
-            for keyword in default.keywords
-        )
-        if not init_false and name_of(statement.annotation) != "ClassVar" and not statement.target.id.startswith("_"):
-            yield statement.target.id, statement.annotation, default
-
-
-def bases_of(package: Package, module: str, node: ast.ClassDef) -> Iterator[tuple[str, ast.ClassDef]]:
-    """The class and its base classes, bases first (their fields come first in a dataclass)."""
-    for base in node.bases:
-        found = package.lookup(module, name_of(base) or "") if isinstance(base, ast.Name) else None
-        if found and isinstance(found[1], ast.ClassDef):
-            yield from bases_of(package, found[0], found[1])
-    yield module, node
-
-
-# --- Motor ---------------------------------------------------------------------------------------------------------
-
-
-def motor_type(package: Package, module: str, annotation: ast.AST, classes: dict[str, Any]) -> dict[str, Any]:
-    types: list[str] = []
-    result: dict[str, Any] = {}
-    for kind, detail in hints(package, module, annotation):
-        if kind == "builtin":
-            types.append(detail)
-        elif kind == "null":
-            types.append("null")
-        elif kind == "collection":
-            types.append("array")
-        elif kind == "mapping":
-            types.append("object")
-        elif kind == "enum":
-            types.append("string")
-            result["enum"] = detail
-        elif kind == "dataclass":
-            types.append("object")
-            result["class"] = motor_class(package, *detail, classes)
-        else:
-            return {"types": ["any"]}
-    if "number" in types:
-        types.append("integer")
-    result["types"] = sorted(set(types))
-    return result
-
-
-def motor_class(package: Package, module: str, name: str, classes: dict[str, Any]) -> str:
-    key = f"{module.replace('.', '/')}.py:{name}"
-    if key in classes:
-        return key
-    classes[key] = None  # a placeholder against recursion
-    found = package.lookup(module, name)
-    assert found and isinstance(found[1], ast.ClassDef), key
-    fields = {
-        field: motor_type(package, owner, annotation, classes)
-        for owner, node in bases_of(package, module, found[1])
-        for field, annotation, _ in fields_of(node)
-    }
-    classes[key] = {"fields": dict(sorted(fields.items()))}
-    return key
-
-
-def keys_read_beside_fields(node: ast.ClassDef) -> list[str]:
-    """Top-level keys a loader reads although no field holds them (`if "aigw" in cfg:`)."""
-    return sorted({
-        compare.left.value
-        for compare in ast.walk(node)
-        if isinstance(compare, ast.Compare) and isinstance(compare.left, ast.Constant)
-        and isinstance(compare.left.value, str) and isinstance(compare.ops[0], ast.In)
-        and isinstance(compare.comparators[0], ast.Name) and compare.comparators[0].id == "cfg"
-    })
-
-
-def motor_schema(checkout: Path) -> tuple[dict[str, Any], dict[str, str]]:
-    config_dir = checkout / "motor" / "config"
-    if not config_dir.is_dir():
-        raise SourceMissing(f"no Motor checkout at {checkout} (set MOTOR_CHECKOUT)")
-    files = sorted(config_dir.glob("*.py"))
-    package = Package({f"motor/config/{path.name}": path.read_text(encoding="utf-8") for path in files})
-    classes: dict[str, Any] = {}
-    sections = {}
-    for section, (path, name) in MOTOR_SECTIONS.items():
-        module = path.removesuffix(".py").replace("/", ".")
-        root = motor_class(package, module, name, classes)
-        found = package.lookup(module, name)
-        extra = [key for key in keys_read_beside_fields(found[1]) if key not in classes[root]["fields"]]
-        sections[section] = {"class": root, "also_reads": extra}
-    hashes = {f"motor/config/{path.name}": sha256_of(path) for path in files}
-    return {"sections": sections, "classes": dict(sorted(classes.items()))}, hashes
+def motor_part(checkout: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    try:
+        sources = config_sources(checkout)
+        schema = motor_schema(sources)
+    except MotorClassesMissing as error:
+        raise SourceMissing(f"no Motor checkout at {checkout} (set MOTOR_CHECKOUT): {error}") from None
+    return schema, {path: sha256_of(checkout / path) for path in sources}
 
 
 # --- vLLM ------------------------------------------------------------------------------------------------------------
@@ -528,7 +287,7 @@ def additional_config_keys(package: Package) -> list[str]:
 
 
 def generate(checkout: Path, sdist_dir: Path) -> dict[str, Any]:
-    motor, motor_hashes = motor_schema(checkout)
+    motor, motor_hashes = motor_part(checkout)
     vllm_path = fetch_sdist(*VLLM, sdist_dir)
     ascend_path = fetch_sdist(*VLLM_ASCEND, sdist_dir)
     return {
@@ -539,8 +298,8 @@ def generate(checkout: Path, sdist_dir: Path) -> dict[str, Any]:
             "vllm_ascend": {"version": VLLM_ASCEND[1], "sdist": ascend_path.name, "sha256": sha256_of(ascend_path)},
         },
         "motor": motor,
-        "vllm_serve_options": vllm_schema(Package.from_sdist(vllm_path, "vllm")),
-        "vllm_ascend_additional_config": additional_config_keys(Package.from_sdist(ascend_path, "vllm_ascend")),
+        "vllm_serve_options": vllm_schema(package_from_sdist(vllm_path, "vllm")),
+        "vllm_ascend_additional_config": additional_config_keys(package_from_sdist(ascend_path, "vllm_ascend")),
     }
 
 

@@ -50,6 +50,8 @@ class StackConfig:
     values: dict[str, str]
     """Full key (`"motor-kvpool:env"`) -> the string the program reads."""
     secret_keys: list[str] = field(default_factory=list)
+    project_dir: Path | None = None
+    """The folder of Pulumi.yaml, which the program runs in: relative settings paths (motor_deployer_dir) start there."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
         stack=stack,
         values={key: _config_text(stack_values[key]) for key in sorted(stack_values)},
         secret_keys=sorted(secret_keys),
+        project_dir=project_file.parent,
     )
 
 

@@ -90,7 +90,7 @@ def backend_facts(project_dir: Path, only: Sequence[str] = ()) -> list[StackFact
         config = _cli(f"config -s {name}", lambda name=name: workspace.get_all_config(name))
         settings = settings_from_config({key: value.value for key, value in config.items()},
                                         {key for key, value in config.items() if value.secret},
-                                        name.rsplit("/", 1)[-1], project)
+                                        name.rsplit("/", 1)[-1], project, project_dir)
         state = _cli(f"stack export -s {name}", lambda name=name: workspace.export_stack(name))
         facts.append(StackFacts(stack_reference(summaries[name], project), settings,
                                 {key: output.value for key, output in outputs.items()},
