@@ -16,4 +16,4 @@ The public API (SemVer: CHANGELOG.md says what each release changes in it):
 Everything under kvpool.internal and kvpool.cli (but the command line itself) may change in any release.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

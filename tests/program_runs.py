@@ -13,6 +13,7 @@ import yaml
 from kvpool.cli.engine.mock_engine import ProgramRun, run_program
 from kvpool.cli.engine.stack_config import StackConfig, load_stack_config
 from kvpool.cli.views.manifests import kubernetes_objects
+from kvpool.internal.motor_config import MOTOR_FILES
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 PROJECT = "motor-kvpool"
@@ -34,6 +35,19 @@ class Rendered:
     def container(self, kind: str, name: str, container: str) -> dict[str, Any]:
         spec = self.get(kind, name)["spec"]["template"]["spec"]
         return next(c for c in spec["containers"] if c["name"] == container)
+
+
+def deployer_folder(root: Path, motor_checkout: Path, marker: str = "", only: str | None = None) -> Path:
+    """A folder laid out like Motor's examples/deployer, each file holding its own path (not Motor's code) and
+    `marker` (every file, or only the one of motor-config key `only`), in a checkout at `root` whose motor/ is
+    Motor's (linked): the settings check the Motor sections against its classes."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "motor").symlink_to(motor_checkout / "motor")
+    folder = root / "examples" / "deployer"
+    for key, relative in MOTOR_FILES:
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).write_text(f"# {relative}{marker if only in (None, key) else ''}\n")
+    return folder
 
 
 def stack_values(stack: str) -> dict[str, Any]:

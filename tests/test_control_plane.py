@@ -14,7 +14,7 @@ from kvpool.cli.views.manifests import kubernetes_objects
 from kvpool.components.workloads import Workloads
 from kvpool.internal.motor_config import MOTOR_FILES
 from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
-from tests.program_runs import PROJECT_DIR, env_of, render, render_stack, stack_values
+from tests.program_runs import PROJECT_DIR, deployer_folder, env_of, render, render_stack, stack_values
 from tests.service_configs import HOST_LOG_DIRS, with_host_log_dirs
 
 
@@ -29,17 +29,6 @@ def test_motor_config_holds_the_effective_user_config():
         "additional_labels": {}, "additional_annotations": {}, "backend": "memcache", "port": 50088,
         "config_store_port": 50089, "metrics_port": 50090, "local_service_mode": "inprocess",
     }
-
-
-def deployer_folder(root, motor_checkout):
-    """A folder laid out like Motor's examples/deployer, each file holding its own path (not Motor's code), in a
-    checkout at `root` whose motor/ is Motor's (linked): the settings check the Motor sections against its classes."""
-    (root / "motor").symlink_to(motor_checkout / "motor")
-    folder = root / "examples" / "deployer"
-    for _, relative in MOTOR_FILES:
-        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        (folder / relative).write_text(f"# {relative}\n")
-    return folder
 
 
 def test_motor_files_are_read_at_deploy_time_under_deploy_pys_keys(tmp_path, motor_checkout):

@@ -361,7 +361,7 @@ def test_set_of_env_writes_env_json():
     conversion = convert(*as_motor_files(plain_pd()), {"env.motor_common_env.HCCL_BUFFSIZE": "512"})
     assert conversion.env["motor_common_env"]["HCCL_BUFFSIZE"] == "512"
     assert "env" not in conversion.user_config
-    assert conversion.notes[-1] == "env.motor_common_env.HCCL_BUFFSIZE set to '512' (--set; the file had '<absent>')"
+    assert conversion.notes[-1] == "env.motor_common_env.HCCL_BUFFSIZE set to '512' (--set; the file had none)"
 
 
 UCM_CONNECTOR = (

@@ -14,7 +14,7 @@ from kvpool.cli.engine.mock_engine import ProgramRun
 from kvpool.cli.engine.stack_config import StackConfig
 from kvpool.cli.policy_host.runner import run_policy_pack
 from kvpool.cli.preview import PolicyViolationError, preview
-from tests.policy_fixtures import PACK, edit_user_config, kv, program
+from tests.policy_fixtures import PACK, POLICY_COUNT, edit_user_config, kv, program
 from tests.program_runs import PROJECT_DIR
 from tests.wheel import VERSION, build_wheel, install_requirements
 
@@ -31,7 +31,7 @@ def test_pack_lists_every_policy_with_its_level():
     run, config = program("dev")
     report = run_policy_pack(PACK, run, config)
     assert (report.pack_name, report.pack_version) == ("motor-kvpool", VERSION)
-    assert len(report.policies) == 33
+    assert len(report.policies) == POLICY_COUNT
     assert sorted(p.name for p in report.policies if p.enforcement_level == "advisory") == [
         "kvpool-configure-block-lifetime", "kvpool-configure-layerwise-pool-patch",
         "kvpool-configure-sustainable-mooncake-eviction",
@@ -113,7 +113,7 @@ def test_a_teams_own_pack_runs_motor_kvpools_policies_beside_its_own(tmp_path: P
     changed = edit_user_config(run, lambda uc: kv(uc, "prefill").update(kv_role="kv_consumer"))
     report = run_policy_pack(pack, changed, config, python=str(venv / "bin" / "python"))
     assert (report.pack_name, report.pack_version) == ("team-pack", "1.0.0")
-    assert len(report.policies) == 34
+    assert len(report.policies) == POLICY_COUNT + 1  # the team's own beside ours
     assert sorted((v.policy_name, v.enforcement_level, v.resource_label) for v in report.mandatory) == [
         ("kvpool-configure-kv-role-by-side", "mandatory", "kubernetes:core/v1:ConfigMap motor-config"),
         *[("team-images-from-our-registry", "mandatory", f"kubernetes:apps/v1:Deployment {name}") for name in

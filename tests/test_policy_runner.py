@@ -33,6 +33,7 @@ from kvpool.cli.policy_host.runner import (
     run_policy_pack,
 )
 from tests.policy_fixtures import POLICY_COUNT
+from tests.wheel import VERSION
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 PROGRAMS = REPOSITORY / "tests" / "fixtures" / "programs"
@@ -374,7 +375,7 @@ def test_a_project_without_a_pack_of_its_own_gets_motor_kvpools(tmp_path: Path) 
     result = kvpool("preview", "--stack", "dev", "--project-dir", PROGRAMS / "kv-demo", "--out", tmp_path / "out")
 
     assert result.returncode == 0, result.stderr
-    assert (f"Policies: motor-kvpool 0.2.0: 0 mandatory, 0 advisory violations ({POLICY_COUNT} policies)"
+    assert (f"Policies: motor-kvpool {VERSION}: 0 mandatory, 0 advisory violations ({POLICY_COUNT} policies)"
             in result.stdout.splitlines())
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from kvpool.cli.preview import preview
 from tests.policy_fixtures import POLICY_COUNT
+from tests.wheel import VERSION
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 PROGRAMS = REPOSITORY / "tests" / "fixtures" / "programs"
@@ -74,7 +75,7 @@ def test_preview_prints_the_resource_tree_and_a_summary(demo_twice: DemoRuns) ->
         "    info: engine image registry.local/engine:1.4.2\n"
         f"Wrote {out}/dev/manifests/ (6 files) and {out}/dev/outputs.json\n"
         "\n"
-        f"Policies: motor-kvpool 0.2.0: 0 mandatory, 0 advisory violations ({POLICY_COUNT} policies)\n"  # no pack of its own
+        f"Policies: motor-kvpool {VERSION}: 0 mandatory, 0 advisory violations ({POLICY_COUNT} policies)\n"  # no pack of its own
     )
 
 

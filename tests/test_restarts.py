@@ -16,9 +16,8 @@ import pytest
 from kvpool.cli.engine.mock_engine import run_program
 from kvpool.cli.engine.stack_config import StackConfig
 from kvpool.cli.views.manifests import kubernetes_objects
-from kvpool.internal.motor_config import MOTOR_FILES
 from kvpool.internal.restarts import RESTARTS
-from tests.program_runs import PROJECT, PROJECT_DIR, Rendered, render, stack_values
+from tests.program_runs import PROJECT, PROJECT_DIR, Rendered, deployer_folder, render, stack_values
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 ENGINES = {"vllm-p0", "vllm-p1", "vllm-d0", "vllm-d1"}
@@ -43,13 +42,10 @@ def two_by_two(stack: str = "mooncake-layerwise") -> dict[str, Any]:
     return values
 
 
-def with_scripts(values: dict[str, Any], folder: Path, marker: str = "", only: str | None = None) -> dict[str, Any]:
-    """A Motor deployer folder of our own (each file names itself), so script contents can change: every file gets
-    `marker`, or only the file of motor-config key `only`."""
-    for key, relative in MOTOR_FILES:
-        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        (folder / relative).write_text(f"# {relative}{marker if only in (None, key) else ''}\n")
-    return {**values, "motor_deployer_dir": str(folder)}
+def with_scripts(values: dict[str, Any], motor_checkout: Path, root: Path, marker: str = "", only: str | None = None):
+    """`values` deploying a Motor deployer folder of our own at `root` (each file names itself), so script contents
+    can change: every file gets `marker`, or only the file of motor-config key `only`."""
+    return {**values, "motor_deployer_dir": str(deployer_folder(root, motor_checkout, marker, only))}
 
 
 def change(values: dict[str, Any], edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -103,9 +99,9 @@ def test_scaling_out_only_adds_the_new_instance(baseline: Rendered) -> None:
     assert set(templates(after)) - set(templates(baseline)) == {"vllm-d2"}
 
 
-def test_a_motor_script_change_restarts_every_motor_pod_but_not_the_store(tmp_path: Path) -> None:
-    before = render(with_scripts(two_by_two(), tmp_path / "a"), stack="mooncake-layerwise")
-    after = render(with_scripts(two_by_two(), tmp_path / "b", marker=" v2"), stack="mooncake-layerwise")
+def test_a_motor_script_change_restarts_every_motor_pod_but_not_the_store(motor_checkout: Path, tmp_path: Path) -> None:
+    before = render(with_scripts(two_by_two(), motor_checkout, tmp_path / "a"), stack="mooncake-layerwise")
+    after = render(with_scripts(two_by_two(), motor_checkout, tmp_path / "b", marker=" v2"), stack="mooncake-layerwise")
     assert restarted(before, after) == ENGINES | CONTROL
 
 
@@ -137,10 +133,12 @@ MOTOR_UPGRADES: dict[tuple[str, str], set[str]] = {
 
 
 @pytest.mark.parametrize(("stack", "key"), MOTOR_UPGRADES)
-def test_a_motor_upgrade_rolls_only_the_roles_that_run_the_changed_file(stack: str, key: str, tmp_path: Path) -> None:
+def test_a_motor_upgrade_rolls_only_the_roles_that_run_the_changed_file(
+    stack: str, key: str, motor_checkout: Path, tmp_path: Path
+) -> None:
     values = two_by_two(stack) if stack != "kv-affinity" else stack_values(stack)
-    before = render(with_scripts(values, tmp_path / "a"), stack=stack)
-    after = render(with_scripts(values, tmp_path / "b", marker=" v2", only=key), stack=stack)
+    before = render(with_scripts(values, motor_checkout, tmp_path / "a"), stack=stack)
+    after = render(with_scripts(values, motor_checkout, tmp_path / "b", marker=" v2", only=key), stack=stack)
     assert restarted(before, after) == MOTOR_UPGRADES[stack, key]
 
 

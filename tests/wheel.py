@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.program_runs import PROJECT_DIR
 
-VERSION = "0.2.0"
+VERSION = "0.3.0"
 
 
 def build_wheel(out: Path) -> Path:

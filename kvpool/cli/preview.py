@@ -30,7 +30,7 @@ from kvpool.cli.views.manifests import (
     validate_objects,
     write_manifests,
 )
-from kvpool.cli.written_files import write_file
+from kvpool.internal.written_files import write_file
 from kvpool.errors import KvpoolError
 from kvpool.internal.units import integral_floats_to_ints
 from kvpool.policies import PACK_DIR

@@ -19,6 +19,7 @@ from tests.hostile.test_bad_inputs import (
     refused,
     stack_settings,
 )
+from tests.program_runs import deployer_folder
 
 YUANRONG = (REPOSITORY / "stacks" / "Pulumi.yuanrong.yaml").read_text()
 
@@ -146,13 +147,8 @@ def test_a_malformed_local_service_conf_is_not_quoted(project: Path, tmp_path: P
     assert "hunter2" not in result.stderr
 
 
-def test_motor_deployer_dir_file_symlinked_elsewhere(project: Path, tmp_path: Path) -> None:
-    from kvpool.internal.motor_config import MOTOR_FILES
-
-    folder = tmp_path / "deployer"
-    for _, relative in MOTOR_FILES:
-        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        (folder / relative).write_text("# motor\n")
+def test_motor_deployer_dir_file_symlinked_elsewhere(project: Path, motor_checkout: Path, tmp_path: Path) -> None:
+    folder = deployer_folder(tmp_path / "checkout", motor_checkout)
     (folder / "probe" / "probe.sh").unlink()
     (folder / "probe" / "probe.sh").symlink_to("/proc/self/environ")
     content = changed(lambda values: values.__setitem__("motor_deployer_dir", str(folder)))

@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from kvpool.cli.written_files import real_folder, write_file
+from kvpool.internal.written_files import real_folder, write_file
 from kvpool.errors import KvpoolError
 
 PLUGIN_YAML = """\

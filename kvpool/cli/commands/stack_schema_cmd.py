@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kvpool.cli.engine.stack_config import find_project_file, stack_config_dir
 from kvpool.cli.engine.stack_schema import SCHEMA_NAME, schema_text
-from kvpool.cli.written_files import write_file
+from kvpool.internal.written_files import write_file
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -23,7 +23,7 @@ from kvpool.cli.fleet.model import (
     stack_name,
 )
 from kvpool.cli.fleet.report import size
-from kvpool.cli.written_files import write_file
+from kvpool.internal.written_files import write_file
 from kvpool.errors import KvpoolError
 
 FORMATS = ("svg", "png")

@@ -17,7 +17,7 @@ from kvpool.cli.engine.stack_config import project_name, stack_config_dir
 from kvpool.cli.engine.stack_schema import MODELINE, SCHEMA_NAME
 from kvpool.cli.engine.stack_yaml import dump_for_the_cli, json_problems
 from kvpool.cli.fleet.offline import clashes_with_stack_files
-from kvpool.cli.written_files import write_file
+from kvpool.internal.written_files import write_file
 from kvpool.errors import KvpoolError, SettingsError
 from kvpool.internal.input_files import check_stack_name, load_json
 from kvpool.internal.local_backend import local_stack_reference
@@ -101,9 +101,9 @@ def _set_path(conversion: Conversion, path: str, value: Any) -> None:
         walked = _joined(walked, step)
     last = steps[-1]
     _check_holds(holder, last, path, walked)
-    previous = holder[last] if isinstance(last, int) else holder.get(last, "<absent>")
+    had = f"the file had {holder[last]!r}" if isinstance(last, int) or last in holder else "the file had none"
     holder[last] = value
-    conversion.notes.append(f"{path} set to {value!r} (--set; the file had {previous!r})")
+    conversion.notes.append(f"{path} set to {value!r} (--set; {had})")
 
 
 _STEP = re.compile(r"\[(-?\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\.?([^.\[\]]+)")

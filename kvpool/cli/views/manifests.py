@@ -29,7 +29,7 @@ from kvpool.cli.engine.property_values import (
     mask_leaves,
 )
 from kvpool.cli.engine.provider_naming import named_metadata
-from kvpool.cli.written_files import real_folder, write_file
+from kvpool.internal.written_files import real_folder, write_file
 from kvpool.errors import KvpoolError, problem_report
 from kvpool.internal.units import integral_floats_to_ints
 from kvpool.policies.rules.service_set import service_set_objects
