@@ -24,7 +24,12 @@ from kvpool.internal.local_backend import local_stack_reference
 from kvpool.policies import rules
 from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
 from kvpool.settings.motor_classes import MotorClassesMissing
-from kvpool.settings.passthrough import BUNDLED, MotorSchema, check_passthrough_sections, deployed_motor
+from kvpool.settings.passthrough import (
+    BUNDLED,
+    MotorSchema,
+    check_passthrough_sections,
+    deployed_motor,
+)
 from kvpool.settings.service import PROJECT, USER_CONFIG_VERSION, ServiceSettings
 from kvpool.settings.store import (
     MemcacheStoreConfig,
@@ -32,6 +37,7 @@ from kvpool.settings.store import (
     YuanrongStoreConfig,
     pool_config_as_store_config,
 )
+from kvpool.settings.types import key_path
 
 USER_CONFIG_SECTIONS = (
     "motor_deploy_config", "motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config",
@@ -86,7 +92,6 @@ MIGRATIONS = {
 _UNION_TAGS = {"pvc", "nfs", "hostpath", "mooncake", "memcache", "yuanrong"}
 # pydantic's names for the members of a plain union (`int | str`): they appear in an error's location but are
 # not keys the user wrote.
-_PLAIN_KEY = re.compile(r"^[\w.-]+$")
 _MEMBER_TAG = re.compile(r"^(int|str|float|bool|none|bytes|constrained-\w+|[a-z-]+\[.*\])$")
 
 
@@ -110,17 +115,13 @@ def _apply_aliases(raw: dict[str, Any]) -> list[str]:
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:
-    parts: list[str] = []
+    path = ""
     for element in loc:
         if isinstance(element, int):
-            parts[-1] = f"{parts[-1]}[{element}]" if parts else f"[{element}]"
-        elif element in _UNION_TAGS or element == "[key]" or _MEMBER_TAG.fullmatch(str(element)):
-            continue
-        elif not _PLAIN_KEY.fullmatch(str(element)):  # a key a dotted path cannot show: quoted, escaped
-            parts[-1:] = [f"{parts[-1] if parts else ''}[{str(element)!a}]"]
-        else:
-            parts.append(str(element))
-    return ".".join(parts)
+            path = f"{path}[{element}]"
+        elif not (element in _UNION_TAGS or element == "[key]" or _MEMBER_TAG.fullmatch(str(element))):
+            path = key_path(path, element)
+    return path
 
 
 def _unwrap(annotation: Any) -> list[Any]:

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
 from kvpool.policies import rules
-from kvpool.settings.motor_classes import CONFIG_DIR, MotorClassesMissing, config_sources, motor_schema
+from kvpool.settings.motor_classes import (
+    CONFIG_DIR,
+    MotorClassesMissing,
+    config_sources,
+    motor_schema,
+)
+from kvpool.settings.types import key_path
 
 SCHEMA = json.loads(Path(__file__).with_name("passthrough_schema.json").read_text(encoding="utf-8"))
 BUNDLED_MOTOR = f"Motor {SCHEMA['sources']['motor']['checkout'].removeprefix('motor-')}"
@@ -95,7 +101,7 @@ def _motor_class(
     reader = f"Motor's {name}"
     problems = []
     for key, value in data.items():
-        where = f"{path}.{key}"
+        where = key_path(path, key)
         if key in also_reads or (key, value) == (ABSENT_WHEN_NULL, None):
             continue
         if key not in fields:
@@ -121,7 +127,7 @@ def _engine_config(path: str, engine_config: Mapping[str, Any]) -> list[str]:
     options = SCHEMA["vllm_serve_options"]
     problems = []
     for key, value in engine_config.items():
-        where = f"{path}.{key}"
+        where = key_path(path, key)
         option = engine_option(key)
         if option not in options:
             style = (lambda name: name.replace("-", "_")) if "_" in str(key) else (lambda name: name)

@@ -26,6 +26,17 @@ from kvpool.policies import rules
 INT32_MAX = 2**31 - 1  # the Go type of replicas and ports in the Kubernetes API
 INT64_MAX = 2**63 - 1  # the C++ type mooncake_master parses its lease and TTL flags into
 # Upper bounds of sizes: anything larger is a unit typo (10^12 MiB of /dev/shm), not a configuration.
+_PLAIN_KEY = re.compile(r"^[\w.-]+$")
+
+
+def key_path(path: str, key: Any) -> str:
+    """`path` and one key below it as every message prints a field: `path.key`, or `path['key']` (ASCII-escaped)
+    for a key a dotted path cannot show."""
+    if _PLAIN_KEY.fullmatch(str(key)):
+        return f"{path}.{key}" if path else str(key)
+    return f"{path}[{str(key)!a}]"
+
+
 MAX_NODE_MEMORY = 16 * 2**40
 """16 TiB: memory one node gives one pod or pool (/dev/shm, a container's limit, a pool segment, shared memory)."""
 MAX_VOLUME = 2**50
