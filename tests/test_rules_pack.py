@@ -7,17 +7,26 @@ import pytest
 from kvpool.policies import rules
 
 
-def kv(first: str, store_extra: dict | None = None, profile: str | None = None) -> dict:
-    config = {
+def kv(first: str, store_extra: dict | None = None, first_extra: dict | None = None) -> dict:
+    transfer = {"kv_connector": first, **({"kv_connector_extra_config": first_extra} if first_extra else {})}
+    return {
         "kv_connector": "MultiConnector",
         "kv_connector_extra_config": {"connectors": [
-            {"kv_connector": first},
+            transfer,
             {"kv_connector": "AscendStoreConnector", "kv_connector_extra_config": store_extra or {}},
         ]},
     }
-    if profile:
-        config["dispatch_profile"] = profile
-    return config
+
+
+def sides(prefill_kv: dict | None, decode_kv: dict | None, **profiles: str) -> dict:
+    """A user_config.json's engine sections with these kv_transfer_configs and dispatch_profile per side."""
+    return {
+        f"motor_engine_{side}_config": {
+            "engine_config": {"kv_transfer_config": config} if config else {},
+            **({"dispatch_profile": profiles[side]} if side in profiles else {}),
+        }
+        for side, config in (("prefill", prefill_kv), ("decode", decode_kv))
+    }
 
 
 def test_ucm_placement():
@@ -85,12 +94,65 @@ def test_hybrid_attention_connector():
 
 
 def test_dispatch_connector_whitelist_and_profile():
-    assert rules.check_dispatch_connector({"prefill": kv("NixlConnector"), "decode": kv("NixlConnector")}) == []
-    assert rules.check_dispatch_connector({"prefill": kv("P2pNcclConnector", profile="handoff"),
-                                           "decode": kv("P2pNcclConnector", profile="handoff")}) == []
-    findings = rules.check_dispatch_connector({"prefill": kv("P2pNcclConnector", profile="handoff"),
-                                               "decode": kv("P2pNcclConnector")})
-    assert [f.path.rsplit(".", 1)[-1] for f in findings] == ["dispatch_profile", "kv_connector"]
+    assert rules.check_dispatch_connector(sides(kv("NixlConnector"), kv("NixlConnector"))) == []
+    assert rules.check_dispatch_connector(sides(kv("P2pNcclConnector"), kv("P2pNcclConnector"),
+                                                prefill="handoff", decode="prefill_handoff_decode")) == []
+    findings = rules.check_dispatch_connector(sides(kv("P2pNcclConnector"), kv("P2pNcclConnector"), prefill="handoff"))
+    assert [f.path for f in findings] == [
+        "motor_engine_decode_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[0].kv_connector"]
+
+
+def test_a_handoff_prefill_and_a_trigger_decode_are_never_paired():
+    [finding] = rules.check_dispatch_connector(sides(kv("P2pNcclConnector"), kv("P2pNcclConnector"),
+                                                     prefill="handoff", decode="bootstrap"))
+    assert str(finding) == (
+        "motor_engine_decode_config.dispatch_profile: decode dispatches as 'trigger' (its dispatch_profile is "
+        "'bootstrap') but prefill as 'handoff' (its dispatch_profile is 'handoff'); Motor pairs a prefill with a "
+        "decode only when both advertise one plan (motor/common/resources/dispatch.py), so no request would find a "
+        "pair: give both sides the same transfer connector, or the same dispatch_profile."
+    )
+    # A profile overrides the connector's class: a layerwise decode told to hand off pairs with a handoff prefill.
+    assert rules.check_dispatch_connector(sides(kv("MooncakeConnectorV1"), kv("MooncakeLayerwiseConnector"),
+                                                decode="handoff")) == []
+
+
+def test_a_dispatch_profile_motor_cannot_parse_is_named():
+    [finding] = rules.check_dispatch_connector(sides(kv("NixlConnector"), kv("NixlConnector"), prefill="hand-off"))
+    assert str(finding) == (
+        "motor_engine_prefill_config.dispatch_profile: is 'hand-off'; Motor's node manager refuses it at start "
+        "(motor/common/resources/dispatch.py): write one of handoff, prefill_handoff_decode, trigger, bootstrap, "
+        "concurrent_engine_sync."
+    )
+
+
+def test_decodes_transfer_connector_is_prefills():
+    assert rules.check_transfer_connectors_match({"prefill": kv("MooncakeLayerwiseConnector"),
+                                                  "decode": {"kv_connector": "MooncakeLayerwiseConnector"}}) == []
+    [finding] = rules.check_transfer_connectors_match({"prefill": kv("MooncakeLayerwiseConnector"),
+                                                       "decode": {"kv_connector": "MooncakeConnectorV1"}})
+    assert str(finding) == (
+        "motor_engine_decode_config.engine_config.kv_transfer_config.kv_connector: is 'MooncakeConnectorV1' but "
+        "prefill's transfer connector (motor_engine_prefill_config.engine_config.kv_transfer_config."
+        "kv_connector_extra_config.connectors[0].kv_connector) is 'MooncakeLayerwiseConnector': the two sides of one "
+        "P/D transfer run the same connector, or decode never receives prefill's KV cache; write "
+        "'MooncakeLayerwiseConnector' on both sides (or change both)."
+    )
+    assert finding.example == "MooncakeLayerwiseConnector"
+
+
+def test_both_ends_of_one_transfer_take_the_same_options():
+    prefill = kv("MooncakeConnectorV1", first_extra={"use_layerwise": True, "send_type": "PUT"})
+    decode = {"kv_connector": "MooncakeConnectorV1", "kv_connector_extra_config": {"send_type": "GET"}}
+    assert [str(f) for f in rules.check_transfer_connectors_match({"prefill": prefill, "decode": decode})] == [
+        "motor_engine_decode_config.engine_config.kv_transfer_config.kv_connector_extra_config.use_layerwise: is not "
+        "set but prefill's (motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config."
+        "connectors[0].kv_connector_extra_config.use_layerwise) is True: both ends of one MooncakeConnectorV1 "
+        "transfer need the same use_layerwise; write the same value on both sides.",
+        "motor_engine_decode_config.engine_config.kv_transfer_config.kv_connector_extra_config.send_type: is 'GET' "
+        "but prefill's (motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config."
+        "connectors[0].kv_connector_extra_config.send_type) is 'PUT': both ends of one MooncakeConnectorV1 transfer "
+        "need the same send_type; write the same value on both sides.",
+    ]
 
 
 def test_layerwise_pool_backend():
@@ -238,12 +300,13 @@ def test_ucm_as_store_backend_message():
 
 
 def test_dispatch_connector_message():
-    [finding] = rules.check_dispatch_connector({"prefill": kv("P2pNcclConnector"), "decode": kv("NixlConnector")})
+    [finding] = rules.check_dispatch_connector(sides(kv("P2pNcclConnector"), kv("NixlConnector")))
     assert str(finding) == (
         "motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[0]."
         "kv_connector: 'P2pNcclConnector' is not in Motor's P/D dispatch whitelist (MooncakeConnectorV1, "
         "MooncakeHybridConnector, MooncakeLayerwiseConnector, NixlConnector), so Motor refuses to dispatch; use one "
-        "of them, or set dispatch_profile (handoff or trigger) on both sides."
+        "of them, or set motor_engine_prefill_config.dispatch_profile and motor_engine_decode_config.dispatch_profile "
+        "(handoff or trigger) alike."
     )
 
 

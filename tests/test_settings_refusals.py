@@ -440,3 +440,39 @@ def test_max_num_batched_tokens_is_at_least_one():
         "motor_engine_prefill_config.engine_config.max_num_batched_tokens: -8192 is below 1, the least this field "
         "takes; write 1 or more"
     ]
+
+
+def test_a_layerwise_prefill_with_a_whole_request_decode_is_refused():
+    """Issue 44 item 2: the two ends of one transfer, prefill's connectors[0] and decode's connector, are one class."""
+    service = mooncake_pool()
+    prefill = service["motor_engine_prefill_config"]["engine_config"]["kv_transfer_config"]
+    prefill["kv_connector_extra_config"]["connectors"][0]["kv_connector"] = "MooncakeLayerwiseConnector"
+    assert problems_of(service) == [
+        "motor_engine_decode_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[0]."
+        "kv_connector: is 'MooncakeConnectorV1' but prefill's transfer connector (motor_engine_prefill_config."
+        "engine_config.kv_transfer_config.kv_connector_extra_config.connectors[0].kv_connector) is "
+        "'MooncakeLayerwiseConnector': the two sides of one P/D transfer run the same connector, or decode never "
+        "receives prefill's KV cache; write 'MooncakeLayerwiseConnector' on both sides (or change both)."
+    ]
+
+
+def test_dispatch_profile_inside_kv_transfer_config_is_moved_where_motor_reads_it():
+    service = plain_pd()
+    service["motor_engine_decode_config"]["engine_config"]["kv_transfer_config"]["dispatch_profile"] = "handoff"
+    assert problems_of(service) == [
+        "motor_engine_decode_config.engine_config.kv_transfer_config.dispatch_profile: Motor never reads it inside "
+        "kv_transfer_config, which vLLM receives whole; it reads motor_engine_<side>_config.dispatch_profile "
+        "(motor/config/node_manager.py): move it there"
+    ]
+    del service["motor_engine_decode_config"]["engine_config"]["kv_transfer_config"]["dispatch_profile"]
+    for side in ("prefill", "decode"):
+        service[f"motor_engine_{side}_config"]["dispatch_profile"] = "handoff"
+    settings = load_from_pulumi_config(service, "svc")
+    assert settings.user_config()["motor_engine_decode_config"]["dispatch_profile"] == "handoff"
+
+
+def test_an_engine_option_a_dotted_path_cannot_show_is_named_quoted():
+    service = plain_pd()
+    service["motor_engine_decode_config"]["engine_config"][":"] = "x"
+    assert problems_of(service) == [
+        "motor_engine_decode_config.engine_config[':']: unknown key; vLLM 0.17.0 serve has no option --:"]

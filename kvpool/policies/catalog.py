@@ -323,11 +323,20 @@ POLICIES = [
     ),
     _stack_policy(
         "kvpool-configure-dispatch-connector",
-        "Checks that connectors[0] is a connector Motor can dispatch P/D with (MooncakeConnectorV1, "
-        "MooncakeHybridConnector, MooncakeLayerwiseConnector, NixlConnector) unless dispatch_profile is set the "
-        "same on both sides (Motor's PD disaggregation design: unknown connectors fail closed).",
-        MANDATORY, lambda view, _: rules.check_dispatch_connector(view.kv_transfer_configs()),
-        "Use a whitelisted transfer connector, or set dispatch_profile on both sides.",
+        "Checks that each side advertises a P/D plan Motor dispatches with, the same on both: connectors[0] in its "
+        "whitelist (MooncakeConnectorV1, MooncakeHybridConnector, NixlConnector hand off; MooncakeLayerwiseConnector "
+        "triggers) or motor_engine_<side>_config.dispatch_profile set (Motor's PD disaggregation design: unknown "
+        "connectors fail closed, and a handoff prefill pairs with no trigger decode).",
+        MANDATORY, lambda view, _: rules.check_dispatch_connector(view.user_config),
+        "Use a whitelisted transfer connector, or set dispatch_profile alike on both sides.",
+    ),
+    _stack_policy(
+        "kvpool-configure-matched-transfer-connectors",
+        "Checks that prefill and decode run the two ends of one P/D transfer: the same connector (connectors[0] of "
+        "a MultiConnector, or the single one) with the same use_layerwise and send_type (seed 000: P and D transfer "
+        "KV through one connector; otherwise decode never receives prefill's KV cache).",
+        MANDATORY, lambda view, _: rules.check_transfer_connectors_match(view.kv_transfer_configs()),
+        "Write the same transfer connector and transfer options on both sides.",
     ),
     _stack_policy(
         "kvpool-engine-server-connector-layout",

@@ -72,10 +72,17 @@ class KvTransferConfig(Closed):
     kv_connector_module_path: str | None = None
     kv_load_failure_policy: Literal["fail", "recompute"] | None = None
     enable_permute_local_kv: StrictBool | None = None
-    dispatch_profile: Literal["handoff", "trigger"] | None = Field(
-        None, description="Motor's escape hatch for connectors outside its P/D dispatch whitelist."
-    )
     kv_connector_extra_config: ConnectorExtraConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_dispatch_profile(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "dispatch_profile" in data:
+            raise ValueError(
+                "dispatch_profile: Motor never reads it inside kv_transfer_config, which vLLM receives whole; it reads "
+                "motor_engine_<side>_config.dispatch_profile (motor/config/node_manager.py): move it there"
+            )
+        return data
 
     @field_validator("kv_port")
     @classmethod
@@ -124,6 +131,13 @@ class EngineSection(Closed):
     engine_config: EngineConfig
     motor_nodemanger_config: dict[str, Any] | None = Field(None, description="Motor's node manager, untouched.")
     health_check_config: dict[str, Any] | None = Field(None, description="Motor's engine health check, untouched.")
+    dispatch_profile: Literal[tuple(rules.DISPATCH_PROFILES)] | None = Field(  # type: ignore[valid-type]
+        None,
+        description="Motor's P/D dispatch plan for this side when its transfer connector is outside Motor's whitelist: "
+        "handoff (prefill_handoff_decode), prefill hands each request to decode; trigger (bootstrap, "
+        "concurrent_engine_sync), both sides start it together. Motor's node manager reads it here "
+        "(motor/config/node_manager.py); a prefill pairs only with a decode of the same plan.",
+    )
     hybrid_attention: StrictBool = Field(
         False,
         description="The model mixes attention types (e.g. DeepSeek V4): connectors[0] must then be "

@@ -29,6 +29,7 @@ Callers import the package (`from kvpool.policies import rules; rules.check_x(..
 """
 
 from .connectors import (
+    DISPATCH_PROFILES,
     LAYERWISE_PATCH_FIXED_IN,
     check_dispatch_connector,
     check_engine_server_layout,
@@ -36,6 +37,8 @@ from .connectors import (
     check_kv_role_by_side,
     check_layerwise_pool_backend,
     check_layerwise_pool_patch,
+    check_transfer_connectors_match,
+    dispatch_plan,
 )
 from .env import (
     ASCEND_CONNECT_TIMEOUT_DEFAULT_MS,
@@ -230,4 +233,5 @@ __all__ = [
     "service_set_objects", "service_set_roles", "store_connector_backends", "store_protection_problem",
     "transfer_connector", "ucm_store_configs", "uses_pool",
     "SHELL_ENV_NAMES", "changes_the_shell", "check_shell_env_names", "MAX_MODEL_CONFIG_BYTES", "read_model_config",
+    "DISPATCH_PROFILES", "check_transfer_connectors_match", "dispatch_plan",
 ]

@@ -7,14 +7,17 @@ from typing import Any, Mapping
 
 from .sections import (
     DISPATCH_CONNECTORS,
+    HANDOFF_CONNECTORS,
     HYBRID_CONNECTOR,
     MULTI_CONNECTOR,
     ROLE_BY_SIDE,
     SIDES,
     STORE_CONNECTOR,
+    TRIGGER_CONNECTORS,
     UCM_CONNECTOR,
     Finding,
     connectors_of,
+    engine_section,
     kv_transfer_path,
     store_connector_backends,
     transfer_connector,
@@ -72,30 +75,139 @@ def check_hybrid_attention_connector(
     return findings
 
 
-def check_dispatch_connector(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
-    """connectors[0] must be a connector Motor knows how to dispatch P/D with, unless dispatch_profile is set,
-    and then identically on both sides (motor-deployer.md §1.8: unknown connectors fail closed)."""
-    profiles = {side: (kv_transfer_configs.get(side) or {}).get("dispatch_profile") for side in SIDES}
+# Motor's explicit dispatch_profile values, as its node manager parses them, and the plan each side then advertises
+# (motor/common/resources/dispatch.py): a prefill and a decode are paired only when their plans are one.
+DISPATCH_PROFILES = {
+    "handoff": "handoff", "prefill_handoff_decode": "handoff",
+    "trigger": "trigger", "bootstrap": "trigger", "concurrent_engine_sync": "trigger",
+}
+DISPATCH_MODULE = "motor/common/resources/dispatch.py"
+
+
+def _explicit_profile(section: Mapping[str, Any]) -> tuple[str, str, Any] | None:
+    """(side's section name, field, value) of the dispatch_profile Motor reads for a side: the section's, else its
+    engine_config's (node_manager.py: `explicit_profile or engine_config.get(...)`); None when neither is set."""
+    engine_config = section.get("engine_config")
+    engine_config = engine_config if isinstance(engine_config, Mapping) else {}
+    for where, value in (("dispatch_profile", section.get("dispatch_profile")),
+                         ("engine_config.dispatch_profile", engine_config.get("dispatch_profile"))):
+        if value:
+            return where, str(value).strip().lower(), value
+    return None
+
+
+def dispatch_plan(section: Mapping[str, Any] | None) -> str | None:
+    """The P/D plan Motor's node manager advertises for one motor_engine_<side>_config ("handoff" or "trigger"), or
+    None when it advertises none: its dispatch_profile, else the class of its transfer connector (a
+    MultiConnector's connectors[0]). A profile Motor refuses to parse is None here; check_dispatch_connector names
+    it."""
+    section = section if isinstance(section, Mapping) else {}
+    explicit = _explicit_profile(section)
+    if explicit is not None and explicit[1] not in ("", "unknown"):  # Motor reads these two as "not set"
+        return DISPATCH_PROFILES.get(explicit[1])
+    transfer = transfer_connector(_kv_transfer_config(section))
+    if transfer is None or not isinstance(transfer[1].get("kv_connector"), str):
+        return None
+    connector = transfer[1]["kv_connector"].strip().lower()
+    if connector in {name.lower() for name in HANDOFF_CONNECTORS}:
+        return "handoff"
+    if connector in {name.lower() for name in TRIGGER_CONNECTORS}:
+        return "trigger"
+    return None
+
+
+def _kv_transfer_config(section: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    engine_config = section.get("engine_config")
+    kv = engine_config.get("kv_transfer_config") if isinstance(engine_config, Mapping) else None
+    return kv if isinstance(kv, Mapping) else None
+
+
+def check_dispatch_connector(user_config: Mapping[str, Any]) -> list[Finding]:
+    """Each side advertises a P/D plan Motor can dispatch with, and both the same one: connectors[0] in Motor's
+    whitelist or dispatch_profile set (motor-deployer.md §1.8: unknown connectors fail closed), and a handoff
+    side never paired with a trigger side (Motor then pairs no prefill with any decode)."""
+    sections = {side: user_config.get(engine_section(side)) for side in SIDES}
+    sections = {side: section if isinstance(section, Mapping) else {} for side, section in sections.items()}
     findings = []
-    if profiles["prefill"] != profiles["decode"]:
-        findings.append(Finding(
-            kv_transfer_path("decode") + ".dispatch_profile",
-            f"is {profiles['decode']!r} but prefill has {profiles['prefill']!r}; Motor needs the same "
-            f"dispatch_profile on both sides.",
-        ))
-    for side in SIDES:
-        transfer = transfer_connector(kv_transfer_configs.get(side))
-        if transfer is None or profiles[side] is not None:
+    for side, section in sections.items():
+        explicit = _explicit_profile(section)
+        if explicit is not None and explicit[1] not in ("", "unknown", *DISPATCH_PROFILES):
+            findings.append(Finding(
+                f"{engine_section(side)}.{explicit[0]}",
+                f"is {explicit[2]!r}; Motor's node manager refuses it at start ({DISPATCH_MODULE}): write one of "
+                f"{', '.join(DISPATCH_PROFILES)}.",
+            ))
+            continue
+        transfer = transfer_connector(_kv_transfer_config(section))
+        if transfer is None or dispatch_plan(section) is not None:
             continue
         suffix, connector = transfer
-        if connector.get("kv_connector") not in DISPATCH_CONNECTORS:
+        findings.append(Finding(
+            kv_transfer_path(side) + suffix + ".kv_connector",
+            f"{connector.get('kv_connector')!r} is not in Motor's P/D dispatch whitelist "
+            f"({', '.join(DISPATCH_CONNECTORS)}), so Motor refuses to dispatch; use one of them, or set "
+            f"{engine_section('prefill')}.dispatch_profile and {engine_section('decode')}.dispatch_profile "
+            f"(handoff or trigger) alike.",
+        ))
+    plans = {side: dispatch_plan(section) for side, section in sections.items()}
+    # Without a dispatch_profile, differing plans are differing connectors: check_transfer_connectors_match's.
+    explicit = any(_explicit_profile(section) for section in sections.values())
+    if explicit and None not in plans.values() and plans["prefill"] != plans["decode"]:
+        findings.append(Finding(
+            f"{engine_section('decode')}.dispatch_profile",
+            f"decode dispatches as {plans['decode']!r} ({_plan_source(sections['decode'])}) but prefill as "
+            f"{plans['prefill']!r} ({_plan_source(sections['prefill'])}); Motor pairs a prefill with a decode only "
+            f"when both advertise one plan ({DISPATCH_MODULE}), so no request would find a pair: give both sides "
+            f"the same transfer connector, or the same dispatch_profile.",
+        ))
+    return findings
+
+
+def _plan_source(section: Mapping[str, Any]) -> str:
+    explicit = _explicit_profile(section)
+    if explicit is not None and explicit[1] not in ("", "unknown"):
+        return f"its {explicit[0]} is {explicit[2]!r}"
+    transfer = transfer_connector(_kv_transfer_config(section))
+    return f"its transfer connector is {transfer[1].get('kv_connector')!r}" if transfer else "no transfer connector"
+
+
+# The transfer options both sides of one P/D transfer must agree on: vLLM-ascend's Mooncake connectors read them on
+# each side, and a prefill that sends layer by layer to a decode that waits for whole requests transfers nothing.
+TRANSFER_OPTIONS = ("use_layerwise", "send_type")
+
+
+def check_transfer_connectors_match(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
+    """Prefill and decode run the two ends of one KV transfer: the same connector class (connectors[0] of a
+    MultiConnector, or the single one) with the same transfer options."""
+    transfers = {side: transfer_connector(kv_transfer_configs.get(side)) for side in SIDES}
+    if None in transfers.values():
+        return []
+    (p_suffix, prefill), (d_suffix, decode) = transfers["prefill"], transfers["decode"]
+    p_path, d_path = kv_transfer_path("prefill") + p_suffix, kv_transfer_path("decode") + d_suffix
+    if prefill.get("kv_connector") != decode.get("kv_connector"):
+        return [Finding(
+            f"{d_path}.kv_connector",
+            f"is {decode.get('kv_connector')!r} but prefill's transfer connector ({p_path}.kv_connector) is "
+            f"{prefill.get('kv_connector')!r}: the two sides of one P/D transfer run the same connector, or decode "
+            f"never receives prefill's KV cache; write {prefill.get('kv_connector')!r} on both sides (or change both).",
+            example=prefill.get("kv_connector"),
+        )]
+    findings = []
+    p_extra = prefill.get("kv_connector_extra_config") or {}
+    d_extra = decode.get("kv_connector_extra_config") or {}
+    for option in TRANSFER_OPTIONS:
+        if p_extra.get(option) != d_extra.get(option):
             findings.append(Finding(
-                kv_transfer_path(side) + suffix + ".kv_connector",
-                f"{connector.get('kv_connector')!r} is not in Motor's P/D dispatch whitelist "
-                f"({', '.join(DISPATCH_CONNECTORS)}), so Motor refuses to dispatch; use one of them, or set "
-                f"dispatch_profile (handoff or trigger) on both sides.",
+                f"{d_path}.kv_connector_extra_config.{option}",
+                f"is {_written(d_extra, option)} but prefill's ({p_path}.kv_connector_extra_config.{option}) is "
+                f"{_written(p_extra, option)}: both ends of one {prefill.get('kv_connector')} transfer need the same "
+                f"{option}; write the same value on both sides.",
             ))
     return findings
+
+
+def _written(extra: Mapping[str, Any], option: str) -> str:
+    return repr(extra[option]) if option in extra else "not set"
 
 
 # What Motor's engine server accepts as a MultiConnector's connectors[1] (vllm_config.py _process_store_connector).

@@ -12,7 +12,10 @@ STORE_CONNECTOR = "AscendStoreConnector"
 UCM_CONNECTOR = "UCMConnector"
 MULTI_CONNECTOR = "MultiConnector"
 HYBRID_CONNECTOR = "MooncakeHybridConnector"
-# Motor's P/D dispatch whitelist (docs/zh/design/pd_disaggregation.md, motor-deployer.md §1.8).
+# Motor's P/D dispatch whitelist by profile (motor/common/resources/dispatch.py, motor-deployer.md §1.8): prefill
+# hands each request off to decode, or both sides start it together (trigger).
+HANDOFF_CONNECTORS = ("MooncakeConnectorV1", HYBRID_CONNECTOR, "NixlConnector")
+TRIGGER_CONNECTORS = ("MooncakeLayerwiseConnector",)
 DISPATCH_CONNECTORS = ("MooncakeConnectorV1", HYBRID_CONNECTOR, "MooncakeLayerwiseConnector", "NixlConnector")
 DEFAULT_BACKEND = "memcache"  # seed 000: kv_cache_store_config without backend
 DEFAULT_DSHM_SIZE = "4Gi"  # deploy.py's /dev/shm for engines

@@ -11,6 +11,7 @@ from .connectors import (
     check_hybrid_attention_connector,
     check_kv_role_by_side,
     check_layerwise_pool_backend,
+    check_transfer_connectors_match,
 )
 from .env import check_hash_seed, check_numeric_env
 from .host_paths import check_host_paths
@@ -67,7 +68,8 @@ def check_service(
     findings += check_ucm_placement(kv)
     findings += check_ucm_storage(kv["prefill"], deploy.get("storage") or [], deploy.get("dshm_size", DEFAULT_DSHM_SIZE))
     findings += check_hybrid_attention_connector(kv, hybrid_attention or {})
-    findings += check_dispatch_connector(kv)
+    findings += check_dispatch_connector(user_config)
+    findings += check_transfer_connectors_match(kv)
     findings += check_engine_server_layout(kv)
     findings += check_hash_seed(engines, kv)
     findings += check_numeric_env(env)
