@@ -205,7 +205,7 @@ CASES = [
     Case("kvpool-disallow-ucm-as-store-backend", "ucm",
          lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(backend="ucm")),
          [MOTOR_CONFIG]),
-    Case("kvpool-configure-hybrid-attention-connector", "dev", _unchanged, [MOTOR_CONFIG],
+    Case("kvpool-configure-hybrid-attention-connector", "dev", _unchanged, [MOTOR_CONFIG, MOTOR_CONFIG],
          config={"motor_engine_decode_config": lambda section: {**section, "hybrid_attention": True}}),
     Case("kvpool-configure-mooncake-eviction-ratios", "mooncake-layerwise",
          lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].pop("eviction_ratio")),

@@ -84,13 +84,50 @@ def test_ucm_posix_budget_above_the_volume():
 
 def test_hybrid_attention_connector():
     hybrid = {"prefill": True, "decode": True}
-    assert rules.check_hybrid_attention_connector({"prefill": kv("MooncakeHybridConnector"), "decode": kv("MooncakeHybridConnector")}, hybrid) == []
-    [finding] = rules.check_hybrid_attention_connector({"prefill": kv("MooncakeHybridConnector"), "decode": kv("MooncakeConnectorV1")}, hybrid)
+    assert rules.check_hybrid_attention_connector(sides(kv("MooncakeHybridConnector"), kv("MooncakeHybridConnector")), hybrid) == []
+    [finding] = rules.check_hybrid_attention_connector(sides(kv("MooncakeHybridConnector"), kv("MooncakeConnectorV1")), hybrid)
     assert str(finding) == (
         "motor_engine_decode_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[0]."
-        "kv_connector: is 'MooncakeConnectorV1' but the model uses hybrid attention; write 'MooncakeHybridConnector' "
-        "(seed FAQ 7: decode crashes and restarts otherwise)."
+        "kv_connector: is 'MooncakeConnectorV1' but the model uses hybrid attention (motor_engine_prefill_config."
+        "hybrid_attention is true); write 'MooncakeHybridConnector' on both sides (seed FAQ 7: decode crashes and "
+        "restarts otherwise)."
     )
+
+
+def test_hybrid_attention_declared_on_one_side_holds_for_both():
+    findings = rules.check_hybrid_attention_connector(sides(kv("MooncakeConnectorV1"), kv("MooncakeConnectorV1")),
+                                                      {"prefill": False, "decode": True})
+    assert [f.path.split(".")[0] for f in findings] == ["motor_engine_prefill_config", "motor_engine_decode_config"]
+
+
+def test_hybrid_attention_is_read_from_the_hybrid_kv_cache_manager_switch():
+    config = sides(kv("MooncakeConnectorV1"), kv("MooncakeHybridConnector"))
+    config["motor_engine_decode_config"]["engine_config"]["no_disable_hybrid_kv_cache_manager"] = True
+    [finding] = rules.check_hybrid_attention_connector(config, {})
+    assert finding.message == (
+        "is 'MooncakeConnectorV1' but the model uses hybrid attention (motor_engine_decode_config.engine_config."
+        "no_disable_hybrid_kv_cache_manager keeps vLLM's hybrid KV cache manager on); write 'MooncakeHybridConnector' "
+        "on both sides (seed FAQ 7: decode crashes and restarts otherwise)."
+    )
+    assert finding.path.startswith("motor_engine_prefill_config.")
+
+
+@pytest.mark.parametrize(("model_config", "reason"), [
+    ({"compress_ratios": [0, 4, 128]}, "{model}/config.json lists compress_ratios, compressed attention layers"),
+    ({"layer_types": ["linear_attention", "full_attention"]},
+     "{model}/config.json mixes layer_types full_attention, linear_attention"),
+    ({"layer_types": ["full_attention", "full_attention"]}, None),
+    ({"num_hidden_layers": 36}, None),
+])
+def test_hybrid_attention_is_read_from_the_models_config(tmp_path, model_config, reason):
+    import json
+
+    (tmp_path / "config.json").write_text(json.dumps(model_config))
+    config = sides(kv("MooncakeConnectorV1"), kv("MooncakeConnectorV1"))
+    config["motor_engine_decode_config"]["engine_config"]["model"] = str(tmp_path)
+    expected = reason and reason.format(model=tmp_path)
+    assert rules.hybrid_attention_reason(config, {}) == expected
+    assert len(rules.check_hybrid_attention_connector(config, {})) == (2 if reason else 0)
 
 
 def test_dispatch_connector_whitelist_and_profile():

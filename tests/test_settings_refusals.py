@@ -476,3 +476,17 @@ def test_an_engine_option_a_dotted_path_cannot_show_is_named_quoted():
     service["motor_engine_decode_config"]["engine_config"][":"] = "x"
     assert problems_of(service) == [
         "motor_engine_decode_config.engine_config[':']: unknown key; vLLM 0.17.0 serve has no option --:"]
+
+
+def test_a_deepseek_v4_stack_keeping_the_hybrid_kv_cache_manager_on_needs_the_hybrid_connector():
+    """Issue 44 item 3: Motor's DeepSeek-V4 examples set no_disable_hybrid_kv_cache_manager; with MooncakeConnectorV1
+    on both sides (no hybrid_attention declared) both are refused."""
+    service = plain_pd()
+    service["motor_engine_decode_config"]["engine_config"]["no_disable_hybrid_kv_cache_manager"] = True
+    reason = ("the model uses hybrid attention (motor_engine_decode_config.engine_config.no_disable_hybrid_kv_cache_manager "
+              "keeps vLLM's hybrid KV cache manager on); write 'MooncakeHybridConnector' on both sides (seed FAQ 7: decode "
+              "crashes and restarts otherwise).")
+    assert problems_of(service) == [
+        f"motor_engine_{side}_config.engine_config.kv_transfer_config.kv_connector: is 'MooncakeConnectorV1' but {reason}"
+        for side in ("prefill", "decode")
+    ]

@@ -245,9 +245,11 @@ POLICIES = [
     ),
     _stack_policy(
         "kvpool-configure-hybrid-attention-connector",
-        "Checks that a hybrid-attention model transfers KV with MooncakeHybridConnector (seed 000, FAQ 7: decode "
-        "crashes and restarts otherwise).",
-        MANDATORY, lambda view, _: rules.check_hybrid_attention_connector(view.kv_transfer_configs(), view.hybrid_attention),
+        "Checks that a hybrid-attention model transfers KV with MooncakeHybridConnector on both sides (seed 000, FAQ "
+        "7: decode crashes and restarts otherwise): declared with hybrid_attention, or read from the engine config "
+        "(no_disable_hybrid_kv_cache_manager) and the model's config.json where the preview reads it (compress_ratios, "
+        "mixed layer_types).",
+        MANDATORY, lambda view, _: rules.check_hybrid_attention_connector(view.user_config, view.hybrid_attention),
         "Set connectors[0] (or the single connector) to MooncakeHybridConnector on both sides.",
     ),
     _stack_policy(

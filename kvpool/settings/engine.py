@@ -141,7 +141,9 @@ class EngineSection(Closed):
     hybrid_attention: StrictBool = Field(
         False,
         description="The model mixes attention types (e.g. DeepSeek V4): connectors[0] must then be "
-        "MooncakeHybridConnector (seed FAQ 7). Read by motor-kvpool only; not passed to Motor.",
+        "MooncakeHybridConnector on both sides (seed FAQ 7). Also inferred from no_disable_hybrid_kv_cache_manager and "
+        "from the model's config.json where the preview can read it; declare it where neither says so. Read by "
+        "motor-kvpool only; not passed to Motor.",
     )
 
     @field_validator("engine_type")

@@ -18,10 +18,12 @@ from .sections import (
     Finding,
     connectors_of,
     engine_section,
+    kv_transfer_configs,
     kv_transfer_path,
     store_connector_backends,
     transfer_connector,
 )
+from .model_kv import read_model_config
 from .units import parse_version
 
 LAYERWISE_PATCH_FIXED_IN = (0, 17, 0, "rc", 2)
@@ -55,22 +57,57 @@ def _role_message(side: str, role: str, wanted: str) -> str:
     )
 
 
-def check_hybrid_attention_connector(
-    kv_transfer_configs: Mapping[str, Mapping[str, Any] | None], hybrid_attention: Mapping[str, bool]
-) -> list[Finding]:
-    """Hybrid-attention models need MooncakeHybridConnector for P/D transfer (seed 000, FAQ 7: otherwise decode
-    crashes and restarts during inference)."""
+# vLLM's switch that keeps its hybrid KV cache manager on: Motor's DeepSeek-V4 examples set it, as a model that mixes
+# attention types needs (Motor writes the key as `--no-disable-hybrid-kv-cache-manager`).
+HYBRID_KV_MANAGER_KEYS = ("no_disable_hybrid_kv_cache_manager", "no-disable-hybrid-kv-cache-manager")
+
+
+def hybrid_attention_reason(user_config: Mapping[str, Any], declared: Mapping[str, bool]) -> str | None:
+    """Why the model mixes attention types, or None when nothing says so: hybrid_attention declared on a side, vLLM's
+    hybrid KV cache manager kept on, or the model's config.json (where the preview reads it) listing compressed
+    attention layers (compress_ratios, DeepSeek-V4) or more than one of layer_types. One model runs on both sides,
+    so what one side says holds for both."""
+    for side in SIDES:
+        if declared.get(side):
+            return f"{engine_section(side)}.hybrid_attention is true"
+    engine_configs = {side: ((user_config.get(engine_section(side)) or {}).get("engine_config") or {}) for side in SIDES}
+    for side, engine_config in engine_configs.items():
+        for key in HYBRID_KV_MANAGER_KEYS:
+            if engine_config.get(key) is True or str(engine_config.get(key)).lower() == "true":
+                return f"{engine_section(side)}.engine_config.{key} keeps vLLM's hybrid KV cache manager on"
+    for engine_config in engine_configs.values():
+        model = engine_config.get("model")
+        config = read_model_config(model)
+        if config is None:
+            continue
+        if config.get("compress_ratios") is not None:
+            return f"{model}/config.json lists compress_ratios, compressed attention layers"
+        layer_types = config.get("layer_types")
+        if isinstance(layer_types, list) and len({str(kind) for kind in layer_types}) > 1:
+            kinds = ", ".join(sorted({str(kind) for kind in layer_types}))
+            return f"{model}/config.json mixes layer_types {kinds}"
+    return None
+
+
+def check_hybrid_attention_connector(user_config: Mapping[str, Any], declared: Mapping[str, bool]) -> list[Finding]:
+    """Hybrid-attention models need MooncakeHybridConnector for P/D transfer on both sides (seed 000, FAQ 7:
+    otherwise decode crashes and restarts during inference); hybrid_attention_reason says when the model is one."""
+    reason = hybrid_attention_reason(user_config, declared)
+    if reason is None:
+        return []
+    kv = kv_transfer_configs(user_config)
     findings = []
     for side in SIDES:
-        transfer = transfer_connector(kv_transfer_configs.get(side))
-        if not hybrid_attention.get(side) or transfer is None:
+        transfer = transfer_connector(kv.get(side))
+        if transfer is None:
             continue
         suffix, connector = transfer
         if connector.get("kv_connector") != HYBRID_CONNECTOR:
             findings.append(Finding(
                 kv_transfer_path(side) + suffix + ".kv_connector",
-                f"is {connector.get('kv_connector')!r} but the model uses hybrid attention; write "
-                f"{HYBRID_CONNECTOR!r} (seed FAQ 7: decode crashes and restarts otherwise).",
+                f"is {connector.get('kv_connector')!r} but the model uses hybrid attention ({reason}); write "
+                f"{HYBRID_CONNECTOR!r} on both sides (seed FAQ 7: decode crashes and restarts otherwise).",
+                example=HYBRID_CONNECTOR,
             ))
     return findings
 

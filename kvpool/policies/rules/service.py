@@ -67,7 +67,7 @@ def check_service(
         findings += check_kv_role_by_side(side, kv[side])
     findings += check_ucm_placement(kv)
     findings += check_ucm_storage(kv["prefill"], deploy.get("storage") or [], deploy.get("dshm_size", DEFAULT_DSHM_SIZE))
-    findings += check_hybrid_attention_connector(kv, hybrid_attention or {})
+    findings += check_hybrid_attention_connector(user_config, hybrid_attention or {})
     findings += check_dispatch_connector(user_config)
     findings += check_transfer_connectors_match(kv)
     findings += check_engine_server_layout(kv)
