@@ -129,7 +129,11 @@ def build_service(
     secret = secret_env(settings.namespace, opts)
     contract = dict(endpoint.engine_env) if endpoint else {}
     role_envs = script_envs(settings, contract)
-    for finding in [*rules.check_cann_install_path(role_envs), *rules.check_max_model_len(settings.user_config())]:
+    user_config = settings.user_config()
+    for finding in [
+        *rules.check_cann_install_path(role_envs), *rules.check_max_model_len(user_config),
+        *rules.check_pool_readers(rules.kv_transfer_configs(user_config), owns_store and endpoint is not None),
+    ]:
         pulumi.log.warn(str(finding))
     motor_files = read_motor_files(settings, project_dir)
     storage = UCMStorage("ucm-storage", ucm_storage_args(settings), opts) if settings.motor_deploy_config.storage else None

@@ -252,3 +252,36 @@ def test_preview_warns_when_set_cann_env_would_source_a_path_built_from_an_empty
 
 def test_no_cann_warning_when_motor_common_env_sets_it():
     assert not [line for line in render_stack("dev").run.log_messages if "CANN" in line]
+
+
+POOL_WARNINGS = {  # issue 44 items 9 and 10: the plan says who uses the pool
+    "decode without the store connector": (
+        "warning: motor_engine_decode_config.engine_config.kv_transfer_config: loads no AscendStoreConnector while "
+        "prefill does, so decode will read nothing from the KV pool: every block it needs comes over prefill's "
+        "transfer (seed 000: P and D both load the store connector); add AscendStoreConnector as connectors[1] of a "
+        "MultiConnector on decode too."
+    ),
+    "a store no engine loads": (
+        "warning: kv_cache_store_config: this stack deploys a KV store that none of its engines loads (no "
+        "AscendStoreConnector on prefill or decode): it serves only the stacks whose target_stack names this one. "
+        "Motor's UCM sample has one for its deployer's sake alone (seed FAQ 6); leave kv_cache_store_config out if no "
+        "stack uses the store."
+    ),
+}
+
+
+def _decode_transfer_only(values: dict) -> dict:
+    decode = values["motor_engine_decode_config"]["engine_config"]
+    decode["kv_transfer_config"] = decode["kv_transfer_config"]["kv_connector_extra_config"]["connectors"][0]
+    return values
+
+
+@pytest.mark.parametrize(("stack", "change", "expected"), [
+    ("dev", _decode_transfer_only, ["decode without the store connector"]),
+    ("ucm", lambda values: values, ["a store no engine loads"]),
+    ("dev", lambda values: values, []),
+    ("mooncake-layerwise", lambda values: values, []),
+])
+def test_the_plan_says_which_engines_use_the_pool(stack, change, expected):
+    messages = render(change(stack_values(stack)), stack=stack).run.log_messages
+    assert [line for line in messages if "KV pool" in line or "KV store" in line] == [POOL_WARNINGS[k] for k in expected]

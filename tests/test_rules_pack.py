@@ -331,8 +331,9 @@ def test_ucm_as_store_backend_message():
     [finding] = rules.check_not_ucm_store_backend({"backend": "ucm"}, {})
     assert str(finding) == (
         "kv_cache_store_config.backend: is 'ucm', but UCM is not a KV store backend: configure UCMConnector as "
-        "connectors[1] of prefill (its store_pipeline and storage_backends say where prefixes go), and keep "
-        "kv_cache_store_config.backend at mooncake for the P/D transfer (seed FAQ 6)."
+        "connectors[1] of prefill (its store_pipeline and storage_backends say where prefixes go). Motor's UCM sample "
+        "keeps kv_cache_store_config.backend at mooncake only so that its deployer creates a Mooncake kv_store/master; "
+        "it does not make UCM a Mooncake backend (seed FAQ 6)."
     )
 
 

@@ -241,7 +241,7 @@ POLICIES = [
         "kvpool-disallow-ucm-as-store-backend",
         "Checks that UCM is configured as UCMConnector, never as a store backend (seed 000, FAQ 6).",
         MANDATORY, lambda view, _: rules.check_not_ucm_store_backend(_store(view), view.kv_transfer_configs()),
-        "Use UCMConnector as connectors[1] of prefill; keep backend mooncake for the P/D transfer.",
+        "Use UCMConnector as connectors[1] of prefill; backend mooncake there only creates a Mooncake master.",
     ),
     _stack_policy(
         "kvpool-configure-hybrid-attention-connector",

@@ -37,6 +37,7 @@ from .connectors import (
     check_kv_role_by_side,
     check_layerwise_pool_backend,
     check_layerwise_pool_patch,
+    check_pool_readers,
     check_transfer_connectors_match,
     dispatch_plan,
     hybrid_attention_reason,
@@ -234,5 +235,5 @@ __all__ = [
     "service_set_objects", "service_set_roles", "store_connector_backends", "store_protection_problem",
     "transfer_connector", "ucm_store_configs", "uses_pool",
     "SHELL_ENV_NAMES", "changes_the_shell", "check_shell_env_names", "MAX_MODEL_CONFIG_BYTES", "read_model_config",
-    "DISPATCH_PROFILES", "check_transfer_connectors_match", "dispatch_plan", "hybrid_attention_reason",
+    "DISPATCH_PROFILES", "check_transfer_connectors_match", "dispatch_plan", "hybrid_attention_reason", "check_pool_readers",
 ]

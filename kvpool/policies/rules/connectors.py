@@ -247,6 +247,35 @@ def _written(extra: Mapping[str, Any], option: str) -> str:
     return repr(extra[option]) if option in extra else "not set"
 
 
+def check_pool_readers(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None], deploys_store: bool) -> list[Finding]:
+    """What the plan says about who uses the pool (warnings, not refusals): seed 000 has prefill and decode both load
+    the store connector, so a side without it takes nothing from, or puts nothing into, the pool; and a store this
+    stack deploys that none of its engines loads serves only the stacks that name it as their target_stack."""
+    loads = {side: bool(store_connector_backends(kv_transfer_configs.get(side))) for side in SIDES}
+    if loads["prefill"] and not loads["decode"]:
+        return [Finding(
+            kv_transfer_path("decode"),
+            f"loads no {STORE_CONNECTOR} while prefill does, so decode will read nothing from the KV pool: every block "
+            f"it needs comes over prefill's transfer (seed 000: P and D both load the store connector); add "
+            f"{STORE_CONNECTOR} as connectors[1] of a MultiConnector on decode too.",
+        )]
+    if loads["decode"] and not loads["prefill"]:
+        return [Finding(
+            kv_transfer_path("prefill"),
+            f"loads no {STORE_CONNECTOR} while decode does, so nothing is written to the KV pool and decode will read "
+            f"nothing from it (seed 000: P and D both load the store connector); add {STORE_CONNECTOR} as "
+            f"connectors[1] of a MultiConnector on prefill too.",
+        )]
+    if deploys_store and not any(loads.values()):
+        return [Finding(
+            "kv_cache_store_config",
+            f"this stack deploys a KV store that none of its engines loads (no {STORE_CONNECTOR} on prefill or "
+            f"decode): it serves only the stacks whose target_stack names this one. Motor's UCM sample has one for "
+            f"its deployer's sake alone (seed FAQ 6); leave kv_cache_store_config out if no stack uses the store.",
+        )]
+    return []
+
+
 # What Motor's engine server accepts as a MultiConnector's connectors[1] (vllm_config.py _process_store_connector).
 ENGINE_SERVER_STORE_CONNECTORS = (STORE_CONNECTOR, "MooncakeConnectorStoreV1", UCM_CONNECTOR)
 ENGINE_SERVER = "motor/engine_server/core/vllm/vllm_config.py"

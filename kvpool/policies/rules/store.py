@@ -178,8 +178,9 @@ def check_not_ucm_store_backend(store: Mapping[str, Any] | None, kv_transfer_con
 
 UCM_BACKEND_MESSAGE = (
     "is 'ucm', but UCM is not a KV store backend: configure UCMConnector as connectors[1] of prefill (its "
-    "store_pipeline and storage_backends say where prefixes go), and keep kv_cache_store_config.backend at "
-    "mooncake for the P/D transfer (seed FAQ 6)."
+    "store_pipeline and storage_backends say where prefixes go). Motor's UCM sample keeps "
+    "kv_cache_store_config.backend at mooncake only so that its deployer creates a Mooncake kv_store/master; it "
+    "does not make UCM a Mooncake backend (seed FAQ 6)."
 )
 
 
