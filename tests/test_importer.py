@@ -263,6 +263,22 @@ def test_cli_usage_errors_exit_1_with_the_reason(tmp_path, arguments, message):
     assert "Traceback" not in done.stderr
 
 
+def test_import_asks_for_the_vllm_ascend_version_where_seed_001s_patch_depends_on_it():
+    service = mooncake_pool()
+    for side in ("prefill", "decode"):
+        connectors = service[f"motor_engine_{side}_config"]["engine_config"]["kv_transfer_config"]
+        connectors["kv_connector_extra_config"]["connectors"][0]["kv_connector"] = "MooncakeLayerwiseConnector"
+    service["motor_deploy_config"]["deploy_mode"] = "multi_deployment"
+    asked = (
+        "vllm_ascend_version: is not set, and prefill and decode transfer layer by layer with a KV pool: vllm-ascend "
+        "before v0.17.0rc2 needs Motor's vllm_multi_connector.patch for that (seed 001: otherwise inference is "
+        "wrong); set vllm_ascend_version to the image's vllm-ascend (e.g. v0.17.0rc2) so the preview can tell. "
+        "Import with --set vllm_ascend_version=VERSION, or add it to the stack file."
+    )
+    assert convert(*as_motor_files(service)).notes[-1] == asked
+    assert asked not in convert(*as_motor_files(service), overrides={"vllm_ascend_version": "v0.17.0rc2"}).notes
+
+
 def test_hybrid_connector_declares_hybrid_attention():
     service = plain_pd()
     for side, role in (("prefill", "kv_producer"), ("decode", "kv_consumer")):

@@ -241,6 +241,19 @@ def test_layerwise_pool_patch_by_version(version, flagged):
     assert rules.check_layerwise_pool_patch(version, {"prefill": kv("MooncakeConnectorV1"), "decode": None}) == []
 
 
+def test_layerwise_pool_patch_without_a_version_asks_for_it():
+    """Issue 44 item 7: the preview cannot tell whether seed 001's patch is needed, and says so."""
+    layerwise = {"prefill": kv("MooncakeLayerwiseConnector"), "decode": kv("MooncakeLayerwiseConnector")}
+    assert [str(f) for f in rules.check_layerwise_pool_patch(None, layerwise)] == [
+        "vllm_ascend_version: is not set, and prefill and decode transfer layer by layer with a KV pool: vllm-ascend "
+        "before v0.17.0rc2 needs Motor's vllm_multi_connector.patch for that (seed 001: otherwise inference is "
+        "wrong); set vllm_ascend_version to the image's vllm-ascend (e.g. v0.17.0rc2) so the preview can tell."
+    ]
+    assert rules.check_layerwise_pool_patch(None, {"prefill": kv("MooncakeConnectorV1"), "decode": None}) == []
+    transfer_only = {"prefill": {"kv_connector": "MooncakeLayerwiseConnector"}, "decode": None}
+    assert rules.check_layerwise_pool_patch(None, transfer_only) == []
+
+
 def test_layerwise_pool_patch_refuses_an_unreadable_version():
     assert [str(f) for f in rules.check_layerwise_pool_patch("latest", {})] == [
         "vllm_ascend_version: 'latest' is not a version such as v0.17.0rc2."

@@ -84,6 +84,10 @@ def convert(
     conversion = Conversion(user, env, notes)
     for path, value in (overrides or {}).items():
         _set_path(conversion, path, value)
+    # Motor's files never say which vllm-ascend the image runs; where it matters (seed 001's patch), ask for it.
+    for finding in rules.check_layerwise_pool_patch(user.get("vllm_ascend_version"), rules.kv_transfer_configs(user)):
+        if finding.path == "vllm_ascend_version":
+            notes.append(f"{finding} Import with --set vllm_ascend_version=VERSION, or add it to the stack file.")
     return conversion
 
 

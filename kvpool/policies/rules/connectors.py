@@ -329,23 +329,29 @@ def check_layerwise_pool_patch(
     vllm_ascend_version: str | None, kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]
 ) -> list[Finding]:
     """vllm-ascend before v0.17.0rc2 needs Motor's vllm_multi_connector.patch for layerwise transfer plus a pool
-    (seed 001: otherwise inference is wrong)."""
+    (seed 001: otherwise inference is wrong); without vllm_ascend_version the preview cannot tell, and says so."""
+    layerwise_sides = []
+    for side in SIDES:
+        config = kv_transfer_configs.get(side) or {}
+        transfer = transfer_connector(config)
+        if transfer is not None and transfer[1].get("kv_connector") == "MooncakeLayerwiseConnector" and \
+                store_connector_backends(config):
+            layerwise_sides.append(side)
     if not vllm_ascend_version:
-        return []
+        return [Finding(
+            "vllm_ascend_version",
+            f"is not set, and {' and '.join(layerwise_sides)} transfer{'s' if len(layerwise_sides) == 1 else ''} "
+            f"layer by layer with a KV pool: vllm-ascend before v0.17.0rc2 needs Motor's vllm_multi_connector.patch "
+            f"for that (seed 001: otherwise inference is wrong); set vllm_ascend_version to the image's vllm-ascend "
+            f"(e.g. v0.17.0rc2) so the preview can tell.",
+        )] if layerwise_sides else []
     version = parse_version(vllm_ascend_version)
     if version is None:
         return [Finding("vllm_ascend_version", f"{vllm_ascend_version!r} is not a version such as v0.17.0rc2.")]
     if version >= LAYERWISE_PATCH_FIXED_IN:
         return []
-    findings = []
-    for side in SIDES:
-        config = kv_transfer_configs.get(side) or {}
-        transfer = transfer_connector(config)
-        layerwise = transfer is not None and transfer[1].get("kv_connector") == "MooncakeLayerwiseConnector"
-        if layerwise and store_connector_backends(config):
-            findings.append(Finding(
-                kv_transfer_path(side),
-                f"layerwise transfer with a KV pool on vllm-ascend {vllm_ascend_version} (before v0.17.0rc2) "
-                f"needs Motor's vllm_multi_connector.patch (seed 001); apply it in the image or upgrade.",
-            ))
-    return findings
+    return [Finding(
+        kv_transfer_path(side),
+        f"layerwise transfer with a KV pool on vllm-ascend {vllm_ascend_version} (before v0.17.0rc2) "
+        f"needs Motor's vllm_multi_connector.patch (seed 001); apply it in the image or upgrade.",
+    ) for side in layerwise_sides]
