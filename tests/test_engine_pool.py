@@ -285,3 +285,17 @@ def _decode_transfer_only(values: dict) -> dict:
 def test_the_plan_says_which_engines_use_the_pool(stack, change, expected):
     messages = render(change(stack_values(stack)), stack=stack).run.log_messages
     assert [line for line in messages if "KV pool" in line or "KV store" in line] == [POOL_WARNINGS[k] for k in expected]
+
+
+def test_the_plan_asks_for_the_ucm_wheel_where_the_image_does_not_name_ucm():
+    """Issue 44 item 12: UCMConnector is imported from the UCM wheel (seed 000)."""
+    assert not [line for line in render_stack("ucm").run.log_messages if "UCM wheel" in line]
+    values = stack_values("ucm")
+    values["motor_deploy_config"]["image_name"] = "mindie-motor-vllm:3.0.0b2"
+    assert [line for line in render(values, stack="ucm").run.log_messages if "UCM wheel" in line] == [
+        "warning: motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector_extra_config.connectors[1]."
+        "kv_connector: UCMConnector is imported from ucm.integration.vllm.ucm_connector, which only the UCM wheel "
+        "installs (seed 000: UCM needs its wheel in the engine image), and image 'mindie-motor-vllm:3.0.0b2' does not "
+        "name UCM: make sure the image installs it (pip install of the UCM wheel in its Dockerfile), or vLLM fails at "
+        "start."
+    ]

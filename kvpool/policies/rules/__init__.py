@@ -193,7 +193,7 @@ from .store import (
     check_standalone_store_protocol,
     store_protection_problem,
 )
-from .ucm import check_ucm_placement, check_ucm_storage, ucm_store_configs
+from .ucm import check_ucm_placement, check_ucm_storage, check_ucm_wheel, ucm_store_configs
 from .units import (
     K8S_QUANTITY,
     MOONCAKE_SIZE,
@@ -235,5 +235,5 @@ __all__ = [
     "service_set_objects", "service_set_roles", "store_connector_backends", "store_protection_problem",
     "transfer_connector", "ucm_store_configs", "uses_pool",
     "SHELL_ENV_NAMES", "changes_the_shell", "check_shell_env_names", "MAX_MODEL_CONFIG_BYTES", "read_model_config",
-    "DISPATCH_PROFILES", "check_transfer_connectors_match", "dispatch_plan", "hybrid_attention_reason", "check_pool_readers",
+    "DISPATCH_PROFILES", "check_transfer_connectors_match", "dispatch_plan", "hybrid_attention_reason", "check_pool_readers", "check_ucm_wheel",
 ]

@@ -20,6 +20,26 @@ from .units import k8s_quantity_bytes
 POSIX_SHARE_OF_VOLUME = 0.9
 
 
+def check_ucm_wheel(user_config: Mapping[str, Any]) -> list[Finding]:
+    """UCMConnector is imported from the UCM wheel, which Motor's images do not carry (seed 000: prepare the UCM
+    wheel): where UCM is used and the image's name does not say it holds UCM, the plan asks to make sure."""
+    image = (user_config.get("motor_deploy_config") or {}).get("image_name")
+    if not isinstance(image, str) or "ucm" in image.lower():
+        return []
+    for side in SIDES:
+        kv = ((user_config.get(f"motor_engine_{side}_config") or {}).get("engine_config") or {}).get("kv_transfer_config")
+        for suffix, connector in connectors_of(kv):
+            if connector.get("kv_connector") == UCM_CONNECTOR:
+                module = connector.get("kv_connector_module_path") or "ucm.integration.vllm.ucm_connector"
+                return [Finding(
+                    kv_transfer_path(side) + suffix + ".kv_connector",
+                    f"UCMConnector is imported from {module}, which only the UCM wheel installs (seed 000: UCM needs "
+                    f"its wheel in the engine image), and image {image!r} does not name UCM: make sure the image "
+                    f"installs it (pip install of the UCM wheel in its Dockerfile), or vLLM fails at start.",
+                )]
+    return []
+
+
 def check_ucm_placement(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
     """UCMConnector only on prefill, only as connectors[1] of a MultiConnector (seed 000 UCM section; Motor
     refuses it at connectors[0] and as a bare connector); decode never loads UCM."""
