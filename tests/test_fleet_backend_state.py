@@ -58,6 +58,8 @@ def _deployment(stack: str) -> dict:
     }
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "node-reader"}}
     gone = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "old", "namespace": "kube-system"}}
+    # A consumer reads its owner's store Endpoints at `pulumi up` (kv_store/shared.py store_serves): not its object.
+    read = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "mindie-motor-kvs-master", "namespace": "owner"}}
     urn = f"urn:pulumi:{stack}::motor-kvpool"
     return {"manifest": {}, "resources": [
         {"urn": f"{urn}::pulumi:pulumi:Stack::motor-kvpool-{stack}", "type": "pulumi:pulumi:Stack", "custom": False},
@@ -71,6 +73,8 @@ def _deployment(stack: str) -> dict:
          "type": "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "custom": True, "outputs": role},
         {"urn": f"{urn}::kubernetes:core/v1:ConfigMap::old", "type": "kubernetes:core/v1:ConfigMap", "custom": True,
          "delete": True, "outputs": gone},
+        {"urn": f"{urn}::kubernetes:core/v1:Endpoints::kv_store-of-owner", "type": "kubernetes:core/v1:Endpoints",
+         "custom": True, "external": True, "id": "owner/mindie-motor-kvs-master", "outputs": read},
     ]}
 
 

@@ -102,10 +102,11 @@ def state_objects(deployment: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
     """The Kubernetes objects of a stack's state (the `deployment` of `pulumi stack export --show-secrets`): each
     resource of the Kubernetes provider as the API server returned it, without the provider's own `__` keys (its
     inputs, its field manager) and the status; secrets in their plain value. A resource waiting to be deleted is
-    not counted: the next `pulumi up` deletes it."""
+    not counted: the next `pulumi up` deletes it, and neither is one the stack only read (`external`: a consumer
+    reads its owner's store Endpoints)."""
     objects = []
     for resource in deployment.get("resources") or []:
-        if not resource.get("type", "").startswith("kubernetes:") or resource.get("delete"):
+        if not resource.get("type", "").startswith("kubernetes:") or resource.get("delete") or resource.get("external"):
             continue
         live = _plain(resource.get("outputs") or {})
         body = {key: value for key, value in live.items() if not key.startswith("__") and key != "status"}

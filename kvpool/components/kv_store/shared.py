@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from kvpool.components.kv_store.compatibility import COMPATIBILITY_FIELDS, compatibility
 from kvpool.components.kv_store.contract import sanitized_endpoint
@@ -155,4 +156,29 @@ async def shared_store(settings: ServiceSettings, own: str) -> KVStoreEndpoint:
             f"`{OUTPUT}` output is a secret; the store contract holds no secret, so {own} refuses to render it in "
             f"plain. Export it unsecret from {target}."
         )
-    return check_contract(settings, own, target, details.value)
+    endpoint = check_contract(settings, own, target, details.value)
+    if pulumi.runtime.is_dry_run():
+        # A preview reads nothing from the cluster; `pulumi up` reads the store's Service (store_serves).
+        pulumi.log.info(f"{target}'s KV store is read from its outputs only: whether a pod of it is ready is checked "
+                        f"at `pulumi up`")
+    else:
+        await store_serves(endpoint, own, target)
+    return endpoint
+
+
+async def store_serves(endpoint: KVStoreEndpoint, own: str, target: str) -> None:
+    """At `pulumi up`, the Service the engines will dial (the owner's `host`) has a ready pod behind it, read from
+    the cluster as its Endpoints: a deleted, scaled-to-0 or crash-looping store is refused before any engine of this
+    service is rolled onto it (a missing Service fails the read itself, naming it)."""
+    service = endpoint.host.split(".", 1)[0]
+    live = k8s.core.v1.Endpoints.get(f"{OUTPUT}-of-{target.replace('/', '-')}", f"{endpoint.namespace}/{service}")
+    subsets = await live.subsets.future() or []
+    ready = sum(len(subset.addresses or []) for subset in subsets)
+    if not ready:
+        waiting = sum(len(subset.not_ready_addresses or []) for subset in subsets)
+        raise SharedStoreError(
+            f"{own} cannot use the KV store of {target}:\n  - kv_cache_store_config.target_stack: {target}'s store "
+            f"Service {endpoint.namespace}/{service} has no ready pod behind it ({waiting} not ready): the store is "
+            f"scaled to 0, crash-looping or still starting. Bring it back (`pulumi up` on {target}; kubectl -n "
+            f"{endpoint.namespace} get pods), then run `pulumi up` again."
+        )
