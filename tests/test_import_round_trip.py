@@ -76,6 +76,20 @@ def test_an_integer_the_cli_would_round_is_refused_naming_the_field():
     )
 
 
+def test_an_integer_below_64_bits_is_refused_as_one_above(tmp_path):
+    # -2**63 is int64's lowest and reads back as itself; one lower the CLI reads as a float, rounded
+    read_back, _ = round_trip(tmp_path, {"LOW": -(2**63)})
+    assert read_back == {"LOW": -(2**63)}
+    user_config, env = as_motor_files(mooncake_pool())
+    env["motor_common_env"] = {"LOW": -(2**63) - 1}
+    with pytest.raises(ConversionError) as caught:
+        stack_file_text(convert(user_config, env), "x")
+    assert str(caught.value) == (
+        "env.motor_common_env.LOW: -9223372036854775809 is beyond a 64-bit integer, which the Pulumi CLI rounds; "
+        'write it quoted ("-9223372036854775809") if it is text'
+    )
+
+
 def test_a_text_the_cli_would_change_is_refused_naming_the_field():
     user_config, env = as_motor_files(mooncake_pool())
     env["motor_common_env"] = {"HEAD": "\nfirst line lost", "TAB": "\tunreadable\n"}
