@@ -115,3 +115,27 @@ def test_any_text_reads_back_as_itself_or_is_refused(tmp_path_factory, values):
     else:
         read_back, _ = round_trip(tmp_path_factory.mktemp("rt"), values)
         assert read_back == values
+
+
+def nested(levels: int) -> Any:
+    value: Any = "x"
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def test_a_pass_through_section_as_deep_as_the_stack_file_holds_reads_back_and_one_deeper_is_refused(tmp_path):
+    # user_config.json may be 64 levels deep; its sections land two levels lower in the stack file, which reads 64
+    user_config, env = as_motor_files(mooncake_pool())
+    user_config["motor_deploy_config"]["tls_config"] = nested(61)
+    (tmp_path / "Pulumi.yaml").write_text("name: motor-kvpool\nruntime: python\n")
+    (tmp_path / "Pulumi.imported.yaml").write_text(stack_file_text(convert(user_config, env), "x"), encoding="utf-8")
+    values = load_stack_config(tmp_path, "imported").values
+    assert json.loads(values["motor-kvpool:motor_deploy_config"])["tls_config"] == nested(61)
+    user_config["motor_deploy_config"]["tls_config"] = nested(62)
+    with pytest.raises(ConversionError) as caught:
+        stack_file_text(convert(user_config, env), "x")
+    assert str(caught.value) == (
+        f"motor_deploy_config.tls_config{'.a' * 61}: nested more than 62 levels deep, which the stack file (its top "
+        "level and `config:` above it, 64 levels in all) cannot hold; flatten it"
+    )
