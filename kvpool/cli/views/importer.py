@@ -356,7 +356,9 @@ def _pick_free_values(conversion: Conversion, settings: ServiceSettings, stack: 
     """Motor's examples all carry deploy.py's job_id mindie-motor (and a deploy.py user's files its NodePorts): where
     the imported values clash with a stack already in the project's cluster, write the free value the clash names
     instead, and say so. True when a value changed."""
-    found = clashes_with_stack_files(project, local_stack_reference(name, stack), settings)
+    unread: list[str] = []
+    found = clashes_with_stack_files(project, local_stack_reference(name, stack), settings, unread)
+    conversion.notes += unread
     deploy = conversion.user_config.setdefault("motor_deploy_config", {})
     for clash in found:  # from stack settings, a clash is a NodePort's or the namespace's: motor_deploy_config's
         deploy[clash.field.removeprefix("motor_deploy_config.")] = clash.free
