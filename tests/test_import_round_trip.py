@@ -76,6 +76,20 @@ def test_an_integer_the_cli_would_round_is_refused_naming_the_field():
     )
 
 
+def test_an_integer_below_64_bits_is_refused_as_one_above(tmp_path):
+    # -2**63 is int64's lowest and reads back as itself; one lower the CLI reads as a float, rounded
+    read_back, _ = round_trip(tmp_path, {"LOW": -(2**63)})
+    assert read_back == {"LOW": -(2**63)}
+    user_config, env = as_motor_files(mooncake_pool())
+    env["motor_common_env"] = {"LOW": -(2**63) - 1}
+    with pytest.raises(ConversionError) as caught:
+        stack_file_text(convert(user_config, env), "x")
+    assert str(caught.value) == (
+        "env.motor_common_env.LOW: -9223372036854775809 is beyond a 64-bit integer, which the Pulumi CLI rounds; "
+        'write it quoted ("-9223372036854775809") if it is text'
+    )
+
+
 def test_a_text_the_cli_would_change_is_refused_naming_the_field():
     user_config, env = as_motor_files(mooncake_pool())
     env["motor_common_env"] = {"HEAD": "\nfirst line lost", "TAB": "\tunreadable\n"}
@@ -101,3 +115,27 @@ def test_any_text_reads_back_as_itself_or_is_refused(tmp_path_factory, values):
     else:
         read_back, _ = round_trip(tmp_path_factory.mktemp("rt"), values)
         assert read_back == values
+
+
+def nested(levels: int) -> Any:
+    value: Any = "x"
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def test_a_pass_through_section_as_deep_as_the_stack_file_holds_reads_back_and_one_deeper_is_refused(tmp_path):
+    # user_config.json may be 64 levels deep; its sections land two levels lower in the stack file, which reads 64
+    user_config, env = as_motor_files(mooncake_pool())
+    user_config["motor_deploy_config"]["tls_config"] = nested(61)
+    (tmp_path / "Pulumi.yaml").write_text("name: motor-kvpool\nruntime: python\n")
+    (tmp_path / "Pulumi.imported.yaml").write_text(stack_file_text(convert(user_config, env), "x"), encoding="utf-8")
+    values = load_stack_config(tmp_path, "imported").values
+    assert json.loads(values["motor-kvpool:motor_deploy_config"])["tls_config"] == nested(61)
+    user_config["motor_deploy_config"]["tls_config"] = nested(62)
+    with pytest.raises(ConversionError) as caught:
+        stack_file_text(convert(user_config, env), "x")
+    assert str(caught.value) == (
+        f"motor_deploy_config.tls_config{'.a' * 61}: nested more than 62 levels deep, which the stack file (its top "
+        "level and `config:` above it, 64 levels in all) cannot hold; flatten it"
+    )

@@ -19,6 +19,7 @@ from kvpool.cli.views.importer import (
     stack_file_text,
 )
 from kvpool.errors import SettingsError
+from kvpool.internal.input_files import InputFileError
 from kvpool.settings.loader import load_from_motor_files, load_from_pulumi_config
 from tests.outside import MOTOR_CHECKOUT, absent
 from tests.program_runs import PROJECT_DIR
@@ -487,3 +488,35 @@ def test_hint_after_import_outside_any_project_says_where_to_copy(tmp_path):
         f"next: {tmp_path / 'elsewhere'} is no project's stack folder, so preview cannot read it there; copy "
         f"Pulumi.svc.yaml into stacks/ and run {typed_python(PROJECT_DIR)} -m kvpool preview --stack svc"
     )
+
+
+@pytest.mark.parametrize("which", ["user_config.json", "env.json"])
+def test_a_key_given_twice_is_refused_naming_it_and_both_lines(tmp_path, which):
+    user_path, env_path = write_pair(tmp_path, mooncake_pool())
+    path = tmp_path / which
+    # json.dumps(indent=1) puts every key on its own line; the key is repeated as the last one of the top level
+    lines = json.dumps(json.loads(path.read_text()), indent=1).splitlines()
+    first = next(number for number, line in enumerate(lines, 1) if line.startswith(' "version"'))
+    lines[-2] += ","
+    lines.insert(len(lines) - 1, ' "version": "again"')
+    path.write_text("\n".join(lines))
+    with pytest.raises(InputFileError) as caught:
+        import_pair(user_path, env_path, "dup", tmp_path)
+    assert str(caught.value) == (
+        f"{path}:{len(lines) - 1}: duplicate key 'version' (first at line {first}); json.load (deploy.py's reader) "
+        "would keep the last one silently, keep one"
+    )
+    assert not (tmp_path / "Pulumi.dup.yaml").exists()
+
+
+def test_a_bidirectional_control_in_served_model_name_is_refused_on_import(tmp_path):
+    service = mooncake_pool()
+    service["motor_engine_prefill_config"]["engine_config"]["served_model_name"] = "qwen\u202e3"
+    user_path, env_path = write_pair(tmp_path, service)
+    with pytest.raises(SettingsError) as caught:
+        import_pair(user_path, env_path, "bidi", tmp_path)
+    assert caught.value.problems == [
+        "motor_engine_prefill_config.engine_config.served_model_name: holds the bidirectional control '\\u202e' (at "
+        "offset 4); names, paths, labels and values take none: remove it"
+    ]
+    assert not (tmp_path / "Pulumi.bidi.yaml").exists()

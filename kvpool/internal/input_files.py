@@ -8,7 +8,8 @@ A bad file is an InputFileError naming the file (and line where there is one), n
   parser's event stream, before a tree is built (a "billion laughs" document is refused, not expanded);
 - YAML duplicate keys are refused, as the Pulumi CLI's YAML parser refuses them ("mapping key already defined");
 - YAML keys are taken as the text written (`on:` is "on", as in Go), explicit tags beyond JSON's types are refused;
-- JSON `NaN`/`Infinity` and numbers too long to convert are refused.
+- JSON `NaN`/`Infinity`, numbers too long to convert and duplicate keys (json.loads, as deploy.py, keeps the last) are
+  refused.
 Stack names are checked as the Pulumi CLI checks them before one is used in a path (`check_stack_name`).
 """
 
@@ -121,10 +122,59 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+class _DuplicateKey(Exception):
+    """Raised by the object hook; the key and its lines are then found in the text (the hook sees no positions)."""
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    mapping = dict(pairs)
+    if len(mapping) < len(pairs):
+        raise _DuplicateKey
+    return mapping
+
+
+_JSON_STRUCTURE = re.compile(r'["{}\[\],]')
+
+
+def _first_duplicate(text: str) -> tuple[str, int, int]:
+    """(key, line of its first occurrence, line of the second) of the first key given twice in one object of
+    `text`, which is valid JSON: only strings and structure need reading, strings with json's own scanstring."""
+    objects: list[dict[str, int] | None] = []  # the keys' lines of each open object; None for a list
+    expecting_key = False
+    position = counted = 0
+    line = 1
+    while (found := _JSON_STRUCTURE.search(text, position)) is not None:
+        char, position = found.group(), found.end()
+        if char == '"':
+            string, position = json.decoder.scanstring(text, position)
+            if expecting_key and objects and objects[-1] is not None:
+                line += text.count("\n", counted, found.start())  # counted on from the last key, not from the start
+                counted = found.start()
+                if string in objects[-1]:
+                    return string, objects[-1][string], line
+                objects[-1][string] = line
+                expecting_key = False
+        elif char in "{[":
+            objects.append({} if char == "{" else None)
+            expecting_key = char == "{"
+        elif char in "}]":
+            objects.pop()
+            expecting_key = False
+        elif char == ",":
+            expecting_key = bool(objects) and objects[-1] is not None
+    raise AssertionError("the object hook found a duplicate key the scan did not")
+
+
 def loads_json(text: str, label: str) -> Any:
     """The JSON value of `text`, nesting at most MAX_DEPTH; InputFileError prefixed with `label` otherwise."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates)
+    except _DuplicateKey:
+        key, first, line = _first_duplicate(text)
+        raise InputFileError(
+            f"{label}:{line}: duplicate key {key!r} (first at line {first}); json.load (deploy.py's reader) would keep "
+            "the last one silently, keep one"
+        ) from None
     except json.JSONDecodeError as error:
         raise NotJsonError(f"{label}: not valid JSON: line {error.lineno} column {error.colno}: {error.msg}") from None
     except RecursionError:

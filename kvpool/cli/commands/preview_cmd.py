@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -135,7 +136,8 @@ def _command(args: argparse.Namespace) -> int:
     policy_config = load_policy_config_file(args.policy_config) if args.policy_config is not None else None
     # What `pulumi up` of this stack would meet in its cluster from the project's other stacks, refused first.
     config = load_stack_config(args.project_dir, args.stack)
-    check_cluster_clashes(args.project_dir, config)
+    for line in check_cluster_clashes(args.project_dir, config):
+        print(f"note: {line}", file=sys.stderr)
     try:
         result = _preview_from_args(args, policy_pack, policy_config)
     except PolicyViolationError as error:

@@ -208,7 +208,7 @@ def _stack_names(config_dir: Path) -> list[str]:
 def _stack_file(project_file: Path, project: dict[str, Any], stack: str) -> Path:
     config_dir = _stack_config_dir(project_file, project)
     stack_file = config_dir / f"Pulumi.{stack}.yaml"
-    if not stack_file.is_file():
+    if not stack_file.is_symlink() and not stack_file.exists():  # anything else there: read_text says what it is
         existing = _stack_names(config_dir)
         known = ", ".join(existing) if existing else "none"
         raise StackConfigError(f"no stack file {stack_file} for stack '{stack}' (stacks in {config_dir}: {known})")

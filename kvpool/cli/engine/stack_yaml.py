@@ -173,7 +173,7 @@ def json_problems(value: Any, where: str) -> list[str]:
     if isinstance(value, float) and not math.isfinite(value):
         return [f"{where}: {value!r} is not a number JSON can carry; write it quoted (\"{_written(value)}\") if it "
                 "is text"]
-    if isinstance(value, int) and not isinstance(value, bool) and value > _INT64[1]:
+    if isinstance(value, int) and not isinstance(value, bool) and not _INT64[0] <= value <= _INT64[1]:
         return [f"{where}: {value} is beyond a 64-bit integer, which the Pulumi CLI rounds; write it quoted "
                 f"(\"{value}\") if it is text"]
     if isinstance(value, dict):

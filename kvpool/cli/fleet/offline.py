@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from kvpool.cli.engine.mock_engine import run_program
-from kvpool.cli.engine.stack_config import StackConfig, load_stack_config, stack_names
+from kvpool.cli.engine.stack_config import StackConfig, load_stack_config, stack_config_dir, stack_names
 from kvpool.cli.engine.stack_references import referenced_stacks, resolve
 from kvpool.cli.fleet.clashes import Clash, clashes, footprint_from_settings
 from kvpool.cli.fleet.model import StackFacts
@@ -110,13 +110,22 @@ def _run(project_dir: Path, config: StackConfig, outputs: dict[str, dict]) -> tu
     return run.outputs, tuple(obj.body for obj in kubernetes_objects(run.resources)), None
 
 
-def consumers_of(project_dir: Path, stack: str) -> tuple[str, list[str]]:
+def consumers_of(project_dir: Path, stack: str, unread: list[str] | None = None) -> tuple[str, list[str]]:
     """(the reference of `stack`, the references of the stacks whose target_stack names it), from the stack files
-    alone: what the destroy guard and the owner's pull request need, without running any program."""
+    alone: what the destroy guard and the owner's pull request need, without running any program. A sibling's file
+    that is refused stops the destroy guard (`unread` None: a consumer may be in it); given `unread`, one line saying
+    so is appended instead, so that it blocks no other stack's diff (issue 45 §6)."""
     owner = reference(load_stack_config(project_dir, stack))  # refuses a stack without a stack file, naming those there
     consumers = []
     for name in stack_names(project_dir):
-        config = load_stack_config(project_dir, name)
+        try:
+            config = load_stack_config(project_dir, name)
+        except KvpoolError as error:
+            if unread is None:
+                raise
+            unread.append(f"stack {name} ({stack_file(project_dir, name)}) may read {stack}'s store, but its stack "
+                          f"file is refused: {one_line(error)}")
+            continue
         if owner in referenced_stacks(config):
             consumers.append(reference(config))
     return owner, consumers
@@ -154,13 +163,14 @@ def stack_settings(config: StackConfig) -> ServiceSettings:
     return settings_from_config(config.values, set(config.secret_keys), config.stack, config.project, config.project_dir)
 
 
-def check_cluster_clashes(project_dir: Path, config: StackConfig) -> None:
+def check_cluster_clashes(project_dir: Path, config: StackConfig) -> list[str]:
     """Refuse `config`'s stack when it asks its cluster for a NodePort or a namespace that another stack file of the
-    project deploying to the same cluster asks for."""
+    project deploying to the same cluster asks for; the lines saying which stack files could not be checked."""
     if not is_service_stack(config):
-        return
+        return []
     settings = stack_settings(config)
-    found = clashes_with_stack_files(project_dir, reference(config), settings)
+    unread: list[str] = []
+    found = clashes_with_stack_files(project_dir, reference(config), settings, unread)
     if found:
         others = sorted({_stack(clash.first) for clash in found})
         raise ClusterClashError("\n".join([
@@ -168,29 +178,42 @@ def check_cluster_clashes(project_dir: Path, config: StackConfig) -> None:
             "holds there (both deploy to it: top-level setting `cluster`); nothing written:",
             *(f"  [{clash.kind}] {clash.message}" for clash in found),
         ]))
+    return unread
 
 
-def clashes_with_stack_files(project_dir: Path, own: str, settings: ServiceSettings) -> list[Clash]:
+def clashes_with_stack_files(
+    project_dir: Path, own: str, settings: ServiceSettings, unread: list[str]
+) -> list[Clash]:
     """The NodePort and namespace clashes of stack `own` (a reference; `settings`: its settings) with every other
     stack file of the project, the field to change being `own`'s. Cheap enough for every preview: each stack is read
     with the settings loader, without running its program, since its NodePorts are its *_node_port settings and its
     namespace is its job_id exactly as its preview renders them (kvpool/cli/fleet/clashes.py); the host ports and the
-    objects outside a namespace, which need the rendered objects, are `kvpool fleet`'s to check."""
+    objects outside a namespace, which need the rendered objects, are `kvpool fleet`'s to check. A sibling's file that
+    is refused blocks no other stack (issue 45 §6): one line saying so is appended to `unread`."""
     footprints = [footprint_from_settings(own, settings)]
     for name in stack_names(project_dir):
-        other = load_stack_config(project_dir, name)
-        if reference(other) == own:
+        if name == _stack(own):
             continue
         try:
+            other = load_stack_config(project_dir, name)
             other_settings = stack_settings(other)
         except KvpoolError as error:
-            raise ClusterClashError(
-                f"stack {_stack(own)} is checked against every stack file of the project for what their cluster "
-                f"allocates once, but stack {name}'s file is refused: {error}\nfix {name}'s stack file, or move it "
-                f"out of the stacks folder"
-            ) from None
+            unread.append(f"stack {name} ({stack_file(project_dir, name)}) was not checked for what its cluster "
+                          f"allocates once (NodePorts, namespaces): its stack file is refused: {one_line(error)}")
+            continue
         footprints.append(footprint_from_settings(reference(other), other_settings))
     return [clash for clash in clashes(footprints, changing=own) if own in (clash.first, clash.second)]
+
+
+def stack_file(project_dir: Path, name: str) -> Path:
+    """Where stack `name`'s file is, for a message naming it whether or not it could be read."""
+    return (stack_config_dir(project_dir) or project_dir) / f"Pulumi.{name}.yaml"
+
+
+def one_line(error: KvpoolError) -> str:
+    """A refusal on one line: its first line and, for a list of problems, the first of them."""
+    lines = str(error).splitlines()
+    return lines[0] if len(lines) == 1 else f"{lines[0].rstrip(':')}, the first: {lines[1].strip().removeprefix('- ')}"
 
 
 def _stack(reference: str) -> str:

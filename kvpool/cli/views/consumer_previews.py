@@ -32,9 +32,10 @@ def consumer_lines(old_root: Path, new_root: Path, owner: str, project_dir: Path
     old, new = _outputs(old_root, owner), _outputs(new_root, owner)
     if old is None or new is None or old.get(OUTPUT) == new.get(OUTPUT):
         return []
-    reference, consumers = consumers_of(project_dir, owner)
+    unread: list[str] = []
+    reference, consumers = consumers_of(project_dir, owner, unread)
     names = ", ".join(stack_name(consumer) for consumer in consumers) or "none"
-    lines = ["", f"{owner}'s {OUTPUT} output changes; the stacks that read it: {names}"]
+    lines = ["", f"{owner}'s {OUTPUT} output changes; the stacks that read it: {names}", *unread]
     pack = default_policy_pack(project_dir)
     with tempfile.TemporaryDirectory(prefix="kvpool-consumers-") as work:
         for consumer in map(stack_name, consumers):

@@ -19,7 +19,7 @@ from kvpool.cli.engine.stack_yaml import dump_for_the_cli, json_problems
 from kvpool.cli.fleet.offline import clashes_with_stack_files
 from kvpool.internal.written_files import write_file
 from kvpool.errors import KvpoolError, SettingsError
-from kvpool.internal.input_files import check_stack_name, load_json
+from kvpool.internal.input_files import MAX_DEPTH, check_stack_name, load_json
 from kvpool.internal.local_backend import local_stack_reference
 from kvpool.policies import rules
 from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
@@ -280,7 +280,8 @@ def stack_file_text(conversion: Conversion, source: str, modeline: bool = True) 
                 if key in conversion.user_config and key != "env"}
     if conversion.env:
         sections["env"] = conversion.env
-    problems = [problem for key, value in sections.items() for problem in json_problems(value, key)]
+    problems = [problem for key, value in sections.items()
+                for problem in json_problems(value, key) + _too_deep_for_the_stack_file(value, key)]
     if problems:
         raise ConversionError("\n".join(problems))
     config = {f"{PROJECT}:{key}": value for key, value in sections.items()}
@@ -289,6 +290,27 @@ def stack_file_text(conversion: Conversion, source: str, modeline: bool = True) 
     header += [f"# - {note}" for note in conversion.notes]
     body = dump_for_the_cli({"config": config})
     return "\n".join(header) + "\n" + body
+
+
+# The stack file's top mapping and `config:` hold every section: what the reader accepts below a section is two less.
+_SECTION_DEPTH = MAX_DEPTH - 2
+
+
+def _too_deep_for_the_stack_file(value: Any, where: str) -> list[str]:
+    """The first path nested deeper than the stack-file reader reads back below `config:` (user_config.json and
+    env.json may each be MAX_DEPTH deep, their sections land two levels lower). Walked without recursion."""
+    pending = [(value, where, 1)]
+    while pending:
+        item, path, depth = pending.pop()
+        if not isinstance(item, (dict, list)):
+            continue
+        if depth > _SECTION_DEPTH:
+            return [f"{path}: nested more than {_SECTION_DEPTH} levels deep, which the stack file (its top level and "
+                    f"`config:` above it, {MAX_DEPTH} levels in all) cannot hold; flatten it"]
+        children = item.items() if isinstance(item, dict) else enumerate(item)
+        pending.extend((child, f"{path}.{key}" if isinstance(item, dict) else f"{path}[{key}]", depth + 1)
+                       for key, child in children)
+    return []
 
 
 def import_pair(
@@ -338,7 +360,9 @@ def _pick_free_values(conversion: Conversion, settings: ServiceSettings, stack: 
     """Motor's examples all carry deploy.py's job_id mindie-motor (and a deploy.py user's files its NodePorts): where
     the imported values clash with a stack already in the project's cluster, write the free value the clash names
     instead, and say so. True when a value changed."""
-    found = clashes_with_stack_files(project, local_stack_reference(name, stack), settings)
+    unread: list[str] = []
+    found = clashes_with_stack_files(project, local_stack_reference(name, stack), settings, unread)
+    conversion.notes += unread
     deploy = conversion.user_config.setdefault("motor_deploy_config", {})
     for clash in found:  # from stack settings, a clash is a NodePort's or the namespace's: motor_deploy_config's
         deploy[clash.field.removeprefix("motor_deploy_config.")] = clash.free
