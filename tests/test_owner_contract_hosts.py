@@ -145,6 +145,20 @@ def test_a_cluster_domain_that_is_not_a_dns_name_is_refused() -> None:
     ]
 
 
+def test_a_cluster_domain_label_longer_than_dns_allows_is_refused() -> None:
+    label = "c" * 64
+    values = stack_values("service-b")
+    values["cluster_domain"] = f"{label}.local"
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(values, "service-b")
+    assert caught.value.problems == [
+        f"cluster_domain: '{label}.local' has the label '{label}' of 64 characters; DNS allows at most 63 in a label, "
+        "so no Service host name in it would resolve; shorten it to the kubelet's clusterDomain"
+    ]
+    values["cluster_domain"] = f"{label[1:]}.local"  # 63: DNS's limit itself is accepted
+    assert load_from_pulumi_config(values, "service-b").cluster_domain == values["cluster_domain"]
+
+
 # --- in the cluster: the consumer's KV clients reach the store's ports in the owner's namespace only --------------
 
 

@@ -37,12 +37,11 @@ from kvpool.components.workloads import Workloads
 from kvpool.errors import KvpoolError
 from kvpool.internal.checksums import annotations
 from kvpool.internal.labels import KV_CLIENT_LABEL, app_selector, common_labels
-from kvpool.internal.motor_env import env_text, motor_derived_env
+from kvpool.internal.motor_env import MOTOR_INTERNAL_ENV, env_text
 from kvpool.internal.motor_pod import (
     BOOT_COMMAND,
     CONFIG_PATH,
     FAST_EVICTION,
-    FIELD_ENV,
     MOTOR_CONFIG_MOUNT,
     MOTOR_CONFIG_VOLUME,
     MOTOR_POD_SECURITY_CONTEXT,
@@ -122,10 +121,9 @@ def check_env(settings: ServiceSettings, workloads: Workloads, endpoint: KVStore
     master = master_host(endpoint)
     if master is not None:
         ours["KVS_MASTER_SERVICE"] = master
-    internal = {*motor_env(BOOT_ROLE, workloads, ""), *FIELD_ENV, *motor_derived_env(settings)}
     problems = [
         f"env.{ENV_SECTION}.{name}: motor-kvpool sets {name} itself for Motor's processes"
-        for name in sections[ENV_SECTION] if name in internal
+        for name in sections[ENV_SECTION] if name in MOTOR_INTERNAL_ENV
     ]
     for section in ("motor_common_env", ENV_SECTION, "motor_coordinator_env"):
         for name, value in sections[section].items():

@@ -23,6 +23,10 @@ POD_ENV_NAMES = (
 )
 # What motor_derived_env adds to the functions: no container env holds them, so their values are exported as written.
 DERIVED_ENV_NAMES = ("ENGINE_TYPE", "MODEL_NAME", "SERVICE_ID")
+# Every name motor-kvpool sets for Motor's processes, the one list env.json's sections (motor_pod.check_internal_env)
+# and secret_env (settings/from_stack.py) are refused from; the control plane's pods also get POD_NAMESPACE.
+MOTOR_INTERNAL_ENV = (*POD_ENV_NAMES, *DERIVED_ENV_NAMES)
+CONTROL_PLANE_INTERNAL_ENV = (*MOTOR_INTERNAL_ENV, "POD_NAMESPACE")
 
 class EngineEnvConflict(KvpoolError):
     """env.json sets a variable the KV store contract sets to another value."""

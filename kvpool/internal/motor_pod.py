@@ -8,7 +8,7 @@ from typing import Any, Mapping
 from kvpool.components.workloads import Workloads
 from kvpool.errors import KvpoolError
 from kvpool.internal.motor_config import MOTOR_CONFIG_NAME
-from kvpool.internal.motor_env import DERIVED_ENV_NAMES, env_text
+from kvpool.internal.motor_env import CONTROL_PLANE_INTERNAL_ENV, MOTOR_INTERNAL_ENV, env_text
 from kvpool.internal.pod_layout import (
     CONFIGMAP_PATH,
     LOG_MOUNT_PATH,
@@ -129,17 +129,10 @@ class InternalEnvConflict(KvpoolError):
     """env.json sets a variable motor-kvpool sets itself for Motor's processes."""
 
 
-# What motor_env() and the field references set in every Motor pod, and deploy.py's derived common values (Motor's
-# alarms and log folders read them); the control plane's pods also get POD_NAMESPACE.
-MOTOR_INTERNAL_ENV = (
-    "ROLE", "JOB_NAME", "CONFIGMAP_PATH", "CONFIG_PATH", "CONTROLLER_SERVICE", "COORDINATOR_SERVICE",
-    "COORDINATOR_INFER_SERVICE", "COORDINATOR_OBS_SERVICE", *FIELD_ENV, *DERIVED_ENV_NAMES,
-)
-_CONTROL_PLANE_INTERNAL_ENV = (*MOTOR_INTERNAL_ENV, "POD_NAMESPACE")
 INTERNAL_ENV_BY_SECTION = {
-    "motor_common_env": _CONTROL_PLANE_INTERNAL_ENV,  # reaches the controller and coordinator too
-    "motor_controller_env": _CONTROL_PLANE_INTERNAL_ENV,
-    "motor_coordinator_env": _CONTROL_PLANE_INTERNAL_ENV,
+    "motor_common_env": CONTROL_PLANE_INTERNAL_ENV,  # reaches the controller and coordinator too
+    "motor_controller_env": CONTROL_PLANE_INTERNAL_ENV,
+    "motor_coordinator_env": CONTROL_PLANE_INTERNAL_ENV,
     "motor_engine_prefill_env": MOTOR_INTERNAL_ENV,
     "motor_engine_decode_env": MOTOR_INTERNAL_ENV,
 }

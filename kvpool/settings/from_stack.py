@@ -13,6 +13,7 @@ import pulumi
 from kvpool.errors import SettingsError
 from kvpool.internal import sdk_internals
 from kvpool.internal.input_files import InputFileError, NotJsonError, loads_json
+from kvpool.internal.motor_env import CONTROL_PLANE_INTERNAL_ENV
 from kvpool.policies import rules
 from kvpool.settings.loader import ALIASES, PULUMI_CONFIG_KEYS, load_from_pulumi_config
 from kvpool.settings.service import PROJECT, ServiceSettings
@@ -118,8 +119,14 @@ def settings_from_config(
     settings = load_from_pulumi_config(values, stack, source, project, project_dir)
     refused = [*rules.check_shell_env_names({SECRET_ENV_KEY: secret_names}),
                *rules.check_secret_env_shadowing(secret_names, settings.env.model_dump(mode="json"))]
-    if refused:
-        raise SettingsError([str(finding) for finding in refused], source)
+    problems = [str(finding) for finding in refused] + [
+        # Every pod that loads the Secret is a Motor pod (the controller's, the coordinator's, the engines').
+        f"{SECRET_ENV_KEY}.{name}: motor-kvpool sets {name} itself for Motor's processes, and its value beats the "
+        f"Secret's; remove it: `pulumi config rm --path {SECRET_ENV_KEY}.{name}`"
+        for name in secret_names if name in CONTROL_PLANE_INTERNAL_ENV
+    ]
+    if problems:
+        raise SettingsError(problems, source)
     return settings
 
 

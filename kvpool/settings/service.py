@@ -287,6 +287,12 @@ class ServiceSettings(Closed):
         if not isinstance(domain, str) or len(domain) > CLUSTER_DOMAIN_MAX or not re.fullmatch(DNS_SUBDOMAIN, domain):
             raise ValueError(f"{domain!r} is not a DNS domain such as {DEFAULT_CLUSTER_DOMAIN} (the kubelet's "
                              f"clusterDomain; lower-case labels joined by dots)")
+        # DNS caps each label at 63 characters: a longer one leaves every Service host name unresolvable.
+        long = [label for label in domain.split(".") if not is_dns_label(label)]
+        if long:
+            raise ValueError(f"{domain!r} has the label {long[0]!r} of {len(long[0])} characters; DNS allows at most "
+                             f"63 in a label, so no Service host name in it would resolve; shorten it to the "
+                             f"kubelet's clusterDomain")
         return domain
 
     @model_validator(mode="after")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kvpool.errors import SettingsError
+from kvpool.internal.motor_env import CONTROL_PLANE_INTERNAL_ENV
 from kvpool.policies import rules
 from kvpool.settings.from_stack import settings_from_config
 from kvpool.settings.loader import load_from_pulumi_config
@@ -95,3 +96,16 @@ def test_every_name_real_bash_acts_on_is_refused(tmp_path):
                     acted.add(name)
     assert {"BASH_ENV", "PS4", "SHELLOPTS"} <= acted  # the probe finds what the issue found (bash imports no IFS)
     assert sorted(name for name in acted if not rules.changes_the_shell(name)) == []
+
+
+@pytest.mark.parametrize("name", CONTROL_PLANE_INTERNAL_ENV)
+def test_secret_env_refuses_the_names_motor_kvpool_sets(name):
+    """Issue 45 §1: the list env.json's sections are refused from (motor_pod.check_internal_env), every name of it."""
+    texts = {f"motor-kvpool:{key}": json.dumps(value) for key, value in mooncake_pool().items()}
+    texts["motor-kvpool:secret_env"] = json.dumps({"HF_TOKEN": "t", name: "x"})
+    with pytest.raises(SettingsError) as caught:
+        settings_from_config(texts, {"motor-kvpool:secret_env"}, "dev")
+    assert caught.value.problems == [
+        f"secret_env.{name}: motor-kvpool sets {name} itself for Motor's processes, and its value beats the Secret's; "
+        f"remove it: `pulumi config rm --path secret_env.{name}`"
+    ]
