@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,42 @@ def test_service_b_reads_service_a_store_through_the_engine(
     live = json.dumps([cluster.get("/api/v1/namespaces/service-b/configmaps"),
                        cluster.get("/apis/apps/v1/namespaces/service-b/deployments")])
     assert host in live, "service-b's objects do not name service-a's store"
+
+
+STORE = "/apis/apps/v1/namespaces/service-a/deployments/mindie-motor-kv-store"
+STORE_ENDPOINTS = "/api/v1/namespaces/service-a/endpoints/mindie-motor-kvs-master"
+
+
+def _store_replicas(cluster: Cluster, replicas: int) -> None:
+    """Scale service-a's store and wait (at most a minute) until its Service has that many ready addresses."""
+    cluster.request("PATCH", STORE, {"spec": {"replicas": replicas}}, "application/merge-patch+json")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        subsets = (cluster.get(STORE_ENDPOINTS) or {}).get("subsets") or []
+        if sum(len(subset.get("addresses") or []) for subset in subsets) == replicas:
+            return
+        time.sleep(1)
+    raise AssertionError(f"service-a's store Endpoints did not reach {replicas} ready addresses: {subsets}")
+
+
+def test_a_consumer_is_refused_while_its_owners_store_has_no_ready_pod(
+    service_a_up: PulumiWorkspace, stacks_up: StacksUp, cluster: Cluster
+) -> None:
+    """Issue 44 item 4: owner up, its store scaled to 0, the consumer's `pulumi up` refused naming the owner; the
+    store back, the consumer goes up."""
+    stacks_up.bring_up("service-b")
+    _store_replicas(cluster, 0)
+    try:
+        result = service_a_up.run("up", "--yes", "--skip-preview", "-s", "service-b", timeout=600)
+        assert result.returncode != 0, result.output[-4000:]
+        assert (
+            "kv_cache_store_config.target_stack: organization/motor-kvpool/service-a's store Service "
+            "service-a/mindie-motor-kvs-master has no ready pod behind it (0 not ready)"
+        ) in " ".join(result.output.split()), result.output[-4000:]
+        assert "Traceback" not in result.output, result.output[-4000:]
+    finally:
+        _store_replicas(cluster, 1)
+    service_a_up.run("up", "--yes", "--skip-preview", "-s", "service-b", timeout=600).check()
 
 
 def test_every_example_stack_is_up_together_in_one_cluster_as_written(stacks_up: StacksUp) -> None:
