@@ -62,7 +62,8 @@ def side_config(prefill: dict[str, Any], decode: dict[str, Any]) -> dict[str, An
 
 
 def test_each_sides_plan_is_the_one_motors_node_manager_advertises(motor_build, tmp_path) -> None:
-    pairs = [[p, d] for p in range(len(SECTIONS)) for d in range(len(SECTIONS))][:: 7]  # every 7th of 41,616: 5,946 pairs in one run of Motor
+    # Every 7th of the 41,616 pairs: 5,946, in one run of Motor's code.
+    pairs = [[p, d] for p in range(len(SECTIONS)) for d in range(len(SECTIONS))][:: 7]
     [motor] = run_motor(DRIVER, {"sections": SECTIONS, "pairs": pairs}, motor_build, tmp_path)
     refused_by_motor = [i for i, result in enumerate(motor["sections"]) if "refused" in result]
     ours_refused = [i for i, found in enumerate(SECTIONS)
