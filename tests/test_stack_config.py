@@ -126,6 +126,16 @@ def test_stack_files_are_read_from_stack_config_dir(tmp_path: Path) -> None:
     assert load_stack_config(tmp_path, "prod").values == {"demo:namespace": "prod-ns"}
 
 
+def test_an_absolute_stack_config_dir_lies_under_the_project_as_the_cli_joins_it(tmp_path: Path) -> None:
+    """Pulumi's DetectProjectStackPath joins stackConfigDir under the project folder (filepath.Join): `/stacks` is
+    <project>/stacks, not the root's (issue 45 §5)."""
+    write_project(tmp_path, "name: demo\nstackConfigDir: /stacks\n", {})
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  demo:namespace: prod-ns\n")
+
+    assert load_stack_config(tmp_path, "prod").values == {"demo:namespace": "prod-ns"}
+
+
 def test_a_declared_key_without_default_that_the_stack_omits_is_missing(tmp_path: Path) -> None:
     project_dir = write_project(tmp_path, PROJECT, {"dev": "config:\n  demo:namespace: ucm\n"})
 

@@ -10,6 +10,7 @@ undeclared stack keys are allowed. Values reach the program as strings, structur
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,7 +199,9 @@ def find_project_file(project_dir: Path) -> Path:
 
 
 def _stack_config_dir(project_file: Path, project: dict[str, Any]) -> Path:
-    return project_file.parent / str(project.get("stackConfigDir") or ".")
+    # The CLI joins stackConfigDir under the project folder whatever it holds (filepath.Join, then Clean: an
+    # absolute path too, and `..` by text), so `/etc` names <project>/etc, never /etc itself.
+    return Path(os.path.normpath(f"{project_file.parent}/{project.get('stackConfigDir') or '.'}"))
 
 
 def _stack_names(config_dir: Path) -> list[str]:
