@@ -136,6 +136,29 @@ def test_an_absolute_stack_config_dir_lies_under_the_project_as_the_cli_joins_it
     assert load_stack_config(tmp_path, "prod").values == {"demo:namespace": "prod-ns"}
 
 
+@pytest.mark.parametrize(("name", "reason"), [
+    ("my project", "name 'my project': project names may only contain alphanumerics, hyphens, underscores, and "
+                   "periods (the Pulumi CLI refuses it)"),
+    ("a/b", "name 'a/b': project names may only contain alphanumerics, hyphens, underscores, and periods (the Pulumi "
+            "CLI refuses it)"),
+    ("é", "name 'é': project names may only contain alphanumerics, hyphens, underscores, and periods (the Pulumi CLI "
+          "refuses it)"),
+    ("x" * 101, "name: project names are limited to 100 characters"),
+])
+def test_a_project_name_the_cli_refuses_is_refused_with_its_rule(tmp_path: Path, name: str, reason: str) -> None:
+    """Issue 45 §5: the names pulumi 3.274.1 refuses (checked against it by hand: issue 45's note)."""
+    write_project(tmp_path, f"name: '{name}'\n", {"dev": "config: {}\n"})
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(tmp_path, "dev")
+    assert str(raised.value) == f"{tmp_path / 'Pulumi.yaml'}: {reason}"
+
+
+@pytest.mark.parametrize("name", ["1abc", "-abc", "a.b", "A_Z.9", "x" * 100])
+def test_a_project_name_the_cli_takes_is_taken(tmp_path: Path, name: str) -> None:
+    write_project(tmp_path, f"name: '{name}'\n", {"dev": "config: {}\n"})
+    assert load_stack_config(tmp_path, "dev").project == name
+
+
 def test_a_declared_key_without_default_that_the_stack_omits_is_missing(tmp_path: Path) -> None:
     project_dir = write_project(tmp_path, PROJECT, {"dev": "config:\n  demo:namespace: ucm\n"})
 

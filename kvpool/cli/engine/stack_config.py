@@ -75,10 +75,22 @@ def project_name(project_dir: Path) -> str:
     return _name_of(project_file, project)
 
 
+# The CLI's project name rule, checked in its order (pulumi's tokens.ValidateProjectName, as pulumi 3.274.1 answers).
+_PROJECT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+MAX_PROJECT_NAME = 100
+
+
 def _name_of(project_file: Path, project: dict[str, Any]) -> str:
     name = project.get("name")
     if not isinstance(name, str) or not name:
         raise StackConfigError(f"{project_file}: 'name' (the project name) is required")
+    if len(name.encode("utf-8")) > MAX_PROJECT_NAME:
+        raise StackConfigError(f"{project_file}: name: project names are limited to {MAX_PROJECT_NAME} characters")
+    if not _PROJECT_NAME.fullmatch(name):
+        raise StackConfigError(
+            f"{project_file}: name {name!r}: project names may only contain alphanumerics, hyphens, underscores, and "
+            f"periods (the Pulumi CLI refuses it)"
+        )
     return name
 
 
