@@ -12,6 +12,7 @@ from kvpool.cli.engine.stack_config import (
     StackConfigError,
     load_stack_config,
 )
+from kvpool.errors import KvpoolError
 
 
 def write_project(directory: Path, project_yaml: str, stacks: dict[str, str]) -> Path:
@@ -157,6 +158,24 @@ def test_a_project_name_the_cli_refuses_is_refused_with_its_rule(tmp_path: Path,
 def test_a_project_name_the_cli_takes_is_taken(tmp_path: Path, name: str) -> None:
     write_project(tmp_path, f"name: '{name}'\n", {"dev": "config: {}\n"})
     assert load_stack_config(tmp_path, "dev").project == name
+
+
+def test_two_merge_keys_in_one_mapping_are_refused_as_the_cli_refuses_them(tmp_path: Path) -> None:
+    """yaml.v3 (the CLI's reader): `mapping key "<<" already defined`; PyYAML merged both (issue 45 §5)."""
+    stack = """\
+        base: &base {demo:namespace: a}
+        more: &more {demo:engine: b}
+        config:
+          <<: *base
+          <<: *more
+    """
+    write_project(tmp_path, PROJECT, {"dev": stack})
+    with pytest.raises(KvpoolError) as raised:
+        load_stack_config(tmp_path, "dev")
+    assert str(raised.value) == (
+        f"{tmp_path / 'Pulumi.dev.yaml'}:5: duplicate key '<<' (first at line 4); the Pulumi CLI refuses a key given "
+        "twice, keep one"
+    )
 
 
 def test_a_declared_key_without_default_that_the_stack_omits_is_missing(tmp_path: Path) -> None:

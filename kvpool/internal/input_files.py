@@ -367,8 +367,8 @@ def _check_nodes(root: yaml.Node, label: str) -> None:
                 child = f"{path}.{key_node.value}" if path and isinstance(key_node, yaml.ScalarNode) else (
                     key_node.value if isinstance(key_node, yaml.ScalarNode) else path)
                 pending.extend(((key_node, path), (value_node, child)))
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue  # a merge key `<<` counts too: yaml.v3 refuses a second (mapping key "<<" already defined)
                 line = key_node.start_mark.line + 1
                 if key_node.value in first_lines:
                     raise InputFileError(
