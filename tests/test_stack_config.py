@@ -178,6 +178,19 @@ def test_two_merge_keys_in_one_mapping_are_refused_as_the_cli_refuses_them(tmp_p
     )
 
 
+@pytest.mark.parametrize(("key", "value", "said"), [
+    ("encryptionsalt", "[a, b]", "is a list, but the Pulumi CLI reads it as text and refuses the file (cannot "
+                                 "unmarshal !!seq into string)"),
+    ("secretsprovider", "{a: b}", "is a mapping, but the Pulumi CLI reads it as text and refuses the file (cannot "
+                                  "unmarshal !!map into string)"),
+])
+def test_a_stack_files_text_fields_of_another_shape_are_refused(tmp_path: Path, key: str, value: str, said: str) -> None:
+    write_project(tmp_path, PROJECT, {"dev": f"{key}: {value}\nconfig: {{}}\n"})
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(tmp_path, "dev")
+    assert str(raised.value) == f"{tmp_path / 'Pulumi.dev.yaml'}: {key}: {said}"
+
+
 def test_a_declared_key_without_default_that_the_stack_omits_is_missing(tmp_path: Path) -> None:
     project_dir = write_project(tmp_path, PROJECT, {"dev": "config:\n  demo:namespace: ucm\n"})
 

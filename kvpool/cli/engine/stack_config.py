@@ -230,11 +230,19 @@ def _stack_file(project_file: Path, project: dict[str, Any], stack: str) -> Path
     return stack_file
 
 
+_STACK_TEXT_FIELDS = ("secretsprovider", "encryptedkey", "encryptionsalt")
+
+
 def _read_stack_values(stack_file: Path, project: str) -> tuple[dict[str, Any], set[str]]:
     """Every value as yaml.v3 reads it (kvpool/cli/engine/stack_yaml.py): a number is a number, also at the top level (the CLI
     hands `0x10` to the program as "16"). A key without a namespace is the project's, as the CLI namespaces it
     (stackConfigNamespacedWithProject)."""
     document, root = _read_yaml_mapping(stack_file)
+    for key in _STACK_TEXT_FIELDS:  # Go strings of the CLI's ProjectStack: yaml.v3 refuses a list or mapping there
+        if isinstance(document.get(key), (list, dict)):
+            tag = "!!seq" if isinstance(document[key], list) else "!!map"
+            raise StackConfigError(f"{stack_file}: {key}: is a {'list' if tag == '!!seq' else 'mapping'}, but the Pulumi "
+                                   f"CLI reads it as text and refuses the file (cannot unmarshal {tag} into string)")
     if document.get("environment"):
         raise StackConfigError(f"{stack_file}: 'environment' (Pulumi ESC) cannot be resolved offline")
     config = document.get("config") or {}
