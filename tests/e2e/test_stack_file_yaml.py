@@ -17,6 +17,7 @@ import pytest
 
 from kvpool.cli.engine.stack_config import StackConfigError, load_stack_config
 from kvpool.cli.engine.stack_yaml import lost_in_the_clis_reencoding
+from kvpool.errors import KvpoolError
 from tests.e2e.realengine import PulumiWorkspace
 
 pytestmark = pytest.mark.e2e
@@ -187,3 +188,23 @@ def test_texts_the_cli_keeps_are_kept_offline_and_the_rest_refused(offline_works
                 load_stack_config(project, "offline")
     assert changed_by_the_cli == [True] * len(changed_by_the_cli)
     assert len(kept) > 100 and len(lost) > 12, (len(kept), len(lost))
+
+
+# Stack file shapes yaml.v3 refuses when the CLI decodes its ProjectStack (issue 45 §5), with the words it says.
+CLI_REFUSED_SHAPES = {
+    "two merge keys": (f"a: &a {{{PROJECT}:x: 1}}\nb: &b {{{PROJECT}:y: 2}}\nconfig:\n  <<: *a\n  <<: *b\n",
+                       'mapping key "<<" already defined'),
+    "a list of salt": ("encryptionsalt: [a, b]\nconfig: {}\n", "cannot unmarshal !!seq into string"),
+    "a mapping of provider": ("secretsprovider: {a: b}\nconfig: {}\n", "cannot unmarshal !!map into string"),
+}
+
+
+@pytest.mark.parametrize("shape", CLI_REFUSED_SHAPES)
+def test_a_stack_file_shape_the_cli_refuses_is_refused_offline(offline_workspace: PulumiWorkspace, project: Path,
+                                                               shape: str) -> None:
+    text, reason = CLI_REFUSED_SHAPES[shape]
+    cli, error = offline_workspace.config_json(project, "shape", text)
+    assert cli is None and reason in error, f"the CLI: {cli} {error[-500:]}"
+    (project / "Pulumi.offline.yaml").write_text(text)
+    with pytest.raises(KvpoolError):
+        load_stack_config(project, "offline")
