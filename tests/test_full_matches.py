@@ -29,6 +29,7 @@ NOT_VALUE_CHECKS = {
     ("kvpool.cli.apiserver.openapi", "_SPACE"): "tokenizer: JSON whitespace at a position",
     ("kvpool.cli.apiserver.openapi", "_DEFINITION_REF"): "finds references inside a schema's text",
     ("kvpool.cli.views.manifests", "_PRINTABLE_ASCII_LINES"): "chooses YAML's block style for multi-line text",
+    ("kvpool.internal.input_files", "_JSON_STRUCTURE"): "tokenizer: the next string or bracket of JSON at a position",
 }
 # Calls that may take a part of a value, with why.
 PARTIAL_CALLS = {

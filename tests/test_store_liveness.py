@@ -5,6 +5,7 @@ real owner's store to 0 on the e2e cluster."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pulumi
@@ -36,6 +37,7 @@ class Cluster(pulumi.runtime.Mocks):
 
 def serves(subsets: list[dict[str, Any]]) -> tuple[Cluster, BaseException | None]:
     cluster = Cluster(subsets)
+    asyncio.set_event_loop(asyncio.new_event_loop())  # the SDK's test runner uses the current loop; give it its own
     pulumi.runtime.set_mocks(cluster, preview=False)
     failure: list[BaseException] = []
 
@@ -48,7 +50,11 @@ def serves(subsets: list[dict[str, Any]]) -> tuple[Cluster, BaseException | None
                 failure.append(error)
         return pulumi.Output.from_input(checked())
 
-    check()
+    try:
+        check()
+    finally:  # a loop for whatever runs next (None would make asyncio.get_event_loop raise there)
+        asyncio.get_event_loop().close()
+        asyncio.set_event_loop(asyncio.new_event_loop())
     return cluster, failure[0] if failure else None
 
 
