@@ -240,9 +240,9 @@ def _read_stack_values(stack_file: Path, project: str) -> tuple[dict[str, Any], 
     document, root = _read_yaml_mapping(stack_file)
     for key in _STACK_TEXT_FIELDS:  # Go strings of the CLI's ProjectStack: yaml.v3 refuses a list or mapping there
         if isinstance(document.get(key), (list, dict)):
-            tag = "!!seq" if isinstance(document[key], list) else "!!map"
-            raise StackConfigError(f"{stack_file}: {key}: is a {'list' if tag == '!!seq' else 'mapping'}, but the Pulumi "
-                                   f"CLI reads it as text and refuses the file (cannot unmarshal {tag} into string)")
+            shape, tag = ("list", "!!seq") if isinstance(document[key], list) else ("mapping", "!!map")
+            raise StackConfigError(f"{stack_file}: {key}: is a {shape}, but the Pulumi CLI reads it as text and refuses "
+                                   f"the file (cannot unmarshal {tag} into string)")
     if document.get("environment"):
         raise StackConfigError(f"{stack_file}: 'environment' (Pulumi ESC) cannot be resolved offline")
     config = document.get("config") or {}
