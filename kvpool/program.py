@@ -133,7 +133,7 @@ def build_service(
     for finding in [
         *rules.check_cann_install_path(role_envs), *rules.check_max_model_len(user_config),
         *rules.check_pool_readers(rules.kv_transfer_configs(user_config), owns_store and endpoint is not None),
-        *rules.check_ucm_wheel(user_config),
+        *rules.check_ucm_wheel(user_config), *rules.check_mooncake_protocol(user_config),
     ]:
         pulumi.log.warn(str(finding))
     motor_files = read_motor_files(settings, project_dir)

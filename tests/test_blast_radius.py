@@ -46,13 +46,14 @@ def workload(kind: str, name: str, component: str, containers: list[dict[str, An
     }
 
 
-def engine(name: str, side: str, backend: str, sidecar: bool = False) -> dict[str, Any]:
+def engine(name: str, side: str, backend: str, standalone_store: bool = False) -> dict[str, Any]:
     containers = [{"name": "vllm", "image": IMAGE, "command": ["/bin/bash", "-c", "source /mnt/configmap/boot.sh"],
                    "env": [{"name": "KV_STORE_BACKEND", "value": backend}, {"name": "PYTHONHASHSEED", "value": "0"}]}]
-    if sidecar:
-        containers.append({"name": "mooncake-store", "image": IMAGE, "command": ["python3", "-m", "mooncake"]})
     checksums = {"engine-config": f"{side}-1", "env": "e1", "kv-client": "k1", "motor-scripts": "s1"}
-    return workload("Deployment", name, side, containers, checksums, replicas=1, strategy={"type": "Recreate"})
+    deployment = workload("Deployment", name, side, containers, checksums, replicas=1, strategy={"type": "Recreate"})
+    if standalone_store:  # the writable folder Motor's node manager writes the store process's config into
+        deployment["spec"]["template"]["spec"]["volumes"] = [{"name": "kv-client-dir", "emptyDir": {}}]
+    return deployment
 
 
 def config_map(name: str, data: dict[str, str], component: str = "motor-config") -> dict[str, Any]:
@@ -77,7 +78,7 @@ def mooncake_stack(ha: bool = False, standalone: bool = False) -> list[dict[str,
         config_map("mindie-motor-kv-client", {"mooncake.json": json.dumps(
             {"master_server_address": "mindie-motor-kvs-master.svc.svc.cluster.local:50088",
              "global_segment_size": 0 if standalone else "8GB"}, indent=2) + "\n"}, component="kv-client"),
-        *(engine(name, side, "mooncake", sidecar=standalone)
+        *(engine(name, side, "mooncake", standalone_store=standalone)
           for name, side in (("vllm-p0", "prefill"), ("vllm-p1", "prefill"), ("vllm-d0", "decode"))),
     ]
     if ha:
@@ -276,15 +277,16 @@ def test_turning_mooncake_ha_on_restarts_a_master_without_it(tmp_path):
     )
 
 
-def test_standalone_sidecars_hold_the_segments(tmp_path):
+def test_standalone_store_processes_hold_the_segments(tmp_path):
+    """The engines' mooncake.json says 0 bytes; the store process in the engine container holds the segment."""
     new = mooncake_stack(standalone=True)
     for name in ("vllm-p0", "vllm-d0"):
-        containers(find(new, "Deployment", name))[1]["image"] = "mooncake:0.4"
+        containers(find(new, "Deployment", name))[0]["image"] = "motor:0.4"
     lines = radius(tmp_path, mooncake_stack(standalone=True), new)
     assert lines[-4:] == [
         "  drops in-flight requests on vllm-d0, vllm-p0",
-        "  the KV pool loses the share of vllm-d0: its mooncake-store sidecar holds a pool segment",
-        "  the KV pool loses the share of vllm-p0: its mooncake-store sidecar holds a pool segment",
+        "  the KV pool loses the share of vllm-d0: its standalone Mooncake store process holds a pool segment",
+        "  the KV pool loses the share of vllm-p0: its standalone Mooncake store process holds a pool segment",
         "Blast radius: 2 workloads roll (vllm-d0, vllm-p0: image), 0 replaced; KV pool loses the share of vllm-d0, "
         "vllm-p0.",
     ]
@@ -439,7 +441,7 @@ def test_cli_prints_the_section_after_the_listing(tmp_path):
         "  Deployment svc/vllm-d0: engine-config changed",
         "Impact:",
         "  drops in-flight requests on vllm-d0",
-        "  the KV pool loses the share of vllm-d0: its mooncake-store sidecar holds a pool segment",
+        "  the KV pool loses the share of vllm-d0: its standalone Mooncake store process holds a pool segment",
         "Blast radius: 1 workload rolls (vllm-d0: engine-config), 0 replaced; KV pool loses the share of vllm-d0.",
     ]
 

@@ -1,4 +1,4 @@
-"""KVStore, mooncake backend: the exact master flags, ports, probes, client config and standalone sidecar."""
+"""KVStore, mooncake backend: the exact master flags, ports, probes, client config and the standalone store's pod."""
 
 from __future__ import annotations
 
@@ -79,25 +79,41 @@ def test_engine_client_config_points_at_the_service():
     assert (endpoint["host"], endpoint["port"], endpoint["metrics_port"]) == (FQDN, 50088, 9003)
 
 
-def test_standalone_mode_moves_the_segment_into_a_store_sidecar():
-    rendered = render(mooncake(store_mode="standalone", protocol="tcp", global_segment_size="8GB", store_http_port=0))
+def test_standalone_mode_leaves_the_segment_to_the_store_process_motor_starts_in_the_engine_container():
+    """The newer Motor's node manager starts mooncake_store_service in the engine container from user_config.json's
+    kv_cache_store_config and writes its config beside $MOONCAKE_CONFIG_PATH (docs/standalone-store.md): the pod
+    has no other container, and that folder is writable."""
+    rendered = render(mooncake(store_mode="standalone", global_segment_size="8GB", store_http_port=0))
     files = rendered.get("ConfigMap", "mindie-motor-kv-client")["data"]
     assert list(files) == ["mooncake.json"]
-    assert json.loads(files["mooncake.json"])["global_segment_size"] == 0
-    sidecar = rendered.container("Deployment", "vllm-p0", "mooncake-store")
-    assert sidecar["command"] == ["python3", "-m", "mooncake.mooncake_store_service", "--port=0"]
-    assert env_of(sidecar) == {
-        "POD_IP": {"fieldRef": {"fieldPath": "status.podIP"}},
-        "MOONCAKE_LOCAL_HOSTNAME": "$(POD_IP)",
-        "MOONCAKE_MASTER": f"{FQDN}:50088",
-        "MOONCAKE_TE_META_DATA_SERVER": "P2PHANDSHAKE",
-        "MOONCAKE_PROTOCOL": "tcp",
-        "MOONCAKE_DEVICE": "",
-        "MOONCAKE_GLOBAL_SEGMENT_SIZE": "8GB",
-        "MOONCAKE_LOCAL_BUFFER_SIZE": "0",
+    assert json.loads(files["mooncake.json"]) == {
+        "metadata_server": "P2PHANDSHAKE", "protocol": "ascend", "device_name": "",
+        "master_server_address": f"{FQDN}:50088", "global_segment_size": 0, "local_buffer_size": "1GB",
     }
-    # 8 GiB segment + 512 MiB for the process
-    assert sidecar["resources"] == {"requests": {"memory": "8704Mi"}, "limits": {"memory": "8704Mi"}}
+    spec = rendered.get("Deployment", "vllm-p0")["spec"]["template"]["spec"]
+    assert [c["name"] for c in spec["containers"]] == ["vllm"]
+    assert {"name": "kv-client-dir", "emptyDir": {}} in spec["volumes"]
+    mounts = [m for m in spec["containers"][0]["volumeMounts"] if m["mountPath"].startswith("/etc/motor-kvpool")]
+    assert mounts == [
+        {"name": "kv-client-dir", "mountPath": "/etc/motor-kvpool/kv-client"},
+        {"name": "kv-client", "mountPath": "/etc/motor-kvpool/kv-client/mooncake.json", "subPath": "mooncake.json",
+         "readOnly": True},
+    ]
+    env = env_of(spec["containers"][0])
+    assert (env["KVS_MASTER_SERVICE"], env["KV_STORE_BACKEND"]) == (FQDN, "mooncake")
+    user_config = json.loads(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])
+    store = user_config["kv_cache_store_config"]
+    assert {key: store[key] for key in ("backend", "store_mode", "protocol", "global_segment_size", "store_http_port",
+                                        "port", "metadata_server", "device_name")} == {
+        "backend": "mooncake", "store_mode": "standalone", "protocol": "ascend", "global_segment_size": "8GB",
+        "store_http_port": 0, "port": 50088, "metadata_server": "P2PHANDSHAKE", "device_name": "",
+    }
+    assert rendered.run.outputs["kv_store"]["standalone_store"] is True
+
+
+def test_embedded_mode_mounts_the_client_file_alone():
+    spec = render(mooncake()).get("Deployment", "vllm-p0")["spec"]["template"]["spec"]
+    assert "kv-client-dir" not in [v["name"] for v in spec["volumes"]]
 
 
 def test_ha_renders_etcd_and_the_oplog():

@@ -107,10 +107,9 @@ def validate(name: str, run: ProgramRun, config: StackConfig, **policy_config: A
     return found
 
 
-# What no example shows any more: mooncake-ha's store as a standalone sidecar, on tcp (the settings refuse a
-# standalone store on the ascend transport: the sidecar has no NPU).
-STANDALONE_TCP = {"store_mode": "standalone", "protocol": "tcp"}
-VARIANTS = {"mooncake-ha-standalone": ("mooncake-ha", STANDALONE_TCP)}
+# What no example shows: mooncake-ha's store in standalone mode (the store process Motor's node manager starts in
+# each engine container).
+VARIANTS = {"mooncake-ha-standalone": ("mooncake-ha", {"store_mode": "standalone"})}
 
 
 @functools.lru_cache(maxsize=None)
@@ -162,10 +161,6 @@ def _transfer_connector_second(uc: dict) -> None:
 
 def _prefill_engine(uc: dict) -> dict:
     return uc["motor_engine_prefill_config"]["engine_config"]
-
-
-def _small_store_sidecar(inputs: dict) -> None:
-    inputs["spec"]["template"]["spec"]["containers"][1]["resources"]["limits"]["memory"] = "4Gi"
 
 
 def _twin(run: ProgramRun) -> ProgramRun:
@@ -270,11 +265,6 @@ CASES = [
              edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(global_segment_size="1536MB")),
              DEPLOYMENT, "vllm-p0", engine_env("ASCEND_ENABLE_USE_FABRIC_MEM", "1")),
          [MOTOR_CONFIG]),
-    Case("kvpool-configure-standalone-store-memory", "mooncake-ha-standalone",
-         lambda run: edit(run, DEPLOYMENT, "vllm-p0", _small_store_sidecar), [(DEPLOYMENT, "vllm-p0")]),
-    Case("kvpool-configure-standalone-store-protocol", "mooncake-ha",
-         lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(store_mode="standalone")),
-         [MOTOR_CONFIG]),
     Case("kvpool-disallow-duplicate-names", "dev", _twin, [(DEPLOYMENT, "vllm-p0-twin")]),
     Case("kvpool-disallow-plaintext-secrets", "dev",
          lambda run: edit(run, DEPLOYMENT, "vllm-p0", engine_env("HF_TOKEN", "hf_abc123")), [(DEPLOYMENT, "vllm-p0")]),
@@ -373,15 +363,6 @@ def test_the_backend_of_the_referenced_stack():
     reference = run.resource(STACK_REFERENCE, "organization/motor-kvpool/service-a")
     changed = edit(run, STACK_REFERENCE, reference.name, lambda inputs: inputs["outputs"]["kv_store"].update(backend="mooncake"))
     assert validate(policy, changed, consumer) == [Reported(policy, MANDATORY, MOTOR_CONFIG)]
-
-
-def test_a_segment_size_in_bytes_passes_the_standalone_memory_policy():
-    config = with_config(load_stack_config(PROJECT_DIR, "mooncake-ha"),
-                         kv_cache_store_config=lambda store: {**store, **STANDALONE_TCP, "global_segment_size": 8 * 2**30})
-    run = run_program(PROJECT_DIR, config)
-    sidecar = run.resource(DEPLOYMENT, "vllm-p0").inputs["spec"]["template"]["spec"]["containers"][1]
-    assert {"name": "MOONCAKE_GLOBAL_SEGMENT_SIZE", "value": "8589934592"} in sidecar["env"]
-    assert validate("kvpool-configure-standalone-store-memory", run, config) == []
 
 
 def test_the_ascend_host_paths_engines_need_pass():

@@ -227,6 +227,22 @@ def test_the_ranks_of_an_engine_pod_hold_their_pool_memory_within_its_request():
     load_from_pulumi_config(service, "svc")
 
 
+def test_a_standalone_store_process_and_the_ranks_buffers_fit_the_engine_pods_request():
+    """Standalone: the one store process of a pod holds the segment, its ranks only their local buffers (the store
+    runs in the engine container, so the engine pod's memory request covers it)."""
+    service = mooncake_pool()
+    service["kv_cache_store_config"].update(store_mode="standalone", global_segment_size="63GB")
+    service["motor_engine_prefill_config"]["engine_config"]["tensor_parallel_size"] = 2
+    assert problems_of(service) == [
+        "kv_cache_store_config.global_segment_size: is 63GB: the store process of a prefill pod holds 63 GiB and its 2 "
+        "ranks 2 x 1 GiB local buffer = 65 GiB of host memory, more than the 64Gi the engine pod requests, so the "
+        "scheduler may place it on a node without that room; use at most 62GB, or spread the ranks over more pods "
+        "(single_p_instance_pod_num)."
+    ]
+    service["kv_cache_store_config"]["global_segment_size"] = "62GB"  # 2 x 40GB would not fit embedded
+    load_from_pulumi_config(service, "svc")
+
+
 def test_a_memcache_finding_names_the_conf_field_and_the_key_in_it():
     settings = load_from_pulumi_config(memcache_pool(), "svc")
     engines = rules.engine_envs(settings.env_sections())

@@ -278,15 +278,6 @@ def test_fabric_segment_alignment():
     assert finding.message.startswith("is '1536MB', but ASCEND_ENABLE_USE_FABRIC_MEM=1")
 
 
-def test_standalone_store_memory():
-    assert rules.check_standalone_store_memory("8GB", "8704Mi", "vllm-p0/mooncake-store") == []
-    [finding] = rules.check_standalone_store_memory("8GB", "8Gi", "vllm-p0/mooncake-store")
-    assert str(finding) == (
-        "vllm-p0/mooncake-store.resources.limits.memory: is 8Gi but the store's segment is 8GB; the container would "
-        "be OOM-killed when the pool fills. Raise the limit above the segment."
-    )
-
-
 def test_plaintext_secrets():
     assert rules.check_plaintext_secrets({"HCCL_BUFFSIZE": "200", "TOKEN_LIMIT_FILE": ""}, "env") == []
     assert [f.path for f in rules.check_plaintext_secrets({"HF_TOKEN": "hf_abc", "DB_PASSWORD": "x"}, "env")] == [
@@ -421,10 +412,32 @@ def test_store_protection():
     )
 
 
-def test_standalone_store_protocol():
-    assert rules.check_standalone_store_protocol({"backend": "mooncake", "store_mode": "embedded"}) == []
-    assert rules.check_standalone_store_protocol(
-        {"backend": "mooncake", "store_mode": "standalone", "protocol": "tcp"}) == []
-    [finding] = rules.check_standalone_store_protocol({"backend": "mooncake", "store_mode": "standalone"})
-    assert finding.path == "kv_cache_store_config.store_mode"
-    assert finding.message.startswith("is 'standalone' with protocol 'ascend': ")
+def test_a_standalone_store_needs_a_motor_whose_node_manager_starts_it():
+    store = {"backend": "mooncake", "store_mode": "standalone"}
+    assert rules.check_standalone_store_motor(store, frozenset({"memcache", "mooncake"}), "Motor at /m") == []
+    assert rules.check_standalone_store_motor(store, None, "Motor 8919e55") == []  # not known: nothing to say
+    assert rules.check_standalone_store_motor({**store, "store_mode": "embedded"}, frozenset(), "Motor at /m") == []
+    [finding] = rules.check_standalone_store_motor(store, frozenset({"memcache"}), "Motor at /m")
+    assert str(finding) == (
+        "kv_cache_store_config.store_mode: is 'standalone', but the node manager of Motor at /m starts no Mooncake "
+        "store process (its motor/node_manager/core/services/registry.py registers store services for: memcache), so "
+        "the engines, whose mooncake.json contributes 0 bytes in this mode, would leave the pool empty; deploy a Motor "
+        "whose node manager has the Mooncake store service (motor/node_manager/core/services/mooncake/lifecycle.py) "
+        "and point motor_deployer_dir at its examples/deployer, or write store_mode: embedded."
+    )
+
+
+def test_a_mooncake_transport_vllm_ascend_refuses_is_advised_against():
+    config = {"kv_cache_store_config": {"backend": "mooncake", "protocol": "tcp"}, **{
+        f"motor_engine_{side}_config": {"engine_config": {"kv_transfer_config": {
+            "kv_connector": "AscendStoreConnector", "kv_connector_extra_config": {"backend": "mooncake"}}}}
+        for side in ("prefill", "decode")}}
+    [finding] = rules.check_mooncake_protocol(config)
+    assert str(finding) == (
+        "kv_cache_store_config.protocol: is 'tcp', but vllm-ascend's MooncakeBackend accepts only 'ascend' "
+        "(NotImplementedError otherwise), so the prefill and decode engines, which load the Mooncake store connector, "
+        "will not start on an Ascend node; write protocol: ascend (the default) unless the engine image is not "
+        "vllm-ascend."
+    )
+    config["kv_cache_store_config"]["protocol"] = "ascend"
+    assert rules.check_mooncake_protocol(config) == []

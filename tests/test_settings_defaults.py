@@ -62,7 +62,6 @@ def test_memcache_defaults():
         "dashboards": False,
         "allowed_consumers": [],
         "metrics_scraper_namespaces": [],
-        "allowed_sidecar_images": [],
         "local_service_mode": "inprocess",
         "local_service_conf": None,
     }

@@ -314,31 +314,6 @@ def test_store_image_and_resources_name_the_form_to_write():
     ]
 
 
-STANDALONE_ASCEND = (
-    "kv_cache_store_config.store_mode: is 'standalone' with protocol 'ascend': the standalone store runs "
-    "mooncake_store_service in a container of its own, without an NPU, and Mooncake's ascend transport needs the "
-    "process's current NPU and CANN (AscendDirectTransport calls aclrtGetDevice), which mooncake_store_service never "
-    "selects. Use store_mode 'embedded': each engine contributes its segment from its own process, which holds the NPUs."
-)
-
-
-@pytest.mark.parametrize("protocol", [None, "ascend"])  # None: the default protocol, ascend
-def test_a_standalone_mooncake_store_on_the_ascend_transport_is_refused(protocol):
-    service = mooncake_pool()
-    service["kv_cache_store_config"]["store_mode"] = "standalone"
-    if protocol is not None:
-        service["kv_cache_store_config"]["protocol"] = protocol
-    assert problems_of(service) == [STANDALONE_ASCEND]
-
-
-@pytest.mark.parametrize(("store_mode", "protocol"), [("embedded", "ascend"), ("standalone", "tcp"), ("standalone", "rdma")])
-def test_a_store_process_without_the_ascend_transport_or_inside_the_engine_is_accepted(store_mode, protocol):
-    service = mooncake_pool()
-    service["kv_cache_store_config"].update(store_mode=store_mode, protocol=protocol)
-    settings = load_from_pulumi_config(service, "svc")
-    assert settings.user_config()["kv_cache_store_config"]["store_mode"] == store_mode
-
-
 # Issue 33 class 3: a trailing newline is refused where the value without it is accepted (checks are full matches:
 # `$` in re.match accepts a final "\n"), each naming the dotted field.
 @pytest.mark.parametrize(("change", "expected"), [

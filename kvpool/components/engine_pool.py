@@ -48,6 +48,8 @@ from kvpool.policies import rules
 
 TYPE = "kvpool:index:EnginePool"
 KV_TRANSFER_ANNOTATION = "motor-kvpool.io/kv-transfer-config"
+# CLIENT_CONFIG_DIR as a writable folder, for a standalone Mooncake store (KVStoreEndpoint.standalone_store).
+CLIENT_DIR_VOLUME = "kv-client-dir"
 # deploy.py gives engines allowPrivilegeEscalation false and seccomp Unconfined (the NPU stack's ioctls need it);
 # motor-kvpool also drops the default capabilities no engine process uses: Motor's scripts and code make no device
 # node (the Ascend device plugin injects /dev/davinci*), open no raw socket (`ping` appears only in log text), never
@@ -128,7 +130,9 @@ class EnginePool(pulumi.ComponentResource):
         endpoint = self._args.endpoint
         if endpoint is None:
             return []
-        mounts = [
+        # The writable folder first: the client files are mounted into it.
+        mounts = [{"name": CLIENT_DIR_VOLUME, "mountPath": CLIENT_CONFIG_DIR}] if endpoint.standalone_store else []
+        mounts += [
             {"name": "kv-client", "mountPath": f"{CLIENT_CONFIG_DIR}/{file}", "subPath": file, "readOnly": True}
             for file in sorted(mounted_client_files(endpoint))
         ]
@@ -150,6 +154,8 @@ class EnginePool(pulumi.ComponentResource):
         if args.endpoint is not None:
             if mounted_client_files(args.endpoint):
                 volumes.append({"name": "kv-client", "configMap": {"name": CLIENT_CONFIG_MAP}})
+            if args.endpoint.standalone_store:
+                volumes.append({"name": CLIENT_DIR_VOLUME, "emptyDir": {}})
             volumes += [
                 {"name": name, "hostPath": {"path": spec["path"], "type": "DirectoryOrCreate"}}
                 for name, spec in sorted(args.endpoint.host_paths.items())
@@ -184,12 +190,6 @@ class EnginePool(pulumi.ComponentResource):
             "securityContext": ENGINE_SECURITY_CONTEXT,
             "volumeMounts": mounts,
         }
-
-    def _sidecars(self) -> list[dict[str, Any]]:
-        if self._args.endpoint is None:
-            return []
-        mounts = [mount for mount in self._client_mounts() if mount["name"] == "kv-client"]
-        return [{**sidecar, "volumeMounts": mounts} for sidecar in self._args.endpoint.sidecars]
 
     def _labels(self, name: str, job_name: str) -> dict[str, str]:
         args = self._args
@@ -229,7 +229,7 @@ class EnginePool(pulumi.ComponentResource):
             "automountServiceAccountToken": False,
             "securityContext": MOTOR_POD_SECURITY_CONTEXT,
             "nodeSelector": args.node_selector,
-            "containers": [self._engine_container(job_name), *self._sidecars()],
+            "containers": [self._engine_container(job_name)],
             "volumes": self._volumes(),
         }
         if HARDWARE[args.hardware_type].family == "A5":

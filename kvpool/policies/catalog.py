@@ -113,18 +113,6 @@ def _duplicate_names(args: StackValidationArgs, report: ReportViolation) -> None
         report(message, kube[index].urn)
 
 
-def _standalone_memory(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    """The standalone store sidecar gets its segment size as MOONCAKE_GLOBAL_SEGMENT_SIZE."""
-    for template in pod_templates(args.resource_type, args.props):
-        for container in (template.get("spec") or {}).get("containers") or []:
-            env = {e["name"]: e.get("value") for e in container.get("env") or []}
-            segment = env.get("MOONCAKE_GLOBAL_SEGMENT_SIZE")
-            if container.get("name") == "mooncake-store" and segment:
-                limit = ((container.get("resources") or {}).get("limits") or {}).get("memory")
-                for finding in rules.check_standalone_store_memory(segment, limit, f"{args.name}/mooncake-store"):
-                    report(str(finding))
-
-
 def _env_values(containers: Iterable[dict]) -> Iterable[tuple[str, dict[str, Any]]]:
     for container in containers:
         yield container.get("name", "?"), {e["name"]: e.get("value") for e in container.get("env") or []}
@@ -433,20 +421,6 @@ POLICIES = [
         "publisher binds them in the pod.",
         MANDATORY, lambda view, _: rules.check_kv_event_ports(view.user_config),
         "Move kv-events-config's endpoint or replay_endpoint to ports no other process of the pod binds.",
-    ),
-    ResourceValidationPolicy(
-        name="kvpool-configure-standalone-store-memory",
-        description="Checks that each standalone Mooncake store container's memory limit exceeds the segment it "
-        "holds (seed 000 store_mode standalone: the store owns the pool's memory).",
-        validate=_standalone_memory, enforcement_level=MANDATORY, severity=Severity.HIGH,
-        remediation_steps="Raise the store container's memory limit above global_segment_size.",
-    ),
-    _stack_policy(
-        "kvpool-configure-standalone-store-protocol",
-        "Checks that a standalone Mooncake store does not use the ascend transport: the store's container has no "
-        "NPU, and Mooncake's ascend transport needs the process's current NPU (AscendDirectTransport, aclrtGetDevice).",
-        MANDATORY, lambda view, _: rules.check_standalone_store_protocol(_owned_store(view)),
-        "Use store_mode embedded: each engine contributes its segment from its own process.",
     ),
     StackValidationPolicy(
         name="kvpool-disallow-duplicate-names",

@@ -65,6 +65,10 @@ MIGRATIONS = {
         "motor_scripts_dir is replaced by motor_deployer_dir: motor-config needs deploy.py's whole file set "
         "(startup/, startup/roles/, probe/, prestop/); point motor_deployer_dir at Motor's examples/deployer folder"
     ),
+    "kv_cache_store_config.allowed_sidecar_images": lambda value, project: (
+        "allowed_sidecar_images is gone with the store container it admitted: a standalone Mooncake store now runs "
+        "in this service's own engine containers, started by Motor's node manager; remove it"
+    ),
     "motor_deploy_config.env_path": lambda value, project: (
         "env_path pointed deploy.py at env.json; remove it: env.json's sections now live under the `env` key"
     ),
@@ -411,6 +415,9 @@ def _validate(
     user_config, env_sections = settings.user_config(), settings.env_sections()
     passthrough = check_passthrough_sections(user_config, motor)
     findings = rules.check_service(user_config, env_sections, hybrid, owns_store, settings.kv_pool_sizing.as_rule_input())
+    if motor is not None:
+        findings += rules.check_standalone_store_motor(user_config.get("kv_cache_store_config") or {},
+                                                       motor.store_services, motor.name)
     for section, values in env_sections.items():
         findings += rules.check_plaintext_secrets(values, f"env.{section}")
     findings += rules.check_plaintext_config_secrets(user_config)

@@ -280,6 +280,30 @@ def config_sources(checkout: Path) -> dict[str, str]:
     return sources
 
 
+REGISTRY = "motor/node_manager/core/services/registry.py"
+
+
+def store_services(checkout: Path) -> frozenset[str]:
+    """The KV store backends whose service the checkout's node manager can start: the keys of the module map in its
+    service registry (`_MODULE_MAP` in Motor 8919e55, `_DEFAULT_MODULE_MAP` later), read with `ast`. No registry (a
+    Motor before it): none."""
+    path = checkout / REGISTRY
+    if not path.is_file():
+        return frozenset()
+    if path.stat().st_size > MAX_CONFIG_FILE_BYTES:
+        raise MotorClassesMissing(f"{path} is larger than {MAX_CONFIG_FILE_BYTES} bytes")
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, UnicodeDecodeError, SyntaxError) as error:
+        raise MotorClassesMissing(f"{path} is unreadable ({error.__class__.__name__})") from None
+    found = set()
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0] if isinstance(node, ast.Assign) else None
+        if isinstance(target, ast.Name) and target.id.endswith("_MODULE_MAP") and isinstance(node.value, ast.Dict):
+            found |= {key.value for key in node.value.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)}
+    return frozenset(found - {"engine"})  # the engine service is not a store
+
+
 def motor_schema(sources: dict[str, str]) -> dict[str, Any]:
     """{"sections": section -> {"class", "also_reads"}, "classes": class key -> {"fields"}} of MOTOR_SECTIONS."""
     package = Package(sources)

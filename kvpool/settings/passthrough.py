@@ -23,6 +23,7 @@ from kvpool.settings.motor_classes import (
     MotorClassesMissing,
     config_sources,
     motor_schema,
+    store_services,
 )
 from kvpool.settings.types import key_path
 
@@ -43,10 +44,12 @@ _EXPECTED = {
 
 
 class MotorSchema(NamedTuple):
-    """Motor's sections and classes (passthrough_schema.json's "motor" part) and which Motor they describe."""
+    """Motor's sections and classes (passthrough_schema.json's "motor" part), which Motor they describe, and the KV
+    store backends its node manager starts a service for (None: not known, for the bundled schema)."""
 
     schema: Mapping[str, Any]
     name: str
+    store_services: frozenset[str] | None = None
 
 
 BUNDLED = MotorSchema(SCHEMA["motor"], BUNDLED_MOTOR)
@@ -59,7 +62,7 @@ def deployed_motor(motor_deployer_dir: str | None, project_dir: Path) -> MotorSc
         return BUNDLED
     checkout = (project_dir / motor_deployer_dir).resolve().parent.parent
     try:
-        return MotorSchema(motor_schema(config_sources(checkout)), f"Motor at {checkout}")
+        return MotorSchema(motor_schema(config_sources(checkout)), f"Motor at {checkout}", store_services(checkout))
     except MotorClassesMissing as error:
         raise MotorClassesMissing(
             f"motor_deployer_dir: the pass-through sections are checked against the config classes of the Motor "

@@ -103,12 +103,6 @@ class StoreCommon(Closed):
         description="Namespaces whose pods may scrape the store's metrics port (where Prometheus runs). Besides "
         "them, only pods of the service's own namespace labelled motor-kvpool.io/metrics-scraper: \"true\".",
     )
-    allowed_sidecar_images: list[Annotated[str, Field(pattern=IMAGE_REFERENCE)]] = Field(
-        default_factory=list,
-        description="With target_stack: images the owner's Mooncake standalone store container may run in this "
-        "service's engine pods, besides this service's own store image (image, else image_name).",
-    )
-
     @model_validator(mode="after")
     def _owner_decides(self) -> StoreCommon:
         """A consumer's pool is the owner's: what only the owner's store reads would be dropped without a word (the
@@ -188,10 +182,14 @@ class MooncakeStoreConfig(StoreCommon):
     eviction_high_watermark_ratio: StrictFloat | None = Field(None, description="Required: usage that starts eviction.")
     eviction_ratio: StrictFloat | None = Field(None, description="Required: fraction of the pool freed per eviction.")
     store_mode: Literal["embedded", "standalone"] = Field(
-        "embedded", description="embedded: engines hold the pool; standalone: a store process per engine pod."
+        "embedded", description="embedded: engines hold the pool; standalone: Motor's node manager starts a "
+        "mooncake_store_service in each engine container that holds global_segment_size, so an engine crash keeps "
+        "the pool (needs a Motor whose node manager has the Mooncake store service).",
     )
     local_buffer_size: MooncakeSize = Field("1GB", description="Engine staging buffer in standalone mode.")
-    store_http_port: StrictInt = Field(0, ge=0, le=65535, description="Standalone store REST port; 0 = kernel-chosen.")
+    store_http_port: StrictInt = Field(
+        0, ge=0, le=65535, description="Standalone store process's REST port; 0 = kernel-chosen (nothing reads it)."
+    )
     prefer_alloc_in_same_node: StrictBool | None = Field(None, description="vllm-ascend mooncake.json option.")
     client_ttl: StrictInt = Field(
         10, ge=1, le=INT64_MAX, description="Seconds before mooncake_master drops a silent client and its segment (master flag)."
@@ -321,6 +319,6 @@ StoreConfig = Annotated[
 # the section into mooncake.json) never reads them, so they stay out of the effective user_config.json.
 DEPLOYMENT_ONLY_STORE_KEYS = {
     "target_stack", "image", "resources", "protect", "retain_on_delete", "service_monitor", "dashboards", "ha", "etcd",
-    "local_service_conf", "client_ttl", "allowed_consumers", "metrics_scraper_namespaces", "allowed_sidecar_images",
+    "local_service_conf", "client_ttl", "allowed_consumers", "metrics_scraper_namespaces",
     "etcd_client_cidrs",
 }

@@ -6,16 +6,19 @@ Changes beyond tests/live/rendered.py's loopback list, each needed here and appl
     1GB, which this machine's 24 GiB hold (basic scenario);
   * capacity only: mooncake.json's global_segment_size -> 64MB and local_buffer_size 1GB -> 16MB, so
     that 3x the pool is 192 puts of 1 MiB (the setup reference/research/backends.md measured);
-  * mooncake-ha's store sidecar (the stack rendered with store_mode standalone, protocol tcp: test_mooncake.py):
-    global_segment_size 8GB -> 256MB (its memory request is 8.5 GiB, this
-    machine has 24 GiB for everything and CI runs other things), wherever the rendering puts the size (the
-    mooncake-store.json key, or MOONCAKE_GLOBAL_SEGMENT_SIZE if the sidecar is configured by env).
+  * mooncake-ha rendered with store_mode standalone and protocol tcp (test_mooncake.py): the store process is
+    started as the newer Motor's node manager starts it in the engine container (motor_store_process: a mirror of
+    its lifecycle.py, which cannot run here), with global_segment_size 8GB -> 256MB (this machine has 24 GiB for
+    everything and CI runs other things) and master_server_address the etcd:// one of mooncake.json, where Motor
+    writes <service>:<port> (a Service routes to the Ready leader; the loopback's static names cannot follow it).
 The capacity comparison's 0.9/0.1 master is the mooncake-layerwise stack rendered with the seed's eviction
 ratios (render_variant): the same component renders it, only the two stack values differ.
 """
 
 from __future__ import annotations
 
+import json
+import posixpath
 from pathlib import Path
 
 from tests.live.plans import (
@@ -23,25 +26,26 @@ from tests.live.plans import (
     add_etcd,
     configmaps,
     container_ports,
+    engine_deployment,
     engine_process,
-    engine_sidecar,
     etcd_processes,
     named_port,
     probe_plan,
+    python,
 )
 from tests.live.rendered import (
     Loopback,
     Rendered,
     as_tcp,
+    container_env,
     render,
     render_variant,
     with_sizes,
 )
 
-CLIENT_FILE, STORE_FILE = "mooncake.json", "mooncake-store.json"
-SIDECAR = "mooncake-store"
-SIDECAR_SEGMENT = "256MB"
-HA_KEYS = 32  # x 1 MiB, well inside the sidecar's 256 MB segment
+CLIENT_FILE = "mooncake.json"
+STORE_SEGMENT = "256MB"
+HA_KEYS = 32  # x 1 MiB, well inside the store process's 256 MB segment
 
 
 def master_flag(container: dict, flag: str) -> str:
@@ -51,7 +55,7 @@ def master_flag(container: dict, flag: str) -> str:
 
 
 def tcp_client_files(key: str, content: str) -> str:
-    return as_tcp(content) if key in (CLIENT_FILE, STORE_FILE) else content
+    return as_tcp(content) if key == CLIENT_FILE else content
 
 
 BASIC_SEGMENT = "1GB"
@@ -105,16 +109,31 @@ def capacity_plan(work: Path, reps: int, fills: tuple[str, ...] = ("same", "dist
             "n": CAPACITY_PUTS, "reps": reps, "fills": list(fills)}
 
 
-def sidecar_changes(container: dict) -> dict:
-    """The sidecar's protocol and segment, if the rendering sets them in its env (MooncakeConfig.load_from_env)."""
-    env = []
-    for item in container.get("env", []):
-        if item.get("name") == "MOONCAKE_PROTOCOL" and item.get("value") == "ascend":
-            item = {**item, "value": "tcp"}
-        if item.get("name") == "MOONCAKE_GLOBAL_SEGMENT_SIZE":
-            item = {**item, "value": SIDECAR_SEGMENT}
-        env.append(item)
-    return {**container, "env": env}
+def motor_store_process(rendered: Rendered, lb: Loopback, pod: str, maps, master_address: str) -> dict:
+    """The standalone store as the newer Motor's node manager starts it in the engine container, for a protocol other
+    than ascend (Lyr-GW/MindIE-PyMotor motor/node_manager/core/services/mooncake/lifecycle.py @ 7e2979f9,
+    MooncakeStoreService._build_store_config and _start_locked): `python -m mooncake.mooncake_store_service --config
+    <folder of $MOONCAKE_CONFIG_PATH>/mooncake_store_config.json --port <store_http_port>`, with the engine
+    container's env, the file from user_config.json's kv_cache_store_config and $POD_IP. `master_address` and the
+    segment size: the changes the module's docstring lists."""
+    spec = engine_deployment(rendered)["spec"]["template"]["spec"]
+    container = next(c for c in spec["containers"] if c["name"] == "vllm")
+    store = json.loads(maps["motor-config"]["user_config.json"])["kv_cache_store_config"]
+    process = lb.process(container, pod, "mooncake", maps, spec["volumes"])
+    config_path = f"{posixpath.dirname(container_env(container, pod, lb.namespace)['MOONCAKE_CONFIG_PATH'])}/" \
+                  "mooncake_store_config.json"
+    config = {
+        "local_hostname": process["env"]["POD_IP"],
+        "metadata_server": store["metadata_server"],
+        "protocol": store["protocol"],
+        "device_name": store["device_name"],
+        "global_segment_size": STORE_SEGMENT,
+        "local_buffer_size": 0,
+        "master_server_address": master_address,
+    }
+    local = lb.write_file(pod, config_path, json.dumps(config, indent=2))
+    argv = ["-m", "mooncake.mooncake_store_service", "--config", str(local), "--port", str(store["store_http_port"])]
+    return {**process, "name": f"{pod}/mooncake_store_service", "argv": [python("mooncake"), *argv]}
 
 
 def ha_plan(rendered: Rendered, work: Path) -> dict:
@@ -127,15 +146,10 @@ def ha_plan(rendered: Rendered, work: Path) -> dict:
         lb.add_pod(pod, container_ports(master), [rendered.kv_store["host"]] if pod == "master-0" else [])
     lb.add_pod("engine-0", [])
 
-    def change(key: str, content: str) -> str:
-        # The HA variant renders tcp itself (a standalone store cannot run the ascend transport).
-        if key == STORE_FILE:
-            return with_sizes(content, global_segment_size=SIDECAR_SEGMENT)
-        return content
-
-    maps = configmaps(rendered, change)
+    maps = configmaps(rendered, lambda key, content: content)  # the variant renders tcp itself
     engine = engine_process(rendered, lb, "engine-0", "mooncake", "mooncake_engine.py", maps)
-    store = engine_sidecar(rendered, lb, "engine-0", "mooncake", SIDECAR, maps, sidecar_changes)
+    address = json.loads(rendered.kv_store["client_files"][CLIENT_FILE])["master_server_address"]
+    store = motor_store_process(rendered, lb, "engine-0", maps, lb.rewrite(address, "engine-0"))
     metrics_port = int(master_flag(master, "metrics_port"))
     etcd_port = named_port(rendered.container("StatefulSet", f"{STORE}-etcd"), "client")
     processes = [lb.process(master, pod, "mooncake") for pod in masters]

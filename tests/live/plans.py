@@ -62,15 +62,6 @@ def engine_process(rendered: Rendered, lb: Loopback, pod: str, venv: str, script
     return lb.process(container, pod, venv, maps, spec["volumes"], command=[python(venv), str(SCENARIOS / script)])
 
 
-def engine_sidecar(
-    rendered: Rendered, lb: Loopback, pod: str, venv: str, name: str, maps, change: Callable[[dict], dict]
-) -> dict[str, Any]:
-    """A sidecar of the engine pod, as rendered; `change` may alter the container (named in the test)."""
-    spec = engine_deployment(rendered)["spec"]["template"]["spec"]
-    container = next(c for c in spec["containers"] if c["name"] == name)
-    return lb.process(change(container), pod, venv, maps, spec["volumes"])
-
-
 def container_ports(container: dict[str, Any]) -> list[int]:
     return [port["containerPort"] for port in container.get("ports", [])]
 

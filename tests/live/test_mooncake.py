@@ -121,8 +121,8 @@ def test_capacity_paced_writer_example_eviction_keeps_up(capacity):
 
 @pytest.fixture(scope="module")
 def ha_rendered(work) -> Rendered:
-    """mooncake-ha with its store in a standalone sidecar: on tcp, the transport a container without an NPU runs
-    (the settings refuse a standalone store on the ascend transport; the stack itself is embedded)."""
+    """mooncake-ha with store_mode standalone, on tcp (no NPU here; the stack itself is embedded): the store process
+    runs as Motor's node manager starts it in the engine container (mooncake_plans.motor_store_process)."""
     return render_variant("mooncake-ha", "mooncake-ha", {"store_mode": "standalone", "protocol": "tcp"}, work)
 
 
@@ -147,8 +147,8 @@ def test_standalone_store_keeps_data_when_the_writing_engine_is_killed(ha):
     after = ha["after_write"]
     assert after["master_key_count"] == HA_KEYS
     assert after["total_segments"] == 1  # the engine (global_segment_size 0) mounts nothing
-    assert after["master_active_clients"] == 1  # the store sidecar; a segment-less engine is not counted
-    assert after["store_segment_allocated_bytes"] == HA_KEYS * 2**20  # every byte is in the store sidecar
+    assert after["master_active_clients"] == 1  # the store process; a segment-less engine is not counted
+    assert after["store_segment_allocated_bytes"] == HA_KEYS * 2**20  # every byte is in the store process
     assert ha["store_segment"]["size_bytes"] == 256 * 2**20
     assert ha["read_after_writer_kill"] == {"n": HA_KEYS, "exist": HA_KEYS, "verified": HA_KEYS}
 

@@ -11,10 +11,10 @@ source rendered for the stack, else over its settings); and, for a cluster whose
 pods fit there (kvpool/cli/fleet/capacity.py: warnings, not problems).
 
 Pool memory per engine pod is what the owner's `kv_store` output configures in every engine that reads the pool
-(the consumers' engines get the same client files and store container): Mooncake's global_segment_size (in the
-standalone store container beside each engine, or in the engine's embedded store of every rank: vllm-ascend's
-KVPoolWorker mounts one per worker; 0 there in standalone mode), MemCache's LocalService `dram.size` (per rank
-too); Yuanrong's engines hold none (each node's datasystem worker holds it). A stack whose engines use no store
+(the consumers' engines get the same client files): Mooncake's global_segment_size (in the engine's embedded store of
+every rank: vllm-ascend's KVPoolWorker mounts one per worker; 0 there in standalone mode, where the store process
+Motor's node manager starts in each engine pod holds the stack's own global_segment_size, as its user_config.json
+says), MemCache's LocalService `dram.size` (per rank too); Yuanrong's engines hold none (each node's datasystem worker holds it). A stack whose engines use no store
 connector writes nothing into a pool and holds none of it (docs/sizing.md).
 """
 
@@ -159,13 +159,12 @@ def stack_name(reference: str) -> str:
     return stack if organization == LOCAL_ORGANIZATION and project and stack else reference
 
 
-def pool_bytes_per_process(endpoint: KVStoreEndpoint) -> tuple[int, bool]:
+def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings) -> tuple[int, bool]:
     """Pool memory one store process holds, as the owner's endpoint configures every engine that reads the pool, and
-    whether every engine rank runs one (else one per pod: the standalone store container)."""
+    whether every engine rank runs one (else one per pod: the standalone store process)."""
     if endpoint.backend == "mooncake":
-        if endpoint.sidecars:  # standalone: the store container beside the engine holds the segment
-            env = {entry["name"]: entry.get("value") for entry in endpoint.sidecars[0]["env"]}
-            return mooncake_size_bytes(env["MOONCAKE_GLOBAL_SEGMENT_SIZE"]), False
+        if endpoint.standalone_store:  # the stack's own user_config.json sizes the store process of its pods
+            return mooncake_size_bytes(settings.kv_cache_store_config.global_segment_size), False
         return mooncake_size_bytes(json.loads(endpoint.client_files[mooncake.CLIENT_FILE])["global_segment_size"]), True
     if endpoint.backend == "memcache":
         conf = memcache.parse_conf(endpoint.client_files[memcache.LOCAL_FILE], f"{OUTPUT}.client_files")
@@ -184,7 +183,7 @@ def _engines(settings: ServiceSettings, user_config: dict[str, Any], endpoint: K
         elif endpoint is None:
             per_pod = None
         else:
-            per_process, per_rank = pool_bytes_per_process(endpoint)
+            per_process, per_rank = pool_bytes_per_process(endpoint, settings)
             ranks = rules.engine_ranks(user_config[rules.engine_section(side)]["engine_config"])
             per_pod = per_process * (math.ceil(ranks / pods.pods_per_instance) if per_rank else 1)
         groups.append(EngineGroup(side, pods.instances, pods.pods_per_instance, per_pod))

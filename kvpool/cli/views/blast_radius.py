@@ -13,7 +13,7 @@ Pure functions over parsed manifests ({file name: object}, as `python -m kvpool 
 - The KV pool is emptied when a store workload that holds its metadata or memory restarts, keeps its contents when
   the store is Mooncake HA with the oplog (20 of 20 keys' metadata survived one leader failover; unmeasured at
   pool size), and loses a share when an
-  engine pod that holds a pool segment restarts (Mooncake embedded store or standalone sidecar, MemCache
+  engine pod that holds a pool segment restarts (Mooncake embedded store or standalone store process, MemCache
   LocalService); an engine restart also drops its in-flight requests.
 - Engine instances that ran before (the old preview's `engines` output) roll in waves of the new preview's
   `rollout` output (kvpool/internal/rollout.py, the program's own arithmetic); an instance whose template is unchanged
@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from kvpool.components.engine_pool import CLIENT_DIR_VOLUME
 from kvpool.internal.rollout import (
     ENGINES_OUTPUT,
     ROLLOUT_OUTPUT,
@@ -319,9 +320,9 @@ def engine_pool_share(workload: Workload, segment_size: Any, sides: frozenset[st
     engines have a store connector; an engine without one joins no pool whatever its env says)."""
     if sides is not None and workload.component not in sides:
         return None
-    names = [str(c.get("name")) for c in workload.containers]
-    if "mooncake-store" in names:
-        return "its mooncake-store sidecar holds a pool segment"
+    volumes = [str(v.get("name")) for v in (workload.template.get("spec") or {}).get("volumes") or []]
+    if CLIENT_DIR_VOLUME in volumes:  # only a standalone store's pods have it (EnginePool)
+        return "its standalone Mooncake store process holds a pool segment"
     backends = {_env(c).get("KV_STORE_BACKEND") for c in workload.containers}
     if "mooncake" in backends:
         if segment_size is not None and _is_zero_size(segment_size):

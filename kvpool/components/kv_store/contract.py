@@ -1,7 +1,7 @@
 """A store owner's `kv_store` output, read by a consumer: data, never code.
 
 The owner's stack output reaches the consumer's engine pods (their env, a ConfigMap of the consumer's namespace,
-host mounts, a container beside every engine). A forged or compromised owner could otherwise put a privileged
+host mounts). A forged or compromised owner could otherwise put a privileged
 container, a hostPath `/`, `LD_PRELOAD` or a ConfigMap key `../../escape` into the consumer's cluster objects. So
 the consumer accepts only what the schema allows, and builds everything it renders itself, from the owner's data
 fields, with the same functions the owner's backend uses:
@@ -12,15 +12,14 @@ fields, with the same functions the owner's backend uses:
   the value the consumer computes from the owner's host and port;
 - `client_files`: exactly the backend's file (mooncake.json, mmc-local.conf), parsed, bounded in size, re-rendered;
 - `host_paths`: Yuanrong's socket folder only, at its exact path;
-- `sidecars`: Mooncake's standalone store container only, rebuilt from the owner's data (segment size, protocol,
-  port), its image from the consumer's allow-list; anything else the owner's container carries is refused.
+- `standalone_store`: true or false, and true only for Mooncake (the store process then runs in the consumer's
+  own engine containers, from the consumer's own user_config.json).
 Every refusal names the owner stack and the field of its output.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -40,14 +39,6 @@ from kvpool.settings.store import P2P_HANDSHAKE, EtcdConfig, MooncakeStoreConfig
 OUTPUT = "kv_store"
 BACKENDS = ("mooncake", "memcache", "yuanrong")
 MAX_CLIENT_FILE_BYTES = 64 * 1024
-_PORT_ARG = re.compile(r"^--port=([0-9]{1,5})$")
-# mooncake_store_service's environment, by the MooncakeStoreConfig field it carries.
-_SIDECAR_FIELDS = {
-    "MOONCAKE_TE_META_DATA_SERVER": "metadata_server",
-    "MOONCAKE_PROTOCOL": "protocol",
-    "MOONCAKE_DEVICE": "device_name",
-    "MOONCAKE_GLOBAL_SEGMENT_SIZE": "global_segment_size",
-}
 
 
 class _Problems(list):
@@ -67,12 +58,6 @@ def _is_port(value: Any) -> bool:
 
 def _str_map(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
-
-
-def _consumer_images(settings: ServiceSettings) -> list[str]:
-    store = settings.kv_cache_store_config
-    own = store.image or settings.motor_deploy_config.image_name
-    return [own, *(image for image in store.allowed_sidecar_images if image != own)]
 
 
 def sanitized_endpoint(settings: ServiceSettings, target: str, output: dict[str, Any]) -> tuple[KVStoreEndpoint | None, list[str]]:
@@ -103,6 +88,9 @@ def sanitized_endpoint(settings: ServiceSettings, target: str, output: dict[str,
         problems.add("allowed_consumers", "is not a list of namespace names")
     if not isinstance(output.get("compatibility", {}), dict):
         problems.add("compatibility", "is not a mapping")
+    standalone = output.get("standalone_store", False)
+    if not isinstance(standalone, bool) or standalone and backend != "mooncake":
+        problems.add("standalone_store", f"must be false for a {backend} store, or true or false for a mooncake store")
     if problems:
         return None, list(problems)
     # Where the owner's store is, computed here: in the owner's namespace, in this cluster's domain.
@@ -117,14 +105,11 @@ def sanitized_endpoint(settings: ServiceSettings, target: str, output: dict[str,
     engine_env = _engine_env(problems, backend, host, port, output.get("engine_env"))
     client_files = _client_files(problems, backend, host, port, workloads, output.get("client_files", {}))
     host_paths = _host_paths(problems, backend, output.get("host_paths", {}))
-    master = json.loads(client_files[mooncake.CLIENT_FILE])["master_server_address"] if (
-        backend == "mooncake" and mooncake.CLIENT_FILE in client_files) else None
-    sidecars = _sidecars(problems, settings, backend, master, output.get("sidecars", []))
     if problems:
         return None, list(problems)
     return KVStoreEndpoint(
         backend=backend, host=host, port=port, metrics_port=output["metrics_port"], namespace=namespace,
-        deploy_mode=output["deploy_mode"], engine_env=engine_env, client_files=client_files, sidecars=sidecars,
+        deploy_mode=output["deploy_mode"], engine_env=engine_env, client_files=client_files, standalone_store=standalone,
         host_paths=host_paths, lease_ttl_ms=lease, allowed_consumers=list(consumers),
         compatibility=dict(output.get("compatibility", {})),
     ), []
@@ -276,64 +261,3 @@ def _host_paths(problems: _Problems, backend: str, theirs: Any) -> dict[str, dic
         allowed = f"exactly {ours}" if ours else f"none for a {backend} store"
         problems.add("host_paths", f"engines mount {allowed}; refusing any other host path")
     return ours
-
-
-def _sidecars(
-    problems: _Problems, settings: ServiceSettings, backend: str, master: str | None, theirs: Any
-) -> list[dict[str, Any]]:
-    if not isinstance(theirs, list):
-        problems.add("sidecars", "is not a list")
-        return []
-    if not theirs:
-        return []
-    if backend != "mooncake" or len(theirs) != 1:
-        problems.add("sidecars", f"only a Mooncake store runs a container beside the engines (one: "
-                                 f"{mooncake.STANDALONE_CONTAINER}); refusing {len(theirs)} for a {backend} store")
-        return []
-    sidecar, where = theirs[0], "sidecars[0]"
-    if not isinstance(sidecar, dict) or sidecar.get("name") != mooncake.STANDALONE_CONTAINER:
-        problems.add(f"{where}.name", f"must be {mooncake.STANDALONE_CONTAINER}")
-        return []
-    env_entries = sidecar.get("env") if isinstance(sidecar.get("env"), list) else []
-    env = {e.get("name"): e.get("value") for e in env_entries if isinstance(e, dict) and isinstance(e.get("value"), str)}
-    command = sidecar.get("command")
-    port_match = _PORT_ARG.fullmatch(command[-1]) if isinstance(command, list) and command and isinstance(command[-1], str) else None
-    fields: dict[str, Any] = {name: env.get(variable) for variable, name in _SIDECAR_FIELDS.items()}
-    try:
-        store = MooncakeStoreConfig.model_validate({
-            "backend": "mooncake", "store_mode": "standalone", **{k: v for k, v in fields.items() if v is not None},
-            "store_http_port": int(port_match.group(1)) if port_match else -1,
-        })
-    except ValidationError as error:
-        for detail in error.errors():
-            field = str(detail["loc"][0]) if detail["loc"] else "?"
-            variable = next((v for v, n in _SIDECAR_FIELDS.items() if n == field), None)
-            path = f"{where}.env.{variable}" if variable else f"{where}.command"
-            problems.add(path, detail["msg"].removeprefix("Value error, "))
-        return []
-    image = sidecar.get("image")
-    allowed = _consumer_images(settings)
-    if image not in allowed:
-        problems.add(f"{where}.image", f"{image!r} is not an image this service allows in its engine pods "
-                                       f"({', '.join(allowed)}); add it to kv_cache_store_config.allowed_sidecar_images "
-                                       f"if you trust it")
-        return []
-    if env.get("MOONCAKE_MASTER") != master:
-        problems.add(f"{where}.env.MOONCAKE_MASTER", "must be the master_server_address of the owner's mooncake.json")
-        return []
-    ours = mooncake.standalone_sidecar(store, image, master)
-    for key in sorted(set(sidecar) | set(ours)):
-        if key == "env":
-            theirs_env = {e.get("name") if isinstance(e, dict) else repr(e): e for e in env_entries}
-            ours_env = {e["name"]: e for e in ours["env"]}
-            if not isinstance(sidecar.get("env"), list):
-                problems.add(f"{where}.env", "is not a list")
-            for name in sorted(set(theirs_env) | set(ours_env), key=str):
-                if theirs_env.get(name) != ours_env.get(name):
-                    problems.add(f"{where}.env.{name}", "differs from the standalone store's own environment "
-                                                        "(only its segment size, protocol, device and metadata "
-                                                        "server come from the owner)")
-        elif sidecar.get(key) != ours.get(key):
-            problems.add(f"{where}.{key}", "differs from the standalone store container the consumer builds from "
-                                           "the owner's data; an owner may not set it")
-    return [ours]

@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # Version of the `kv_store` stack output. Raise it when a field changes meaning or a consumer needs a new one.
-SCHEMA = 1
+# 2: `sidecars` (the standalone store container) gave way to `standalone_store`.
+SCHEMA = 2
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,9 @@ class KVStoreEndpoint:
     engine_env: dict[str, str] = field(default_factory=dict)
     # File name -> content, mounted at CLIENT_CONFIG_DIR in engine pods.
     client_files: dict[str, str] = field(default_factory=dict)
-    # Containers engine pods run beside the engine (Mooncake standalone store), as Kubernetes container dicts.
-    sidecars: list[dict[str, Any]] = field(default_factory=list)
+    # Mooncake store_mode standalone: Motor's node manager runs mooncake_store_service in every engine container and
+    # writes its config beside mooncake.json, so CLIENT_CONFIG_DIR must be writable (docs/standalone-store.md).
+    standalone_store: bool = False
     # hostPath directories engine pods mount (name -> {"path", "mount_path"}): Yuanrong's worker sockets.
     host_paths: dict[str, dict[str, str]] = field(default_factory=dict)
     # Mooncake's default_kv_lease_ttl (ms): every engine's ASCEND timeouts must stay below it, consumers' too.

@@ -26,13 +26,11 @@ from kvpool.components.kv_store.etcd import build_etcd, client_endpoints
 from kvpool.components.kv_store.hosts import store_host
 from kvpool.internal.pod_layout import CLIENT_CONFIG_DIR
 from kvpool.internal.ports import Port
-from kvpool.internal.units import mooncake_size_bytes
 from kvpool.policies import rules
 from kvpool.settings.store import MooncakeStoreConfig
 
 CLIENT_FILE = "mooncake.json"
 ETCD_SCHEME = "etcd://"  # a master_server_address that names etcd members: HA clients find the leader there
-STANDALONE_CONTAINER = "mooncake-store"
 CLIENT_CONFIG_KEYS = (
     "metadata_server", "protocol", "device_name", "master_server_address", "global_segment_size",
     "local_buffer_size", "prefer_alloc_in_same_node",
@@ -79,8 +77,9 @@ def master_endpoints(address: str) -> list[str]:
 
 
 def client_config(store: MooncakeStoreConfig, master_address: str) -> dict[str, Any]:
-    """The engines' mooncake.json. In standalone mode the engine contributes no segment: the store sidecar owns
-    the memory, so the pool survives an engine crash (seed 000, store_mode)."""
+    """The engines' mooncake.json. In standalone mode the engine contributes no segment: the store process Motor's
+    node manager starts in each engine container owns the memory, so the pool survives an engine crash (seed 000,
+    store_mode; docs/standalone-store.md)."""
     config: dict[str, Any] = {
         "metadata_server": store.metadata_server,
         "protocol": store.protocol,
@@ -92,32 +91,6 @@ def client_config(store: MooncakeStoreConfig, master_address: str) -> dict[str, 
     if store.prefer_alloc_in_same_node is not None:
         config["prefer_alloc_in_same_node"] = store.prefer_alloc_in_same_node
     return config
-
-
-def standalone_sidecar(store: MooncakeStoreConfig, image: str, master_address: str) -> dict[str, Any]:
-    """The standalone store service beside each engine: it contributes global_segment_size and transfers nothing
-    itself. Configured by environment only: with --config, mooncake_store_service requires local_hostname in
-    the file and ignores MOONCAKE_LOCAL_HOSTNAME, and a file cannot hold the pod's IP (verified on the wheel)."""
-    segment = mooncake_size_bytes(store.global_segment_size)
-    # The segment lives in this container's memory: request it, and leave 512 MiB for the process itself.
-    memory = f"{(segment + 512 * 2**20) // 2**20}Mi"
-    env = {
-        "MOONCAKE_LOCAL_HOSTNAME": "$(POD_IP)",
-        "MOONCAKE_MASTER": master_address,
-        "MOONCAKE_TE_META_DATA_SERVER": store.metadata_server,
-        "MOONCAKE_PROTOCOL": store.protocol,
-        "MOONCAKE_DEVICE": store.device_name,
-        "MOONCAKE_GLOBAL_SEGMENT_SIZE": str(store.global_segment_size),
-        "MOONCAKE_LOCAL_BUFFER_SIZE": "0",
-    }
-    return {
-        "name": STANDALONE_CONTAINER,
-        "image": image,
-        "command": ["python3", "-m", "mooncake.mooncake_store_service", f"--port={store.store_http_port}"],
-        "env": [POD_IP_ENV, *({"name": name, "value": value} for name, value in env.items())],
-        "resources": {"requests": {"memory": memory}, "limits": {"memory": memory}},
-        "securityContext": RESTRICTED_CONTAINER,
-    }
 
 
 def render_json(data: dict[str, Any]) -> str:
@@ -153,9 +126,8 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig, sizing: rules.PoolSizin
         monitoring.build(ctx, monitoring.mooncake(store, ctx.namespace, sizing))
     address = master_server_address(store, host, etcd_endpoints)
     files = {CLIENT_FILE: render_json(client_config(store, address))}
-    sidecars = [standalone_sidecar(store, ctx.image, address)] if store.store_mode == "standalone" else []
     return service_endpoint(
         ctx, "mooncake", host, store.port, store.metrics_port,
         engine_env(),
-        client_files=files, sidecars=sidecars, lease_ttl_ms=store.default_kv_lease_ttl,
+        client_files=files, standalone_store=store.store_mode == "standalone", lease_ttl_ms=store.default_kv_lease_ttl,
     )

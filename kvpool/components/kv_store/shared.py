@@ -3,12 +3,14 @@ silently creating a new store when the name was wrong). Every mismatch fails lou
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from kvpool.components.kv_store import mooncake
 from kvpool.components.kv_store.compatibility import COMPATIBILITY_FIELDS, compatibility
 from kvpool.components.kv_store.contract import sanitized_endpoint
 from kvpool.components.kv_store.endpoint import SCHEMA, KVStoreEndpoint
@@ -17,7 +19,7 @@ from kvpool.internal.hardware import HARDWARE
 from kvpool.internal.units import integral_floats_to_ints
 from kvpool.policies import rules
 from kvpool.settings.service import ServiceSettings
-from kvpool.settings.store import MemcacheStoreConfig
+from kvpool.settings.store import MemcacheStoreConfig, MooncakeStoreConfig
 
 OUTPUT = "kv_store"
 
@@ -89,6 +91,8 @@ def contract_findings(settings: ServiceSettings, own: str, target: str, output: 
         )
     if isinstance(store, MemcacheStoreConfig):
         mismatches += _local_service_problems(settings, store, own, target, output)
+    if isinstance(store, MooncakeStoreConfig):
+        mismatches += _store_process_problems(store, own, target, output)
     problems = [ContractProblem(CONTRACT, mismatch) for mismatch in mismatches]
     if settings.namespace not in output.get("allowed_consumers", []):
         problems.append(ContractProblem(NOT_ADMITTED,
@@ -103,6 +107,28 @@ def contract_findings(settings: ServiceSettings, own: str, target: str, output: 
                 f"{COMPATIBILITY_FIELDS[name]}: {own} has {value!r} but {target} has {theirs.get(name)!r} "
                 f"({OUTPUT}.compatibility.{name}); cached blocks are only shared between services that agree on it."
             ))
+    return problems
+
+
+def _store_process_problems(store: MooncakeStoreConfig, own: str, target: str, output: dict[str, Any]) -> list[str]:
+    """Motor's node manager starts (or not) the standalone store from the consumer's own user_config.json, and the
+    consumer's engines use the owner's mooncake.json: the two must describe one pool."""
+    problems = []
+    theirs_mode = "standalone" if output.get("standalone_store") else "embedded"
+    if store.store_mode != theirs_mode:
+        segment = ("hold no segment (the owner's mooncake.json gives them 0), and no store process would hold one"
+                   if theirs_mode == "standalone" else "would hold their segment twice, in the engine and in a store process")
+        problems.append(
+            f"kv_cache_store_config.store_mode: {own} is {store.store_mode!r} but {target}'s store is {theirs_mode!r} "
+            f"({OUTPUT}.standalone_store), so {own}'s engines {segment}; write store_mode: {theirs_mode}."
+        )
+    client = output.get("client_files", {}).get(mooncake.CLIENT_FILE, "")
+    theirs_protocol = json.loads(client).get("protocol", "ascend") if client else None
+    if theirs_protocol is not None and store.protocol != theirs_protocol:
+        problems.append(
+            f"kv_cache_store_config.protocol: {own} is {store.protocol!r} but {target}'s mooncake.json uses "
+            f"{theirs_protocol!r}; one pool has one transport, write protocol: {theirs_protocol}."
+        )
     return problems
 
 

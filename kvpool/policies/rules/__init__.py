@@ -15,7 +15,7 @@ list of `Finding`s; an empty list means the rule holds. Sources are cited per ru
 - `model_metadata`: what Motor's coordinator reads about the model (max_model_len)
 - `model_kv`: the model's shape (config.json or a table of common models) and its KV bytes per token
 - `pool_sizing`: a pool's capacity, write rate, block lifetime and eviction frontier; the pools that cannot work
-- `store`: one backend, Mooncake eviction and lease, fabric segments, a standalone store's memory, protection
+- `store`: one backend, Mooncake eviction and lease, fabric segments, its transport, a standalone store's Motor, protection
 - `ucm`: UCMConnector's place and storage
 - `kv_conductor`: KV-cache affinity and the prefill KV-event ports
 - `env`: ASCEND timeouts as vllm-ascend applies them, one hash seed
@@ -189,8 +189,8 @@ from .store import (
     check_mooncake_eviction_headroom,
     check_not_ucm_store_backend,
     check_referenced_backend,
-    check_standalone_store_memory,
-    check_standalone_store_protocol,
+    check_mooncake_protocol,
+    check_standalone_store_motor,
     store_protection_problem,
 )
 from .ucm import check_ucm_placement, check_ucm_storage, check_ucm_wheel, ucm_store_configs
@@ -225,7 +225,7 @@ __all__ = [
     "check_lease_exceeds_timeouts", "check_max_model_len", "check_mooncake_eviction", "check_mooncake_eviction_headroom",
     "check_not_ucm_store_backend", "check_numeric_env", "check_plaintext_conf_secrets", "check_plaintext_config_secrets", "check_plaintext_secrets",
     "check_ports", "check_privileged_container", "check_privileged_pod", "check_referenced_backend", "check_secret_env_shadowing", "check_service",
-    "check_standalone_store_memory", "check_standalone_store_protocol", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
+    "check_mooncake_protocol", "check_standalone_store_motor", "check_system_namespace", "check_ucm_placement", "check_ucm_storage",
     "conf_entries", "connectors_of", "coordinator_reads_model", "effective_connect_timeout_ms", "effective_transfer_timeout_ms", "engine_env_section",
     "engine_envs", "engine_section", "env_int", "host_log_dir", "host_path_backsteps", "host_path_problem",
     "DATA_PARENTS", "DEFAULT_WEIGHT_MOUNT_PATH", "MOTOR_HOST_PATHS", "YUANRONG_SOCKET_HOST_DIR", "HostRoot",

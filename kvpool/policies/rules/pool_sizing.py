@@ -41,6 +41,8 @@ MOONCAKE_STANDALONE_SEGMENT_MAX = 64 * 2**30
 # The memory every engine container requests (kvpool/components/engine_pool.py); it sets no memory limit. The embedded
 # Mooncake store and the in-process MemCache LocalService of each rank live in that memory.
 ENGINE_MEMORY_REQUEST = "64Gi"
+# The pool's unit in Mooncake standalone mode: the mooncake_store_service Motor's node manager starts in each engine pod.
+STORE_PROCESS = "engine pod's store process"
 
 # bench/results/eviction.md: for each measured share of the pool written per 10 ms, the watermark/ratio pairs that
 # kept every put (True) or not (False) in every run.
@@ -241,8 +243,8 @@ def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | Non
     if backend == "mooncake":
         high, ratio = store.get("eviction_high_watermark_ratio") or 0.0, store.get("eviction_ratio") or 0.0
         size = mooncake_size_bytes(store.get("global_segment_size", "1GB"))
-        if store.get("store_mode") == "standalone":  # one store container per engine pod holds the segment
-            return PoolSizing(backend, "kv_cache_store_config.global_segment_size", size, pods, "store container",
+        if store.get("store_mode") == "standalone":  # one store process per engine pod holds the segment
+            return PoolSizing(backend, "kv_cache_store_config.global_segment_size", size, pods, STORE_PROCESS,
                               high, mooncake_floor(high, ratio), tuple(writers), ratio=ratio)
         return PoolSizing(backend, "kv_cache_store_config.global_segment_size", size, ranks, "engine rank",
                           high, mooncake_floor(high, ratio), tuple(writers), ratio=ratio)
@@ -357,12 +359,14 @@ def check_block_lifetime(
 
 
 def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
-    """The pool memory the ranks of one engine pod hold (a Mooncake segment and local buffer, or a MemCache
-    LocalService, per rank) fits the memory the pod requests: beyond it the scheduler places the pod on a node
-    without that room."""
+    """The pool memory one engine pod holds (per rank a Mooncake segment and local buffer, or a MemCache LocalService;
+    in Mooncake standalone mode the store process's segment and a local buffer per rank) fits the memory the pod
+    requests: beyond it the scheduler places the pod on a node without that room."""
     sizing = pool_sizing(user_config)
-    if sizing is None or sizing.unit_bytes is None or sizing.unit_name != "engine rank":
+    if sizing is None or sizing.unit_bytes is None or sizing.unit_name not in ("engine rank", STORE_PROCESS):
         return []
+    # standalone: the pod's one store process holds the segment, its ranks only their local buffers
+    standalone = sizing.unit_name == STORE_PROCESS
     store = user_config.get("kv_cache_store_config") or {}
     buffer = mooncake_size_bytes(store.get("local_buffer_size", "1GB")) if sizing.backend == "mooncake" else 0
     request = k8s_quantity_bytes(ENGINE_MEMORY_REQUEST)
@@ -375,16 +379,20 @@ def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
         engine = (user_config.get(engine_section(side)) or {}).get("engine_config") or {}
         pods_key = f"single_{side[0]}_instance_pod_num"
         ranks = math.ceil(engine_ranks(engine) / _positive_or_one(deploy.get(pods_key, 1)))
-        held = ranks * (sizing.unit_bytes + buffer)
+        held = sizing.unit_bytes + ranks * buffer if standalone else ranks * (sizing.unit_bytes + buffer)
         npus = deploy.get(f"{side[0]}_pod_npu_num")
         if held <= request or isinstance(npus, int) and ranks > npus:  # more ranks than NPUs: check_instance_sizes says so
             continue
-        fits = max(request // ranks - buffer, 0) // 2**20
+        fits = max(request - ranks * buffer if standalone else request // ranks - buffer, 0) // 2**20
         most = f"{fits // 1024}GB" if fits >= 1024 else f"{fits}MB"
-        buffers = f" + {bytes_text(buffer)} local buffer" if buffer else ""
+        if standalone:
+            holders = (f"the store process of a {side} pod holds {bytes_text(sizing.unit_bytes)} and its {ranks} ranks "
+                       f"{ranks} x {bytes_text(buffer)} local buffer")
+        else:
+            buffers = f" + {bytes_text(buffer)} local buffer" if buffer else ""
+            holders = f"the {ranks} ranks of a {side} pod hold {ranks} x ({bytes_text(sizing.unit_bytes)}{buffers})"
         findings.append(Finding(sizing.field, (
-            f"{sizing.is_} {unit_text(sizing, sizing.unit_bytes)}: the {ranks} ranks of a {side} pod hold {ranks} x "
-            f"({bytes_text(sizing.unit_bytes)}{buffers}) = {bytes_text(held)} of host memory, more than the "
-            f"{ENGINE_MEMORY_REQUEST} the engine pod requests, so the scheduler may place it on a node without that "
-            f"room; use at most {most}, or spread the ranks over more pods ({pods_key})."), example=most))
+            f"{sizing.is_} {unit_text(sizing, sizing.unit_bytes)}: {holders} = {bytes_text(held)} of host memory, more "
+            f"than the {ENGINE_MEMORY_REQUEST} the engine pod requests, so the scheduler may place it on a node without "
+            f"that room; use at most {most}, or spread the ranks over more pods ({pods_key})."), example=most))
     return findings

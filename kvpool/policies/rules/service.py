@@ -39,7 +39,6 @@ from .store import (
     check_lease_exceeds_timeouts,
     check_mooncake_eviction,
     check_not_ucm_store_backend,
-    check_standalone_store_protocol,
 )
 from .ucm import check_ucm_placement, check_ucm_storage
 
@@ -88,7 +87,6 @@ def check_service(
             findings += check_mooncake_eviction(store)
             findings += check_lease_exceeds_timeouts(store, engines, kv)
             findings += check_fabric_segment_alignment(store, engines)
-            findings += check_standalone_store_protocol(store)
             findings += check_standalone_segment_limit(store)
             findings += check_pool_capacity(pool_sizing(user_config, sizing))
             findings += check_engine_pod_memory(user_config)

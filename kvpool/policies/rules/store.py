@@ -1,5 +1,5 @@
-"""The KV store: one backend everywhere, Mooncake's eviction and lease, its segment on A3 fabric memory, a standalone
-store's memory, and the protection of a production store."""
+"""The KV store: one backend everywhere, Mooncake's eviction and lease, its segment on A3 fabric memory, its transport,
+the Motor a standalone store needs, and the protection of a production store."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from .sections import (
     SIDES,
     Finding,
     engine_env_section,
+    kv_transfer_configs,
     kv_transfer_path,
     store_connector_backends,
     uses_pool,
 )
-from .units import k8s_quantity_bytes, mooncake_size_bytes
+from .units import mooncake_size_bytes
 
 # mooncake_master's default lease when the seed's config omits default_kv_lease_ttl (seed 000 table).
 MOONCAKE_LEASE_TTL_DEFAULT_MS = 11000
@@ -198,35 +199,46 @@ def check_fabric_segment_alignment(store: Mapping[str, Any], engines: Mapping[st
     )]
 
 
-def check_standalone_store_protocol(store: Mapping[str, Any]) -> list[Finding]:
-    """A standalone Mooncake store is its own container running mooncake_store_service, with no NPU. Mooncake's
-    ascend transport cannot start there: AscendDirectTransport takes the process's current NPU (aclrtGetDevice in
-    allocateLocalSegmentID, ascend_direct_transport.cpp; its docs: "set the device before
-    TransferEngine.initialize()", CANN and /etc/hccn.conf required), and mooncake_store_service selects none. An
-    NPU of its own would be taken from the engine, and the engine's own store (embedded) already has one."""
-    if store.get("backend") != "mooncake" or store.get("store_mode") != "standalone":
+def check_mooncake_protocol(user_config: Mapping[str, Any]) -> list[Finding]:
+    """vllm-ascend's MooncakeBackend (kv_pool/ascend_store/backend/mooncake_backend.py) sets up the store only with
+    protocol 'ascend' and raises NotImplementedError for any other, in either store mode: an engine that loads the
+    store connector with another transport does not start. An advisory, not a refusal: without NPUs (the live
+    tests of this project) the real Mooncake runs on tcp."""
+    store = user_config.get("kv_cache_store_config") or {}
+    protocol = store.get("protocol", "ascend")
+    if store.get("backend") != "mooncake" or protocol == "ascend":
         return []
-    if store.get("protocol", "ascend") != "ascend":
+    sides = [side for side, kv in kv_transfer_configs(user_config).items()
+             if any(backend == "mooncake" for _, backend in store_connector_backends(kv))]
+    if not sides:
         return []
     return [Finding(
-        "kv_cache_store_config.store_mode",
-        "is 'standalone' with protocol 'ascend': the standalone store runs mooncake_store_service in a container of "
-        "its own, without an NPU, and Mooncake's ascend transport needs the process's current NPU and CANN "
-        "(AscendDirectTransport calls aclrtGetDevice), which mooncake_store_service never selects. Use store_mode "
-        "'embedded': each engine contributes its segment from its own process, which holds the NPUs.",
+        "kv_cache_store_config.protocol",
+        f"is {protocol!r}, but vllm-ascend's MooncakeBackend accepts only 'ascend' (NotImplementedError otherwise), "
+        f"so the {' and '.join(sides)} engines, which load the Mooncake store connector, will not start on an "
+        f"Ascend node; write protocol: ascend (the default) unless the engine image is not vllm-ascend.",
     )]
 
 
-def check_standalone_store_memory(segment_size: str | int, memory_limit: str | None, container: str) -> list[Finding]:
-    """A standalone store holds its whole segment in its own memory: its limit must exceed the segment."""
-    if memory_limit is None:
-        return [Finding(f"{container}.resources.limits.memory",
-                        f"is unset; the store holds {segment_size} in memory, so set a limit above it.")]
-    if k8s_quantity_bytes(memory_limit) <= mooncake_size_bytes(segment_size):
-        return [Finding(f"{container}.resources.limits.memory",
-                        f"is {memory_limit} but the store's segment is {segment_size}; the container would be "
-                        f"OOM-killed when the pool fills. Raise the limit above the segment.")]
-    return []
+def check_standalone_store_motor(store: Mapping[str, Any], store_services: frozenset[str] | None, motor: str) -> list[Finding]:
+    """store_mode standalone relies on Motor's node manager to start mooncake_store_service in every engine container
+    (motor/node_manager/core/services/mooncake/lifecycle.py, registered for backend mooncake in
+    motor/node_manager/core/services/registry.py). Motor 8919e55 registers memcache only: there every engine would
+    contribute 0 bytes (its mooncake.json says so) and nothing would hold the pool. `store_services`: the backends the
+    deployed Motor's node manager starts a store for (None: not known)."""
+    if store.get("backend") != "mooncake" or store.get("store_mode") != "standalone" or store_services is None:
+        return []
+    if "mooncake" in store_services:
+        return []
+    found = ", ".join(sorted(store_services)) or "none"
+    return [Finding(
+        "kv_cache_store_config.store_mode",
+        f"is 'standalone', but the node manager of {motor} starts no Mooncake store process (its "
+        f"motor/node_manager/core/services/registry.py registers store services for: {found}), so the engines, "
+        f"whose mooncake.json contributes 0 bytes in this mode, would leave the pool empty; deploy a Motor whose node "
+        f"manager has the Mooncake store service (motor/node_manager/core/services/mooncake/lifecycle.py) and point "
+        f"motor_deployer_dir at its examples/deployer, or write store_mode: embedded.",
+    )]
 
 
 def store_protection_problem(name: str, stack: str, production_stacks: str, protected: bool) -> str | None:

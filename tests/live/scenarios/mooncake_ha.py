@@ -1,11 +1,11 @@
 """Mooncake production shape (mooncake-ha stack): the rendered etcd members, two masters with the rendered HA
-flags, the engine pod's standalone store sidecar and an engine client that contributes no memory.
+flags, the standalone store process of the engine pod and an engine client that contributes no memory.
 
 1. An engine writes N x 1 MiB and is SIGKILLed; a new engine client reads every key back: the data lives in
-   the store sidecar's segment (the engine, global_segment_size 0, mounts none and is not even counted among
+   the store process's segment (the engine, global_segment_size 0, mounts none and is not even counted among
    the master's active clients, so there is nothing of it for the master to reap after client_ttl).
 2. The leader master is SIGKILLed; the standby takes over (etcd election + oplog) with every key's metadata.
-   Reads find the keys once the store sidecar has reconnected to the new leader and remounted its segment
+   Reads find the keys once the store process has reconnected to the new leader and remounted its segment
    (a read right at promotion is recorded too); then a new engine client that finds the leader through
    etcd:// reads every key back, later than client_ttl after step 1.
 """
@@ -55,7 +55,7 @@ def main(plan, procs, result):
 
     store = procs.start(plan["store"])
     detail, result["store_mounted_s"] = wait_until(
-        "store sidecar segment", lambda: (segments(first) or {}).get("total_segments") == 1 and segments(first), 60,
+        "store process segment", lambda: (segments(first) or {}).get("total_segments") == 1 and segments(first), 60,
         watch=[store])
     store_segment = detail["segments"][0]
     result["store_segment"] = {k: store_segment[k] for k in ("segment_name", "size_bytes", "protocol")}
@@ -88,8 +88,8 @@ def main(plan, procs, result):
     result["keys_on_new_leader_at_promotion"] = metric(metrics(second), "master_key_count")
     early = procs.start(plan["engine"], ["read", str(n), prefix], pipe=True, tag="reader-at-promotion")
     early.read_json(30)
-    result["read_at_promotion"] = early.read_json(60)  # before the store sidecar has found the new leader
-    wait_until("the store sidecar's segment on the new leader",
+    result["read_at_promotion"] = early.read_json(60)  # before the store process has found the new leader
+    wait_until("the store process's segment on the new leader",
                lambda: (segments(second) or {}).get("total_segments") == 1, 60, interval=0.2, watch=[store])
     result["segment_remounted_s"] = round(time.monotonic() - killed_at, 2)
     result["keys_on_new_leader"] = metric(metrics(second), "master_key_count")
