@@ -39,7 +39,7 @@ from kvpool.internal.pod_layout import (
     host_files,
 )
 from kvpool.internal.rollout import SERVICE_SET_MESSAGE, RolloutConfig
-from kvpool.internal.units import is_dns_label
+from kvpool.internal.units import DNS_SUBDOMAIN, is_dns_label
 from kvpool.policies import rules
 from kvpool.settings.deploy import DeployConfig
 from kvpool.settings.engine import EngineSection
@@ -51,7 +51,7 @@ from kvpool.settings.store import (
     StoreConfig,
     YuanrongStoreConfig,
 )
-from kvpool.settings.types import DNS_SUBDOMAIN, Closed, ClusterName, EnvName, EnvValue
+from kvpool.settings.types import Closed, ClusterName, EnvName, EnvValue
 
 DEFAULT_CLUSTER = "default"
 USER_CONFIG_VERSION = "v2.0"
