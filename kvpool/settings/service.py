@@ -8,8 +8,9 @@ sections) pass through untouched into the effective user_config.json that Motor'
 
 This module holds the service (ServiceSettings: defaults derived across sections, checks that span them, the
 effective user_config.json and env.json), kv_conductor_config and env.json. The other sections have their own
-modules: motor_deploy_config in `deploy_settings.py`, the engine sections in `engine_settings.py`,
-kv_cache_store_config in `store_settings.py`; the field types they share are in `settings_types.py`.
+modules: motor_deploy_config in kvpool/settings/deploy.py, the engine sections in kvpool/settings/engine.py,
+kv_cache_store_config in kvpool/settings/store.py, kv_pool_sizing in kvpool/settings/sizing.py, rollout in
+kvpool/internal/rollout.py; the field types they share are in kvpool/settings/types.py.
 """
 
 from __future__ import annotations
