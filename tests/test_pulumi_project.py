@@ -6,7 +6,7 @@ import re
 
 import yaml
 
-from kvpool.settings.from_stack import SECRET_ENV_KEY
+from kvpool.settings.from_stack import SECRET_ENV_KEY, STRING_KEYS
 from kvpool.settings.loader import ALIASES, PULUMI_CONFIG_KEYS
 from tests.program_runs import PROJECT_DIR
 
@@ -39,6 +39,12 @@ def test_every_top_level_key_is_declared_with_a_description_in_the_cli_format():
         assert set(declaration) <= DECLARATION_FIELDS, key
         assert declaration["description"], key
         assert declaration.get("type", "string") in DECLARATION_TYPES, key
+
+
+def test_typed_declarations_are_the_keys_the_program_parses_as_text_or_a_boolean():
+    """The program reads a typed key as the CLI hands it (plain text, true/false) and every other key as JSON."""
+    typed = {key: declaration["type"] for key, declaration in project()["config"].items() if "type" in declaration}
+    assert typed == {**dict.fromkeys(STRING_KEYS, "string"), "create_namespace": "boolean"}
 
 
 def test_required_sections_have_no_default_so_the_cli_reports_them_missing():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import yaml
 
+from kvpool.settings.loader import PULUMI_CONFIG_KEYS
+from kvpool.settings.service import MOTOR_KVPOOL_OWN_KEYS
 from tests.program_runs import PROJECT_DIR
 
 
@@ -38,10 +40,32 @@ def test_one_section():
     missing = kvpool("settings", "--stack", "dev", "--section", "kv_cache_stor_config")
     assert missing.returncode == 1
     assert missing.stderr == (
-        "error: --section kv_cache_stor_config: not in the settings; known: version, motor_deploy_config, "
-        "motor_controller_config, motor_coordinator_config, motor_engine_prefill_config, motor_engine_decode_config, "
-        "kv_cache_store_config, env\n"
+        "error: --section kv_cache_stor_config: not in the settings; known: version, create_namespace, "
+        "motor_deployer_dir, vllm_ascend_version, cluster_domain, cluster, motor_deploy_config, motor_controller_config, "
+        "motor_coordinator_config, motor_nodemanger_config, motor_engine_prefill_config, motor_engine_decode_config, "
+        "kv_cache_store_config, kv_conductor_config, env, rollout, kv_pool_sizing, secret_env\n"
     )
+
+
+def test_every_section_the_settings_hold_is_printed():
+    """rollout and kv_pool_sizing were printed nowhere, and --section refused them (issue 46)."""
+    settings = json.loads(kvpool("settings", "--stack", "dev").stdout)
+    assert list(settings) == ["user_config", "env", "role_env", "motor_kvpool"]
+    assert list(settings["motor_kvpool"]) == [*MOTOR_KVPOOL_OWN_KEYS, "secret_env", "kv_cache_store_config"]
+    printed = {*settings["user_config"], "env", *settings["motor_kvpool"]}
+    # unset in dev, so user_config.json leaves them out; --section prints them as null
+    assert set(PULUMI_CONFIG_KEYS) - printed == {"motor_nodemanger_config", "kv_conductor_config"}
+    assert settings["motor_kvpool"]["rollout"] == {
+        "prefill": {"max_unavailable_instances": "50%"}, "decode": {"max_unavailable_instances": "50%"}}
+    sections = {name: json.loads(kvpool("settings", "--stack", "dev", "--section", name).stdout)
+                for name in ("rollout", "kv_pool_sizing", "cluster", "kv_conductor_config")}
+    assert sections == {
+        "rollout": settings["motor_kvpool"]["rollout"],
+        "kv_pool_sizing": {"model": None, "model_shape": None, "prefill_tokens_per_second": 1500,
+                           "min_block_lifetime_seconds": None},
+        "cluster": "default",
+        "kv_conductor_config": None,
+    }
 
 
 def test_store_section_holds_the_users_own_keys_too():

@@ -19,6 +19,10 @@ Command line (in a project's folder, or with --project-dir)::
     python -m kvpool diff base out --stack dev   # between two previews already written
     python -m kvpool fleet [--json] [--svg F] [--png F] [--check-destroy STACK]   # owners, consumers, problems
     python -m kvpool diff --live live out --stack dev   # drift: the cluster's objects (kubectl get -o yaml) vs a preview
+    python -m kvpool size --stack dev --lifetime 10   # the smallest pool that keeps a block 10 s
+    python -m kvpool stack-schema [--check]   # the stack files' JSON Schema for editors, beside them
+    python -m kvpool policy-pack-dir   # the folder of motor-kvpool's policy pack, for `pulumi preview --policy-pack`
+    python -m kvpool component-package DIR   # the component package for Pulumi programs in other languages
 
 Exit codes: 0 clean (advisory policy violations included), 1 invalid input, program error or a mandatory policy
 violation (message on stderr), 2 internal error.

@@ -3,8 +3,8 @@ tools.reference), and tests/test_restarts.py renders a change of every row and c
 before and after (a workload rolls when its pod template changes).
 
 The inputs a process reads once at start roll its pods through their `checksum/<input>` annotations
-(kvpool/internal/checksums.py); which of Motor's files each role runs is components/motor_config.ROLE_SCRIPTS, whose
-rows the page derives from it."""
+(kvpool/internal/checksums.py); which of Motor's files each role runs is ROLE_SCRIPTS of kvpool/internal/motor_config.py,
+whose rows the page derives from it."""
 
 from __future__ import annotations
 

@@ -11,10 +11,13 @@ from typing import Any
 
 from kvpool.policies.rules import K8S_QUANTITY, mooncake_size_bytes
 
-__all__ = ["K8S_QUANTITY", "integral_floats_to_ints", "is_dns_label", "mooncake_size_bytes"]
+__all__ = ["DNS_LABEL", "DNS_SUBDOMAIN", "K8S_QUANTITY", "integral_floats_to_ints", "is_dns_label", "mooncake_size_bytes"]
 
-# RFC 1123 label: what a namespace (job_id) must be.
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# RFC 1123 label (a namespace, a Service name), written once: every label check of the project is built on it.
+_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS_LABEL = re.compile(f"^{_LABEL}$")
+# RFC 1123 subdomain (most object names, the cluster's domain): labels joined by dots, as a pattern string.
+DNS_SUBDOMAIN = rf"^{_LABEL}(\.{_LABEL})*$"
 MAX_NAME_LENGTH = 63
 MAX_PORT = 65535
 

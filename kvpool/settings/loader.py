@@ -39,14 +39,8 @@ from kvpool.settings.store import (
 )
 from kvpool.settings.types import key_path
 
-USER_CONFIG_SECTIONS = (
-    "motor_deploy_config", "motor_controller_config", "motor_coordinator_config", "motor_nodemanger_config",
-    "motor_engine_prefill_config", "motor_engine_decode_config", "kv_cache_store_config", "kv_conductor_config",
-)
-PULUMI_CONFIG_KEYS = (
-    "create_namespace", "motor_deployer_dir", "vllm_ascend_version", "cluster_domain", "cluster", *USER_CONFIG_SECTIONS, "env", "rollout",
-    "kv_pool_sizing",
-)
+# Every top-level key is a ServiceSettings field (in its order); which of them Motor never reads, the field says.
+PULUMI_CONFIG_KEYS = tuple(ServiceSettings.model_fields)
 
 # Older names accepted in place of the current ones (seed 001 and env.json of the kv_cache_pool generation).
 ALIASES = {"kv_cache_pool_config": "kv_cache_store_config", "env.motor_kv_cache_pool_env": "env.motor_kv_cache_store_env"}

@@ -8,8 +8,9 @@ sections) pass through untouched into the effective user_config.json that Motor'
 
 This module holds the service (ServiceSettings: defaults derived across sections, checks that span them, the
 effective user_config.json and env.json), kv_conductor_config and env.json. The other sections have their own
-modules: motor_deploy_config in `deploy_settings.py`, the engine sections in `engine_settings.py`,
-kv_cache_store_config in `store_settings.py`; the field types they share are in `settings_types.py`.
+modules: motor_deploy_config in kvpool/settings/deploy.py, the engine sections in kvpool/settings/engine.py,
+kv_cache_store_config in kvpool/settings/store.py, kv_pool_sizing in kvpool/settings/sizing.py, rollout in
+kvpool/internal/rollout.py; the field types they share are in kvpool/settings/types.py.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from kvpool.internal.pod_layout import (
     host_files,
 )
 from kvpool.internal.rollout import SERVICE_SET_MESSAGE, RolloutConfig
-from kvpool.internal.units import is_dns_label
+from kvpool.internal.units import DNS_SUBDOMAIN, is_dns_label
 from kvpool.policies import rules
 from kvpool.settings.deploy import DeployConfig
 from kvpool.settings.engine import EngineSection
@@ -51,7 +52,7 @@ from kvpool.settings.store import (
     StoreConfig,
     YuanrongStoreConfig,
 )
-from kvpool.settings.types import DNS_SUBDOMAIN, Closed, ClusterName, EnvName, EnvValue
+from kvpool.settings.types import Closed, ClusterName, EnvName, EnvValue
 
 DEFAULT_CLUSTER = "default"
 USER_CONFIG_VERSION = "v2.0"
@@ -198,14 +199,29 @@ def _mount_path_problem(path: str, taken: Mapping[str, str], anywhere: bool) -> 
     return None
 
 
+class _MotorKvpoolOwn:
+    """Field metadata: a top-level key only motor-kvpool reads, so the effective user_config.json leaves it out."""
+
+    def __repr__(self) -> str:
+        return "motor-kvpool's own"
+
+
+MOTOR_KVPOOL_OWN = _MotorKvpoolOwn()
+MOTOR_KVPOOL_OWN_NOTE = "Not Motor's: kept out of user_config.json."
+
+
+def motor_kvpool_own(default: Any = ..., *, description: str, **field: Any) -> Any:
+    """A ServiceSettings field Motor never reads: marked, and its description saying so, from this one call."""
+    info = Field(default, description=f"{description} {MOTOR_KVPOOL_OWN_NOTE}", **field)
+    info.metadata.append(MOTOR_KVPOOL_OWN)
+    return info
+
+
 class ServiceSettings(Closed):
-    create_namespace: StrictBool = Field(True, description="Create the namespace job_id (deploy.py expects it to exist).")
-    vllm_ascend_version: str | None = Field(
-        None,
-        description="vllm-ascend version in the image, e.g. v0.17.0rc2; lets the policy pack say when layerwise "
-        "transfer with a pool needs Motor's MultiConnector patch (before v0.17.0rc2).",
-    )
-    motor_deployer_dir: str | None = Field(
+    # Field order is the order of the stack's keys wherever they are listed (PULUMI_CONFIG_KEYS, the docs).
+    create_namespace: StrictBool = motor_kvpool_own(
+        True, description="Create the namespace job_id (deploy.py expects it to exist).")
+    motor_deployer_dir: str | None = motor_kvpool_own(
         None,
         description="Motor's examples/deployer folder (the one holding deploy.py), relative to the project; its "
         "startup/, probe/ and prestop/ files are read at deploy time into ConfigMap motor-config, as deploy.py does, "
@@ -214,20 +230,25 @@ class ServiceSettings(Closed):
         "Motor's keys are accepted; a folder outside a Motor checkout is refused. Unset: against the bundled schema "
         "of Motor 8919e55, which the unknown-key message names.",
     )
-    cluster_domain: str = Field(
+    vllm_ascend_version: str | None = motor_kvpool_own(
+        None,
+        description="vllm-ascend version in the image, e.g. v0.17.0rc2; lets the policy pack say when layerwise "
+        "transfer with a pool needs Motor's MultiConnector patch (before v0.17.0rc2).",
+    )
+    cluster_domain: str = motor_kvpool_own(
         DEFAULT_CLUSTER_DOMAIN,
         description="The cluster's DNS domain (the kubelet's clusterDomain): every Service name motor-kvpool writes "
         "ends in .svc.<cluster_domain>, another stack's store included, whatever that stack's output says. (Motor "
         "itself assumes cluster.local only when its node manager restores a snapshot that lacks its namespace, "
         "motor/node_manager/core/engine_manager.py:157.)",
     )
-    cluster: ClusterName = Field(
+    cluster: ClusterName = motor_kvpool_own(
         DEFAULT_CLUSTER,
         description="The cluster this stack deploys to, by a name of your choosing (e.g. the kubeconfig context). "
         "What a cluster allocates once (NodePorts, namespaces and the names in them, host ports, cluster-scoped "
         "objects) is checked across the project's stacks of one cluster: `kvpool fleet` lists every clash and "
         f"`kvpool preview` refuses one. Default {DEFAULT_CLUSTER!r}: every stack of the project shares one cluster; "
-        "give stacks that deploy elsewhere another name. Not Motor's: kept out of user_config.json.",
+        "give stacks that deploy elsewhere another name.",
     )
     motor_deploy_config: DeployConfig = Field(
         description="Where and how the service runs: namespace, deploy mode, instances, pods and NPUs, image, "
@@ -264,21 +285,19 @@ class ServiceSettings(Closed):
         "another stack's store. Absent, a MemCache store is created when prefill uses a MultiConnector (deploy.py's "
         "rule).",
     )
-    env: EnvConfig = Field(default_factory=EnvConfig, description="env.json's sections.")
     kv_conductor_config: KvConductorConfig | None = Field(
         None, description="Deploy Motor's KV conductor for KV-cache affinity scheduling (README, KV-cache affinity)."
     )
-    rollout: RolloutConfig = Field(
+    env: EnvConfig = Field(default_factory=EnvConfig, description="env.json's sections.")
+    rollout: RolloutConfig = motor_kvpool_own(
         default_factory=RolloutConfig,
         description="How many engine instances of each role an update stops at once (multi_deployment; README, "
-        "Rolls). Not Motor's: kept out of user_config.json. infer_service_set leaves rolling to its operator.",
+        "Rolls). infer_service_set leaves rolling to its operator.",
     )
-
-    kv_pool_sizing: PoolSizingConfig = Field(
+    kv_pool_sizing: PoolSizingConfig = motor_kvpool_own(
         default_factory=PoolSizingConfig,
         description="What the pool planner cannot read from the rest of the stack: the model's shape, the "
-        "writers' measured rate, the shortest block lifetime to accept (docs/sizing.md). Not Motor's: kept out of "
-        "user_config.json.",
+        "writers' measured rate, the shortest block lifetime to accept (docs/sizing.md).",
     )
 
     @field_validator("cluster_domain", mode="before")
@@ -431,14 +450,8 @@ class ServiceSettings(Closed):
                 mode="json",
                 exclude_none=True,
                 exclude={
-                    "create_namespace": True,
-                    "cluster_domain": True,
-                    "cluster": True,
-                    "motor_deployer_dir": True,
-                    "vllm_ascend_version": True,
-                    "env": True,
-                    "rollout": True,
-                    "kv_pool_sizing": True,
+                    **dict.fromkeys(MOTOR_KVPOOL_OWN_KEYS, True),
+                    "env": True,  # env.json's, a file of its own
                     "kv_cache_store_config": DEPLOYMENT_ONLY_STORE_KEYS,
                     "motor_engine_prefill_config": {"hybrid_attention"},
                     "motor_engine_decode_config": {"hybrid_attention"},
@@ -461,3 +474,9 @@ class ServiceSettings(Closed):
             defaults = {name: value for name, value in ENGINE_ENV_DEFAULTS.items() if name not in common}
             sections[key] = {**defaults, **sections[key]}
         return sections
+
+
+# The one list of the top-level keys Motor never reads: the effective user_config.json, `kvpool settings` and the
+# loader's key lists are derived from it.
+MOTOR_KVPOOL_OWN_KEYS = tuple(name for name, info in ServiceSettings.model_fields.items()
+                              if MOTOR_KVPOOL_OWN in info.metadata)

@@ -26,6 +26,7 @@ from kvpool.settings.types import (
     STACK_REFERENCE,
     Annotations,
     Closed,
+    DnsLabel,
     Labels,
     MooncakeSize,
     NodeMemory,
@@ -93,12 +94,12 @@ class StoreCommon(Closed):
         "tokens, the engines' KV cache, TTFT/TPOT) and a ServiceMonitor on the coordinator's obs Service, which scrapes "
         "plain http (refused with motor_deploy_config.tls_config.mgmt_tls_config.enable_tls).",
     )
-    allowed_consumers: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] = Field(
+    allowed_consumers: list[DnsLabel] = Field(
         default_factory=list,
         description="Namespaces of other services whose engines may use this store (their target_stack names "
         "this stack); the store's NetworkPolicy admits their engine pods and nobody else's.",
     )
-    metrics_scraper_namespaces: list[Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]] = Field(
+    metrics_scraper_namespaces: list[DnsLabel] = Field(
         default_factory=list,
         description="Namespaces whose pods may scrape the store's metrics port (where Prometheus runs). Besides "
         "them, only pods of the service's own namespace labelled motor-kvpool.io/metrics-scraper: \"true\".",

@@ -17,7 +17,7 @@ from pydantic import (
     StrictStr,
 )
 
-from kvpool.internal.units import K8S_QUANTITY, MAX_PORT
+from kvpool.internal.units import DNS_LABEL, DNS_SUBDOMAIN, K8S_QUANTITY, MAX_NAME_LENGTH, MAX_PORT
 from kvpool.policies import rules
 
 # Numbers and booleans are taken as written: `true` is no count or port, "8080" no port, "yes" no boolean
@@ -96,7 +96,8 @@ NonEmpty = Annotated[str, Field(min_length=1)]
 ClusterName = Annotated[str, Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9][-A-Za-z0-9_.:@/]*$")]
 # A Kubernetes label value: at most 63 characters, alphanumeric at both ends, `-`, `_`, `.` inside.
 LabelValue = Annotated[str, Field(max_length=63, pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+# A namespace name (RFC 1123 label).
+DnsLabel = Annotated[str, Field(pattern=DNS_LABEL.pattern, max_length=MAX_NAME_LENGTH)]
 # A StorageClass or PVC name (Kubernetes ValidateClassName / NameIsDNSSubdomain).
 ObjectName = Annotated[str, Field(min_length=1, max_length=253, pattern=DNS_SUBDOMAIN)]
 

@@ -1,5 +1,5 @@
-"""Issue 21 §4: every policy case of tests/test_policies_in_process.py under `pulumi preview --policy-pack policies`,
-with the same policy, enforcement level, resource and message as the offline pack runner (kvpool/cli/policy_host/runner.py).
+"""Issue 21 §4: every policy case of tests/test_policies_in_process.py under
+`pulumi preview --policy-pack kvpool/policies`, with the same policy, enforcement level, resource and message as the offline pack runner (kvpool/cli/policy_host/runner.py).
 
 A case changes what the real program rendered, so the engine previews a replay of the changed run (tests/e2e/replay:
 each resource registered as recorded) with the case's stack config. Cases on the same example stack share one

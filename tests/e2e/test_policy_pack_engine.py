@@ -1,4 +1,4 @@
-"""pulumi preview --policy-pack policies: the pack's verdicts under the real engine equal the offline ones."""
+"""pulumi preview --policy-pack kvpool/policies: the pack's verdicts under the real engine equal the offline ones."""
 
 from __future__ import annotations
 

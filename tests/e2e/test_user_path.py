@@ -1,6 +1,7 @@
 """Issue 22: the README's path from deploy.py to the cluster in one sitting, each step the command a user types:
 `kvpool import` of Motor's example -> `kvpool preview` -> a change -> `kvpool diff --base HEAD` -> `pulumi stack init`
-and `pulumi config set` -> `pulumi preview --policy-pack policies` -> `pulumi up`, on the real CLI and cluster."""
+and `pulumi config set` -> `pulumi preview --policy-pack kvpool/policies` -> `pulumi up`, on the real CLI and
+cluster."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The reference pages of docs/, written from the sources that hold their facts, so that each fact is said once:
 
 - docs/configuration.md from the settings models (kvpool/settings/service.py and its section modules: each field's
-  type, limits, default and description) and the loader's older names and refused keys (settings_loader.py);
+  type, limits, default and description) and the loader's older names and refused keys (kvpool/settings/loader.py);
 - docs/policies.md from the policy pack's catalog (kvpool/policies/catalog.py: names, levels, descriptions, fixes and
   configuration);
 - docs/restarts.md from the restart catalogue (kvpool/internal/restarts.py), the checksum inputs

@@ -177,6 +177,6 @@ def configuration_page() -> str:
             "a section of its own passes through to Motor or vLLM (README, \"Pass-through sections\").\n\n"
             + "\n".join(_section_text(section, links) for section in found) + "\n" + _renames())
     return page("Stack configuration reference",
-                "the settings models (kvpool/settings/service.py, deploy_settings.py, engine_settings.py, "
-                "store_settings.py) and kvpool/settings/loader.py",
+                "the settings models (kvpool/settings/service.py and the section modules it names) and "
+                "kvpool/settings/loader.py",
                 "venv/bin/python -m tools.reference", body)

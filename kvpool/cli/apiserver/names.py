@@ -9,13 +9,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kvpool.internal.units import DNS_LABEL, DNS_SUBDOMAIN
+
 Path_ = tuple[Any, ...]
 Problem = tuple[Path_, str]
 
 TOTAL_ANNOTATION_SIZE = 256 * 1024  # apimachinery ValidateAnnotations: TotalAnnotationSizeLimitB
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_LABEL = DNS_LABEL
+_DNS1123_SUBDOMAIN = re.compile(DNS_SUBDOMAIN)
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")

@@ -8,8 +8,8 @@ Prints what Motor reads (the effective user_config.json in ConfigMap motor-confi
 motor-kvpool's defaults (`env`), what each Motor role's container gets from them (`role_env`: the engines, the
 controller and the coordinator; the store's and conductor's addresses are added at deploy time), and motor-kvpool's
 own settings (how the store is deployed, the switches). secret_env is listed by name only: its values stay secrets.
-`--section` prints one section of the stack as the program runs it: a user_config section (kv_cache_store_config
-with motor-kvpool's deployment keys too) or `env`.
+`--section` prints one section of the stack as the program runs it: any top-level key of the stack file
+(kv_cache_store_config with motor-kvpool's deployment keys too; null for a section left unset).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from kvpool.cli.fleet.offline import stack_settings
 from kvpool.errors import KvpoolError
 from kvpool.policies import rules
 from kvpool.settings.from_stack import SECRET_ENV_KEY
-from kvpool.settings.service import PROJECT, ServiceSettings
+from kvpool.settings.loader import PULUMI_CONFIG_KEYS
+from kvpool.settings.service import MOTOR_KVPOOL_OWN_KEYS, PROJECT, ServiceSettings
 from kvpool.settings.store import DEPLOYMENT_ONLY_STORE_KEYS
 
 
@@ -40,11 +41,7 @@ def effective_settings(settings: ServiceSettings, secret_env_names: list[str]) -
         "env": settings.env_sections(),
         "role_env": role_envs(settings),
         "motor_kvpool": {
-            "create_namespace": settings.create_namespace,
-            "motor_deployer_dir": settings.motor_deployer_dir,
-            "vllm_ascend_version": settings.vllm_ascend_version,
-            "cluster_domain": settings.cluster_domain,
-            "cluster": settings.cluster,
+            **settings.model_dump(mode="json", include=set(MOTOR_KVPOOL_OWN_KEYS)),
             SECRET_ENV_KEY: {name: "[secret]" for name in secret_env_names},
             # How the store is deployed (HA, resources, protection, consumers): motor-kvpool's, not Motor's.
             "kv_cache_store_config": store_deployment,
@@ -64,13 +61,22 @@ def role_envs(settings: ServiceSettings) -> dict[str, dict[str, Any]]:
 
 
 def section_of(document: dict[str, Any], section: str) -> Any:
-    """A stack section as the program runs it. kv_cache_store_config: Motor's keys and motor-kvpool's own
-    (HA, resources, protection, consumers), which only the store's deployment reads."""
-    sections = {**document["user_config"], "env": document["env"]}
+    """A stack section as the program runs it: any top-level key of the stack (null where a section is unset), and
+    user_config's version. kv_cache_store_config: Motor's keys and motor-kvpool's own (HA, resources, protection,
+    consumers), which only the store's deployment reads."""
+    user_config, own = document["user_config"], document["motor_kvpool"]
+    sections = {"version": user_config["version"]}
+    for key in (*PULUMI_CONFIG_KEYS, SECRET_ENV_KEY):
+        if key == "env":
+            sections[key] = document["env"]
+        elif key in own and key != "kv_cache_store_config":  # motor-kvpool's own keys
+            sections[key] = own[key]
+        else:
+            sections[key] = user_config.get(key)  # None: a Motor section left unset
     if section not in sections:
         raise UnknownSectionError(f"--section {section}: not in the settings; known: {', '.join(sections)}")
     if section == "kv_cache_store_config" and sections[section] is not None:
-        return {**sections[section], **document["motor_kvpool"]["kv_cache_store_config"]}
+        return {**sections[section], **own["kv_cache_store_config"]}
     return sections[section]
 
 
@@ -90,7 +96,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
     parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
     parser.add_argument(
-        "--section", help="print only this section of the stack: a user_config section (e.g. kv_cache_store_config) or env"
+        "--section", help="print only this section of the stack: any top-level key (e.g. kv_cache_store_config, env, rollout)"
     )
     parser.set_defaults(handler=run)
     return parser

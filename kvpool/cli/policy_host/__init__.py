@@ -1,5 +1,5 @@
-"""Stand-in for the Pulumi CLI as a policy-pack host (`pulumi preview --policy-pack policies`): the pack runs in its
-own process and is spoken to over the real analyzer gRPC protocol.
+"""Stand-in for the Pulumi CLI as a policy-pack host (`pulumi preview --policy-pack kvpool/policies`): the pack runs
+in its own process and is spoken to over the real analyzer gRPC protocol.
 
 - runner: one run's resources through the pack, as the CLI sends them; pack_process: the pack's process and its
   handshake; analyzer_messages: the protocol's messages; pack_config: the CLI's reconciliation of
