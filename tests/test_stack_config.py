@@ -408,5 +408,35 @@ def test_a_project_the_cli_would_not_run_as_this_python_program_is_refused(tmp_p
 
 def test_a_runtime_mapping_naming_python_is_taken(tmp_path: Path) -> None:
     write_project(tmp_path, "name: demo\nruntime: {name: python, options: {toolchain: pip}}\n", {"dev": "config: {}\n"})
-    assert load_stack_config(tmp_path, "dev").project == "demo"
+    assert load_stack_config(tmp_path, "dev").program is None
 
+
+@pytest.mark.parametrize(("main", "reason"), [
+    ("/srv/program", "main: '/srv/program': is an absolute path; write the program's folder relative to the project "
+                     "(e.g. `main: src/`)"),
+    ("../elsewhere", "main: '../elsewhere': names {parent}/elsewhere, outside the project {project}; the program must "
+                     "be a folder inside the project (e.g. `main: src/`)"),
+    ("link", "main: 'link': names {parent}/elsewhere, outside the project {project}; the program must be a folder "
+             "inside the project (e.g. `main: src/`)"),
+    ("src/", "main: 'src/': {project}/src does not exist (the Pulumi CLI refuses it: project 'main' could not be "
+             "read); create the folder with the program's __main__.py, or remove `main`"),
+    ("[src]", "main: must be text, the program's folder (the Pulumi CLI refuses the file: #/main: expected string "
+              "or null)"),
+])
+def test_a_main_outside_the_project_or_missing_is_refused(tmp_path: Path, main: str, reason: str) -> None:
+    project = tmp_path / "project"
+    write_project(project, f"name: demo\nruntime: python\nmain: {main}\n", {"dev": "config: {}\n"})
+    (tmp_path / "elsewhere").mkdir()
+    (project / "link").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(project, "dev")
+    assert str(raised.value) == (f"{project / 'Pulumi.yaml'}: "
+                                 f"{reason.format(parent=tmp_path.resolve(), project=project.resolve())}")
+
+
+def test_main_names_the_program_and_the_folder_it_runs_in(tmp_path: Path) -> None:
+    write_project(tmp_path, "name: demo\nruntime: python\nmain: src/\n", {"dev": "config: {}\n"})
+    (tmp_path / "src").mkdir()
+    config = load_stack_config(tmp_path, "dev")
+    assert (config.program, config.program_dir) == (tmp_path.resolve() / "src" / "__main__.py",
+                                                    tmp_path.resolve() / "src")

@@ -52,7 +52,15 @@ class StackConfig:
     """Full key (`"motor-kvpool:env"`) -> the string the program reads."""
     secret_keys: list[str] = field(default_factory=list)
     project_dir: Path | None = None
-    """The folder of Pulumi.yaml, which the program runs in: relative settings paths (motor_deployer_dir) start there."""
+    """The folder of Pulumi.yaml."""
+    program: Path | None = None
+    """The file the CLI's language host runs, from Pulumi.yaml's `main`; None: `<project_dir>/__main__.py`."""
+
+    @property
+    def program_dir(self) -> Path | None:
+        """The folder the program runs in (the CLI's pwd: `main`'s folder, else the project's): relative settings
+        paths (motor_deployer_dir) start there."""
+        return self.program.parent if self.program is not None else self.project_dir
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,28 @@ def _check_runtime(project_file: Path, project: dict[str, Any]) -> None:
                                f"not this program; write `runtime: python`")
 
 
+def _program(project_file: Path, project: dict[str, Any]) -> Path | None:
+    """The file the CLI's Python language host runs for Pulumi.yaml's `main` (pulumi's engine getPwdMain): a folder
+    runs its __main__.py in that folder, a file runs itself in its own folder; None without `main`. It must stay
+    inside the project: a program outside it is not part of what is reviewed with the project (the CLI runs it)."""
+    main = project.get("main")
+    if not main:
+        return None
+    where = f"{project_file}: main: {main!r}"
+    root = project_file.parent.resolve()
+    if os.path.isabs(main):
+        raise StackConfigError(f"{where}: is an absolute path; write the program's folder relative to the project "
+                               f"(e.g. `main: src/`)")
+    target = Path(os.path.normpath(root / main))
+    if not target.resolve().is_relative_to(root):
+        raise StackConfigError(f"{where}: names {target.resolve()}, outside the project {root}; the program must be "
+                               f"a folder inside the project (e.g. `main: src/`)")
+    if not target.exists():
+        raise StackConfigError(f"{where}: {target} does not exist (the Pulumi CLI refuses it: project 'main' could "
+                               f"not be read); create the folder with the program's __main__.py, or remove `main`")
+    return target / "__main__.py" if target.is_dir() else target
+
+
 # The CLI's project name rule, checked in its order (pulumi's tokens.ValidateProjectName, as pulumi 3.274.1 answers).
 _PROJECT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 MAX_PROJECT_NAME = 100
@@ -151,6 +181,7 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
         values={key: _config_text(stack_values[key]) for key in sorted(stack_values)},
         secret_keys=sorted(secret_keys),
         project_dir=project_file.parent,
+        program=_program(project_file, project),
     )
 
 
