@@ -36,6 +36,8 @@ class KVStoreEndpoint:
     allowed_consumers: list[str] = field(default_factory=list)
     compatibility: dict[str, Any] = field(default_factory=dict)
 
-    def as_output(self, stack: str) -> dict[str, Any]:
-        """The `kv_store` stack output: the contract another stack's StackReference reads."""
-        return {"schema": SCHEMA, "stack": stack, **asdict(self)}
+    def as_output(self, stack: str, cluster: str) -> dict[str, Any]:
+        """The `kv_store` stack output: the contract another stack's StackReference reads. `cluster` is the owner's
+        `cluster` setting: a consumer's must be the same, since the store's Service exists in that cluster only
+        (an output of a motor-kvpool before it has none, and the consumer cannot check it then)."""
+        return {"schema": SCHEMA, "stack": stack, "cluster": cluster, **asdict(self)}
