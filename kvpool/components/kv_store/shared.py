@@ -66,7 +66,8 @@ def contract_findings(settings: ServiceSettings, own: str, target: str, output: 
     store = settings.kv_cache_store_config
     deploy = settings.motor_deploy_config
     mismatches: list[str] = []
-    if "cluster" in output and output["cluster"] != settings.cluster:  # absent: an owner deployed before it was exported
+    # kv_store.cluster is absent from an owner last deployed before it was exported: nothing to compare then.
+    if "cluster" in output and output["cluster"] != settings.cluster:
         mismatches.append(
             f"cluster: {own} deploys to cluster {settings.cluster!r} but {target}'s store is in cluster "
             f"{output['cluster']!r} ({OUTPUT}.cluster), so the store Service {output['host']} that {own}'s client "
