@@ -79,7 +79,7 @@ def build(
         outputs["kv_store_source"] = store.target_stack
     elif settings.kv_store_wanted:
         endpoint = KVStore("kv-store", kv_store_args(settings, workloads, project_dir), opts).endpoint
-        outputs["kv_store"] = endpoint.as_output(stack_name())
+        outputs["kv_store"] = endpoint.as_output(stack_name(), settings.cluster)
         build_service(settings, project_dir, workloads, endpoint, opts, previous, owns_store=True)
     else:
         build_service(settings, project_dir, workloads, None, opts, previous, owns_store=False)

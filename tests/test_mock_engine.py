@@ -286,3 +286,33 @@ def test_the_engine_imports_none_of_the_programs_settings_or_components() -> Non
         "kvpool.settings", "kvpool.settings.namespace",
         "kvpool.internal.sdk_internals",
     ]))
+
+
+@pytest.mark.parametrize(("main", "program", "runs_in"), [
+    ("src/", "src/__main__.py", "src"),
+    ("src", "src/__main__.py", "src"),
+    ("app.py", "app.py", "."),
+    ("src/app.py", "src/app.py", "src"),
+    ("", "__main__.py", "."),
+])
+def test_the_program_pulumi_yamls_main_names_runs_in_its_folder_as_the_cli_runs_it(
+        tmp_path: Path, main: str, program: str, runs_in: str) -> None:
+    """Issue 45 §5: `pulumi up` runs `main` (pulumi's engine getPwdMain: a folder's __main__.py in that folder, a
+    file in its own folder); the preview ran ./__main__.py whatever `main` said."""
+    (tmp_path / "Pulumi.yaml").write_text(f"name: mains\nruntime: python\nmain: '{main}'\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "src").mkdir()
+    for name in ("__main__.py", "app.py", "src/__main__.py", "src/app.py"):
+        (tmp_path / name).write_text(f"import os\nimport pulumi\npulumi.export('ran', [{name!r}, os.getcwd()])\n")
+    run = run_program(tmp_path, load_stack_config(tmp_path, "dev"))
+    assert run.outputs["ran"] == [program, str((tmp_path / runs_in).resolve())]
+
+
+def test_a_main_folder_without_its_program_is_refused_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: mains\nruntime: python\nmain: src/\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text("import pulumi\n")
+    (tmp_path / "src").mkdir()
+    with pytest.raises(ProgramError) as raised:
+        run_program(tmp_path, load_stack_config(tmp_path, "dev"))
+    assert str(raised.value) == f"no __main__.py in {(tmp_path / 'src').resolve()}: the program to run"

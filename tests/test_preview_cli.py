@@ -197,3 +197,35 @@ def test_an_unknown_command_lists_every_command() -> None:
         "error: argument COMMAND: invalid choice: 'previe' (choose from 'preview', 'diff', 'import', 'settings', 'fleet', 'size', "
         "'policy-pack-dir', 'stack-schema', 'component-package')"
     )
+
+
+def test_a_project_file_for_another_runtime_exits_1_naming_the_field_and_the_fix(tmp_path: Path) -> None:
+    """Issue 45 §5: `runtime: nodejs` previewed this Python program clean; `pulumi up` would run another one."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Pulumi.yaml").write_text("name: kv-demo\nruntime: nodejs\n")
+    (project / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (project / "__main__.py").write_text("import pulumi\n")
+    result = kvpool("preview", "--stack", "dev", "--project-dir", project, "--out", tmp_path / "out")
+
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"error: {project / 'Pulumi.yaml'}: runtime: is 'nodejs', but this project is a Python program: the Pulumi "
+        "CLI would run it with the language host of 'nodejs' (pulumi-language-nodejs), not this program; write "
+        "`runtime: python`\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_preview_runs_the_program_pulumi_yamls_main_names(tmp_path: Path) -> None:
+    """Issue 45 §5: with `main: src/` the preview ran ./__main__.py, while `pulumi up` runs src/__main__.py."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: kv-demo\nruntime: python\nmain: src/\n")
+    (project / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (project / "__main__.py").write_text("raise SystemExit('the project folder program ran')\n")
+    (project / "src" / "__main__.py").write_text("import os\nimport pulumi\npulumi.export('cwd', os.getcwd())\n")
+    result = kvpool("preview", "--stack", "dev", "--project-dir", project, "--out", tmp_path / "out", "--no-policy")
+
+    assert result.returncode == 0, result.stderr
+    assert '"cwd": ' + f'"{(project / "src").resolve()}"' in (tmp_path / "out" / "dev" / "outputs.json").read_text()

@@ -37,9 +37,9 @@ def failure(outputs: dict | None, **changes) -> str:
 
 def test_contract_fields(provider_outputs):
     contract = provider_outputs["kv_store"]
-    assert {key: contract[key] for key in ("schema", "stack", "backend", "host", "port", "metrics_port", "namespace",
-                                           "deploy_mode", "allowed_consumers", "standalone_store")} == {
-        "schema": 2, "stack": A, "backend": "memcache",
+    assert {key: contract[key] for key in ("schema", "stack", "cluster", "backend", "host", "port", "metrics_port",
+                                           "namespace", "deploy_mode", "allowed_consumers", "standalone_store")} == {
+        "schema": 2, "stack": A, "cluster": "default", "backend": "memcache",
         "host": "mindie-motor-kvs-master.service-a.svc.cluster.local", "port": 50088, "metrics_port": 50090,
         "namespace": "service-a", "deploy_mode": "multi_deployment", "allowed_consumers": ["service-b"],
         "standalone_store": False,
@@ -130,6 +130,50 @@ def test_namespace_not_allowed(provider_outputs):
         f"(kv_store.allowed_consumers: ['service-b']); add it to {A}'s kv_cache_store_config.allowed_consumers and "
         f"run `pulumi up` there, so that its NetworkPolicy admits {B}'s engines."
     )
+
+
+
+def consume_in(outputs: dict, cluster: str) -> object:
+    """The consumer service-b with its own `cluster` setting."""
+    return render({**stack_values("service-b"), "cluster": cluster}, stack="service-b", stack_references={A: outputs})
+
+
+def test_a_consumer_in_another_cluster_than_its_owner_is_refused(provider_outputs):
+    """Issue 45 §7: service-b in cluster east read service-a's store of cluster default and dialled a Service that
+    does not exist in east."""
+    with pytest.raises(ProgramError) as caught:
+        consume_in(provider_outputs, "east")
+    assert str(caught.value).splitlines()[1:] == [
+        f"  - cluster: {B} deploys to cluster 'east' but {A}'s store is in cluster 'default' (kv_store.cluster), so "
+        f"the store Service mindie-motor-kvs-master.service-a.svc.cluster.local that {B}'s client file dials does "
+        f"not exist where {B}'s engines run; point target_stack at a store of cluster 'east', or, if the two stacks "
+        f"deploy to one cluster, give both the same cluster setting."
+    ]
+
+
+def test_a_consumer_in_its_owners_cluster_is_taken(provider_outputs):
+    owner = render({**stack_values("service-a"), "cluster": "east"}, stack="service-a").run.outputs
+    assert owner["kv_store"]["cluster"] == "east"
+    env = env_of(consume_in(owner, "east").container("Deployment", "vllm-p0", "vllm"))
+    assert env["KVS_MASTER_SERVICE"] == "mindie-motor-kvs-master.service-a.svc.cluster.local"
+    with pytest.raises(ProgramError, match="deploys to cluster 'default' but"):
+        consume(owner)
+
+
+def test_an_owner_output_without_a_cluster_is_refused(provider_outputs):
+    """Schema 2 outputs carry the owner's cluster (older owners are asked for an up by the schema check)."""
+    message = forged(provider_outputs, lambda kv: kv.pop("cluster"))
+    assert message.splitlines()[1:] == [
+        f"  - {A}'s kv_store.cluster: is not a cluster name (one line of letters, digits and -_.:@/)"
+    ]
+
+
+@pytest.mark.parametrize("cluster", [7, ["east"], "", "east\nwest", "-east", "x" * 254])
+def test_an_owner_cluster_that_is_no_cluster_name_is_refused(provider_outputs, cluster):
+    message = forged(provider_outputs, lambda kv: kv.update(cluster=cluster))
+    assert message.splitlines()[1:] == [
+        f"  - {A}'s kv_store.cluster: is not a cluster name (one line of letters, digits and -_.:@/)"
+    ]
 
 
 def test_compatibility_key_differs(provider_outputs):

@@ -11,6 +11,7 @@ from kvpool.cli.engine.stack_config import (
     StackConfig,
     StackConfigError,
     load_stack_config,
+    stack_config_dir,
 )
 from kvpool.errors import KvpoolError
 
@@ -120,7 +121,7 @@ def test_secure_values_become_a_placeholder_and_mark_the_key_secret(tmp_path: Pa
 
 
 def test_stack_files_are_read_from_stack_config_dir(tmp_path: Path) -> None:
-    write_project(tmp_path, "name: demo\nstackConfigDir: stacks\n", {})
+    write_project(tmp_path, "name: demo\nruntime: python\nstackConfigDir: stacks\n", {})
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  demo:namespace: prod-ns\n")
 
@@ -130,7 +131,7 @@ def test_stack_files_are_read_from_stack_config_dir(tmp_path: Path) -> None:
 def test_an_absolute_stack_config_dir_lies_under_the_project_as_the_cli_joins_it(tmp_path: Path) -> None:
     """Pulumi's DetectProjectStackPath joins stackConfigDir under the project folder (filepath.Join): `/stacks` is
     <project>/stacks, not the root's (issue 45 §5)."""
-    write_project(tmp_path, "name: demo\nstackConfigDir: /stacks\n", {})
+    write_project(tmp_path, "name: demo\nruntime: python\nstackConfigDir: /stacks\n", {})
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  demo:namespace: prod-ns\n")
 
@@ -148,7 +149,7 @@ def test_an_absolute_stack_config_dir_lies_under_the_project_as_the_cli_joins_it
 ])
 def test_a_project_name_the_cli_refuses_is_refused_with_its_rule(tmp_path: Path, name: str, reason: str) -> None:
     """Issue 45 §5: the names pulumi 3.274.1 refuses (checked against it by hand: issue 45's note)."""
-    write_project(tmp_path, f"name: '{name}'\n", {"dev": "config: {}\n"})
+    write_project(tmp_path, f"name: '{name}'\nruntime: python\n", {"dev": "config: {}\n"})
     with pytest.raises(StackConfigError) as raised:
         load_stack_config(tmp_path, "dev")
     assert str(raised.value) == f"{tmp_path / 'Pulumi.yaml'}: {reason}"
@@ -156,7 +157,7 @@ def test_a_project_name_the_cli_refuses_is_refused_with_its_rule(tmp_path: Path,
 
 @pytest.mark.parametrize("name", ["1abc", "-abc", "a.b", "A_Z.9", "x" * 100])
 def test_a_project_name_the_cli_takes_is_taken(tmp_path: Path, name: str) -> None:
-    write_project(tmp_path, f"name: '{name}'\n", {"dev": "config: {}\n"})
+    write_project(tmp_path, f"name: '{name}'\nruntime: python\n", {"dev": "config: {}\n"})
     assert load_stack_config(tmp_path, "dev").project == name
 
 
@@ -208,7 +209,7 @@ def test_several_missing_keys_are_listed_in_one_message_like_the_cli(tmp_path: P
 
 
 def test_a_null_default_is_no_default(tmp_path: Path) -> None:
-    project = "name: demo\nconfig:\n  namespace:\n    default: null\n"
+    project = "name: demo\nruntime: python\nconfig:\n  namespace:\n    default: null\n"
     project_dir = write_project(tmp_path, project, {"dev": "config: {}\n"})
 
     with pytest.raises(StackConfigError, match=r"^Stack 'dev' is missing configuration value 'namespace'$"):
@@ -240,7 +241,7 @@ def test_typed_declarations_are_type_checked(tmp_path: Path, line: str, message:
 
 
 def test_array_items_are_type_checked(tmp_path: Path) -> None:
-    project = "name: demo\nconfig:\n  ports:\n    type: array\n    items:\n      type: integer\n"
+    project = "name: demo\nruntime: python\nconfig:\n  ports:\n    type: array\n    items:\n      type: integer\n"
     project_dir = write_project(tmp_path, project, {"ok": "config:\n  demo:ports: [80, 443]\n"})
     (project_dir / "Pulumi.bad.yaml").write_text("config:\n  demo:ports: [80, https]\n")
 
@@ -250,7 +251,7 @@ def test_array_items_are_type_checked(tmp_path: Path) -> None:
 
 
 def test_a_secret_declaration_requires_an_encrypted_stack_value(tmp_path: Path) -> None:
-    project = "name: demo\nconfig:\n  token:\n    secret: true\n"
+    project = "name: demo\nruntime: python\nconfig:\n  token:\n    secret: true\n"
     project_dir = write_project(tmp_path, project, {"dev": "config:\n  demo:token: plain\n"})
 
     with pytest.raises(StackConfigError) as raised:
@@ -259,7 +260,7 @@ def test_a_secret_declaration_requires_an_encrypted_stack_value(tmp_path: Path) 
 
 
 def test_type_object_is_rejected_as_the_cli_schema_does(tmp_path: Path) -> None:
-    project_dir = write_project(tmp_path, "name: demo\nconfig:\n  engine:\n    type: object\n", {"dev": "config: {}\n"})
+    project_dir = write_project(tmp_path, "name: demo\nruntime: python\nconfig:\n  engine:\n    type: object\n", {"dev": "config: {}\n"})
 
     with pytest.raises(StackConfigError, match=r"config key 'engine': type 'object' is not supported"):
         load_stack_config(project_dir, "dev")
@@ -273,7 +274,7 @@ def test_missing_pulumi_yaml(tmp_path: Path) -> None:
 
 
 def test_missing_stack_file_lists_the_stacks_that_exist(tmp_path: Path) -> None:
-    project_dir = write_project(tmp_path, "name: demo\n", {"dev": "config: {}\n", "staging": "config: {}\n"})
+    project_dir = write_project(tmp_path, "name: demo\nruntime: python\n", {"dev": "config: {}\n", "staging": "config: {}\n"})
 
     with pytest.raises(StackConfigError) as raised:
         load_stack_config(project_dir, "prod")
@@ -283,7 +284,7 @@ def test_missing_stack_file_lists_the_stacks_that_exist(tmp_path: Path) -> None:
 
 
 def test_yaml_syntax_errors_name_file_line_and_column(tmp_path: Path) -> None:
-    project_dir = write_project(tmp_path, "name: demo\n", {"dev": "config:\n  demo:a: [1, 2\n  demo:b: 3\n"})
+    project_dir = write_project(tmp_path, "name: demo\nruntime: python\n", {"dev": "config:\n  demo:a: [1, 2\n  demo:b: 3\n"})
 
     with pytest.raises(StackConfigError) as raised:
         load_stack_config(project_dir, "dev")
@@ -291,13 +292,13 @@ def test_yaml_syntax_errors_name_file_line_and_column(tmp_path: Path) -> None:
 
 
 def test_a_key_without_a_namespace_is_the_projects_as_for_the_cli(tmp_path: Path) -> None:
-    project_dir = write_project(tmp_path, "name: demo\n", {"dev": "config:\n  namespace: ucm\n  other:x: 1\n"})
+    project_dir = write_project(tmp_path, "name: demo\nruntime: python\n", {"dev": "config:\n  namespace: ucm\n  other:x: 1\n"})
 
     assert load_stack_config(project_dir, "dev").values == {"demo:namespace": "ucm", "other:x": "1"}
 
 
 def test_a_key_written_with_and_without_its_namespace_is_refused(tmp_path: Path) -> None:
-    project_dir = write_project(tmp_path, "name: demo\n", {"dev": "config:\n  namespace: ucm\n  demo:namespace: kv\n"})
+    project_dir = write_project(tmp_path, "name: demo\nruntime: python\n", {"dev": "config:\n  namespace: ucm\n  demo:namespace: kv\n"})
 
     with pytest.raises(StackConfigError) as raised:
         load_stack_config(project_dir, "dev")
@@ -378,3 +379,64 @@ def test_merge_keys_are_merged_as_the_cli_merges_them(tmp_path: Path) -> None:
         "demo:several": '{"w":5,"x":1,"y":2,"z":3}',
         "demo:text": '["\\u003c\\u003c","a\\u0026b"]',
     }
+
+
+@pytest.mark.parametrize(("runtime", "reason"), [
+    ("", "runtime: is missing, and without it the Pulumi CLI runs no program (its preview registers nothing, "
+         "`pulumi up` deletes what the stack has); add `runtime: python`"),
+    ("runtime:\n", "runtime: is missing, and without it the Pulumi CLI runs no program (its preview registers "
+                   "nothing, `pulumi up` deletes what the stack has); add `runtime: python`"),
+    ("runtime: nodejs\n", "runtime: is 'nodejs', but this project is a Python program: the Pulumi CLI would run it "
+                          "with the language host of 'nodejs' (pulumi-language-nodejs), not this program; write "
+                          "`runtime: python`"),
+    ("runtime: {name: go, options: {binary: x}}\n", "runtime: is 'go', but this project is a Python program: the "
+                                                    "Pulumi CLI would run it with the language host of 'go' "
+                                                    "(pulumi-language-go), not this program; write `runtime: python`"),
+    ("runtime: {options: {}}\n", "runtime: names no language (write a name, or a mapping with `name:`); write "
+                                 "`runtime: python`"),
+])
+def test_a_project_the_cli_would_not_run_as_this_python_program_is_refused(tmp_path: Path, runtime: str,
+                                                                         reason: str) -> None:
+    """Issue 45 §5: without `runtime` pulumi 3.274.1 runs no program at all (checked against it: its preview lists no
+    resource); with another runtime it runs another language's program. Both previewed clean offline."""
+    write_project(tmp_path, f"name: demo\n{runtime}", {"dev": "config: {}\n"})
+    for read in (lambda: load_stack_config(tmp_path, "dev"), lambda: stack_config_dir(tmp_path)):
+        with pytest.raises(StackConfigError) as raised:
+            read()
+        assert str(raised.value) == f"{tmp_path / 'Pulumi.yaml'}: {reason}"
+
+
+def test_a_runtime_mapping_naming_python_is_taken(tmp_path: Path) -> None:
+    write_project(tmp_path, "name: demo\nruntime: {name: python, options: {toolchain: pip}}\n", {"dev": "config: {}\n"})
+    assert load_stack_config(tmp_path, "dev").program is None
+
+
+@pytest.mark.parametrize(("main", "reason"), [
+    ("/srv/program", "main: '/srv/program': is an absolute path; write the program's folder relative to the project "
+                     "(e.g. `main: src/`)"),
+    ("../elsewhere", "main: '../elsewhere': names {parent}/elsewhere, outside the project {project}; the program must "
+                     "be a folder inside the project (e.g. `main: src/`)"),
+    ("link", "main: 'link': names {parent}/elsewhere, outside the project {project}; the program must be a folder "
+             "inside the project (e.g. `main: src/`)"),
+    ("src/", "main: 'src/': {project}/src does not exist (the Pulumi CLI refuses it: project 'main' could not be "
+             "read); create the folder with the program's __main__.py, or remove `main`"),
+    ("[src]", "main: must be text, the program's folder (the Pulumi CLI refuses the file: #/main: expected string "
+              "or null)"),
+])
+def test_a_main_outside_the_project_or_missing_is_refused(tmp_path: Path, main: str, reason: str) -> None:
+    project = tmp_path / "project"
+    write_project(project, f"name: demo\nruntime: python\nmain: {main}\n", {"dev": "config: {}\n"})
+    (tmp_path / "elsewhere").mkdir()
+    (project / "link").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(StackConfigError) as raised:
+        load_stack_config(project, "dev")
+    assert str(raised.value) == (f"{project / 'Pulumi.yaml'}: "
+                                 f"{reason.format(parent=tmp_path.resolve(), project=project.resolve())}")
+
+
+def test_main_names_the_program_and_the_folder_it_runs_in(tmp_path: Path) -> None:
+    write_project(tmp_path, "name: demo\nruntime: python\nmain: src/\n", {"dev": "config: {}\n"})
+    (tmp_path / "src").mkdir()
+    config = load_stack_config(tmp_path, "dev")
+    assert (config.program, config.program_dir) == (tmp_path.resolve() / "src" / "__main__.py",
+                                                    tmp_path.resolve() / "src")

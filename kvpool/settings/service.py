@@ -248,7 +248,8 @@ class ServiceSettings(Closed):
         "What a cluster allocates once (NodePorts, namespaces and the names in them, host ports, cluster-scoped "
         "objects) is checked across the project's stacks of one cluster: `kvpool fleet` lists every clash and "
         f"`kvpool preview` refuses one. Default {DEFAULT_CLUSTER!r}: every stack of the project shares one cluster; "
-        "give stacks that deploy elsewhere another name.",
+        "give stacks that deploy elsewhere another name. A consumer (kv_cache_store_config.target_stack) must have "
+        "its owner's cluster, which the owner exports (kv_store.cluster): the store's Service exists there only.",
     )
     motor_deploy_config: DeployConfig = Field(
         description="Where and how the service runs: namespace, deploy mode, instances, pods and NPUs, image, "

@@ -93,7 +93,9 @@ HostPath = Annotated[AbsolutePath, AfterValidator(_no_backsteps)]
 NonEmpty = Annotated[str, Field(min_length=1)]
 # The name a user gives the cluster a stack deploys to (settings.cluster): a kubeconfig context's characters, one
 # line, so that it prints as it was written in the fleet's table and in every clash.
-ClusterName = Annotated[str, Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9][-A-Za-z0-9_.:@/]*$")]
+CLUSTER_NAME = r"[A-Za-z0-9][-A-Za-z0-9_.:@/]*"
+MAX_CLUSTER_NAME = 253
+ClusterName = Annotated[str, Field(min_length=1, max_length=MAX_CLUSTER_NAME, pattern=f"^{CLUSTER_NAME}$")]
 # A Kubernetes label value: at most 63 characters, alphanumeric at both ends, `-`, `_`, `.` inside.
 LabelValue = Annotated[str, Field(max_length=63, pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")]
 # A namespace name (RFC 1123 label).

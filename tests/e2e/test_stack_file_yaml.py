@@ -4,12 +4,14 @@ the key and how to quote the value.
 
 Every value of the corpus is written three ways (a top-level key, a mapping's value, a list item) into one stack
 file of a throw-away project, read by `pulumi config --json` once; values the CLI itself refuses go one per file.
+Project files (Pulumi.yaml: runtime, name, stackConfigDir, main) are asked of the CLI concurrently, one project each.
 """
 
 from __future__ import annotations
 
 import json
 import random
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ import pytest
 from kvpool.cli.engine.stack_config import StackConfigError, load_stack_config
 from kvpool.cli.engine.stack_yaml import lost_in_the_clis_reencoding
 from kvpool.errors import KvpoolError
-from tests.e2e.realengine import PulumiWorkspace
+from tests.e2e.realengine import PulumiResult, PulumiWorkspace
 
 pytestmark = pytest.mark.e2e
 
@@ -208,3 +210,82 @@ def test_a_stack_file_shape_the_cli_refuses_is_refused_offline(offline_workspace
     (project / "Pulumi.offline.yaml").write_text(text)
     with pytest.raises(KvpoolError):
         load_stack_config(project, "offline")
+
+
+# Project files (issue 45 §5), each in a folder of its own: how pulumi 3.274.1 takes it, and how the offline reader
+# does. `cli` is what the CLI is asked (`config`: stack init and `config --json`; `preview`: stack init and
+# `preview`, for what only running the program shows) and the words its verdict holds; `offline` is the offline
+# refusal after the file's path, or None where both read the file alike.
+NAME_RULE = "project names may only contain alphanumerics, hyphens, underscores, and periods"
+NO_RUNTIME = ("runtime: is missing, and without it the Pulumi CLI runs no program (its preview registers nothing, "
+              "`pulumi up` deletes what the stack has); add `runtime: python`")
+PROJECT_FILES: dict[str, tuple[str, str, str | None, str | None]] = {
+    "no runtime": ("name: pf-noruntime\n", "preview", None, NO_RUNTIME),
+    "runtime nodejs": ("name: pf-nodejs\nruntime: nodejs\n", "preview", "failed to load language plugin nodejs",
+                       "runtime: is 'nodejs', but this project is a Python program: the Pulumi CLI would run it "
+                       "with the language host of 'nodejs' (pulumi-language-nodejs), not this program; write "
+                       "`runtime: python`"),
+    "name with a space": ("name: my project\nruntime: python\n", "config", NAME_RULE,
+                          f"name 'my project': {NAME_RULE} (the Pulumi CLI refuses it)"),
+    "name with a slash": ("name: a/b\nruntime: python\n", "config", NAME_RULE,
+                          f"name 'a/b': {NAME_RULE} (the Pulumi CLI refuses it)"),
+    "name not ASCII": ("name: dé\nruntime: python\n", "config", NAME_RULE,
+                       f"name 'dé': {NAME_RULE} (the Pulumi CLI refuses it)"),
+    "name of 101 characters": (f"name: {'a' * 101}\nruntime: python\n", "config",
+                               "project names are limited to 100 characters",
+                               "name: project names are limited to 100 characters"),
+    "name of 100 characters": (f"name: {'a' * 100}\nruntime: python\n", "config", None, None),
+    "stackConfigDir absolute": ("name: pf-absolute\nruntime: python\nstackConfigDir: /stacks\n", "config", None, None),
+    "runtime mapping": ("name: pf-mapping\nruntime: {name: python, options: {toolchain: pip}}\n", "config", None, None),
+    "main missing": ("name: pf-main\nruntime: python\nmain: src/\n", "preview", "project 'main' could not be read",
+                     "main: 'src/': {project}/src does not exist (the Pulumi CLI refuses it: project 'main' could "
+                     "not be read); create the folder with the program's __main__.py, or remove `main`"),
+}
+
+
+@pytest.fixture(scope="module")
+def project_file_verdicts(offline_workspace: PulumiWorkspace) -> dict[str, tuple[Path, PulumiResult]]:
+    """Every case's folder and the CLI's last answer, asked concurrently (one project each, so no two share a
+    stack or a lock of the backend)."""
+    root = offline_workspace.root / "project-files"
+
+    def ask(case: str) -> tuple[Path, PulumiResult]:
+        text, command, _, _ = PROJECT_FILES[case]
+        folder = root / case.replace(" ", "-")
+        folder.mkdir(parents=True)
+        (folder / "Pulumi.yaml").write_text(text, encoding="utf-8")
+        stacks = folder / ("stacks" if "stackConfigDir" in text else "")
+        stacks.mkdir(exist_ok=True)
+        init = offline_workspace.run("stack", "init", "files", cwd=folder, timeout=120)
+        if init.returncode != 0:
+            return folder, init
+        (stacks / "Pulumi.files.yaml").write_text("config:\n  kept: 0x10\n")
+        args = ("config", "--json", "-s", "files") if command == "config" else ("preview", "-s", "files")
+        return folder, offline_workspace.run(*args, cwd=folder, timeout=300)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(zip(PROJECT_FILES, pool.map(ask, PROJECT_FILES), strict=True))
+
+
+@pytest.mark.parametrize("case", PROJECT_FILES)
+def test_a_project_file_is_taken_or_refused_as_the_cli_takes_it(
+        project_file_verdicts: dict[str, tuple[Path, PulumiResult]], case: str) -> None:
+    _, command, cli_words, offline_reason = PROJECT_FILES[case]
+    folder, cli = project_file_verdicts[case]
+    try:
+        offline, refusal = load_stack_config(folder, "files"), ""
+    except StackConfigError as error:
+        offline, refusal = None, str(error)
+    if cli_words is not None:
+        assert cli.returncode != 0 and cli_words in cli.output, cli.output[-800:]
+    elif command == "preview":  # no runtime: the CLI runs no program, not even the stack's own resource
+        assert cli.returncode == 0 and "pulumi:pulumi:Stack" not in cli.output, cli.output[-800:]
+    else:
+        assert cli.returncode == 0, cli.output[-800:]
+        name = load_stack_config(folder, "files").project
+        assert offline is not None and offline.values == {
+            key: entry["value"] for key, entry in json.loads(cli.stdout).items()} == {f"{name}:kept": "16"}
+    if offline_reason is None:
+        assert offline is not None, refusal
+    else:
+        assert refusal == f"{folder / 'Pulumi.yaml'}: {offline_reason.format(project=folder.resolve())}"

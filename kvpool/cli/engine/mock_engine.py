@@ -103,7 +103,8 @@ def run_program(
     preview: bool = True,
     on_registered: Callable[[RecordedResource], None] | None = None,
 ) -> ProgramRun:
-    """Run `<project_dir>/__main__.py` as `pulumi preview` (or `up` when preview=False) would, against mocks.
+    """Run the project's program (`config.program`, else `<project_dir>/__main__.py`) as `pulumi preview` (or `up`
+    when preview=False) would, against mocks, in the program's folder.
 
     `stack_references` maps a referenced stack's full name (`organization/<project>/<stack>`) to its outputs.
     A reference to the running stack itself reads its outputs as its last update left them: those given there,
@@ -113,9 +114,11 @@ def run_program(
     Raises ProgramError for a user-facing program error, a MockEngineError for what the offline engine cannot
     answer; any other exception is a bug in the program or this tool and propagates unchanged.
     """
-    project_dir = Path(project_dir).resolve()
-    if not (project_dir / "__main__.py").is_file():
-        raise ProgramError(f"no __main__.py in {project_dir}: the program to run")
+    # The program Pulumi.yaml's `main` names, run in its own folder as the CLI runs it (else the project's __main__.py).
+    program = Path(project_dir).resolve() / "__main__.py" if config.program is None else Path(config.program).absolute()
+    project_dir = program.parent
+    if not program.is_file():
+        raise ProgramError(f"no {program.name} in {project_dir}: the program to run")
     log_messages: list[str] = []
     own = local_stack_reference(config.project, config.stack)
     monitor = _RecordingMonitor(_OfflineMocks(dict(stack_references or {}), own), on_registered)
@@ -136,7 +139,7 @@ def run_program(
                 monitor=monitor,
                 organization=LOCAL_ORGANIZATION,
             )
-            exported = loop.run_until_complete(_run_and_serialize_exports(str(project_dir / "__main__.py")))
+            exported = loop.run_until_complete(_run_and_serialize_exports(str(program)))
     except MockEngineError as error:
         failure = error
     except (pulumi.RunError, KvpoolError) as error:

@@ -52,7 +52,15 @@ class StackConfig:
     """Full key (`"motor-kvpool:env"`) -> the string the program reads."""
     secret_keys: list[str] = field(default_factory=list)
     project_dir: Path | None = None
-    """The folder of Pulumi.yaml, which the program runs in: relative settings paths (motor_deployer_dir) start there."""
+    """The folder of Pulumi.yaml."""
+    program: Path | None = None
+    """The file the CLI's language host runs, from Pulumi.yaml's `main`; None: `<project_dir>/__main__.py`."""
+
+    @property
+    def program_dir(self) -> Path | None:
+        """The folder the program runs in (the CLI's pwd: `main`'s folder, else the project's): relative settings
+        paths (motor_deployer_dir) start there."""
+        return self.program.parent if self.program is not None else self.project_dir
 
 
 @dataclass(frozen=True)
@@ -71,8 +79,60 @@ class _Declaration:
 def project_name(project_dir: Path) -> str:
     """Pulumi.yaml's `name`."""
     project_file = find_project_file(project_dir)
+    return _name_of(project_file, _read_project(project_file))
+
+
+def _read_project(project_file: Path) -> dict[str, Any]:
+    """Pulumi.yaml, refused as the CLI refuses it (its name) and where the CLI would not run this Python program
+    (its runtime); every reader of the project file reads it here."""
     project, _ = _read_yaml_mapping(project_file)
-    return _name_of(project_file, project)
+    _name_of(project_file, project)
+    _check_runtime(project_file, project)
+    if project.get("main") is not None and not isinstance(project["main"], str):
+        raise StackConfigError(f"{project_file}: main: must be text, the program's folder (the Pulumi CLI refuses "
+                               f"the file: #/main: expected string or null)")
+    return project
+
+
+def _check_runtime(project_file: Path, project: dict[str, Any]) -> None:
+    """The CLI runs the program with the language host `runtime` names (a name, or a mapping with `name`): without
+    one it runs no program at all (pulumi's resource/deploy/program_source.go: the preview registers nothing, an
+    update deletes what the stack has); with another it runs that language's program, not this one."""
+    runtime = project.get("runtime")
+    name = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if "runtime" not in project or runtime is None:
+        raise StackConfigError(f"{project_file}: runtime: is missing, and without it the Pulumi CLI runs no program "
+                               f"(its preview registers nothing, `pulumi up` deletes what the stack has); add "
+                               f"`runtime: python`")
+    if not isinstance(name, str) or not name:
+        raise StackConfigError(f"{project_file}: runtime: names no language (write a name, or a mapping with "
+                               f"`name:`); write `runtime: python`")
+    if name != "python":
+        raise StackConfigError(f"{project_file}: runtime: is {name!r}, but this project is a Python program: the "
+                               f"Pulumi CLI would run it with the language host of {name!r} (pulumi-language-{name}), "
+                               f"not this program; write `runtime: python`")
+
+
+def _program(project_file: Path, project: dict[str, Any]) -> Path | None:
+    """The file the CLI's Python language host runs for Pulumi.yaml's `main` (pulumi's engine getPwdMain): a folder
+    runs its __main__.py in that folder, a file runs itself in its own folder; None without `main`. It must stay
+    inside the project: a program outside it is not part of what is reviewed with the project (the CLI runs it)."""
+    main = project.get("main")
+    if not main:
+        return None
+    where = f"{project_file}: main: {main!r}"
+    root = project_file.parent.resolve()
+    if os.path.isabs(main):
+        raise StackConfigError(f"{where}: is an absolute path; write the program's folder relative to the project "
+                               f"(e.g. `main: src/`)")
+    target = Path(os.path.normpath(root / main))
+    if not target.resolve().is_relative_to(root):
+        raise StackConfigError(f"{where}: names {target.resolve()}, outside the project {root}; the program must be "
+                               f"a folder inside the project (e.g. `main: src/`)")
+    if not target.exists():
+        raise StackConfigError(f"{where}: {target} does not exist (the Pulumi CLI refuses it: project 'main' could "
+                               f"not be read); create the folder with the program's __main__.py, or remove `main`")
+    return target / "__main__.py" if target.is_dir() else target
 
 
 # The CLI's project name rule, checked in its order (pulumi's tokens.ValidateProjectName, as pulumi 3.274.1 answers).
@@ -98,7 +158,7 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
     """Merge Pulumi.yaml and Pulumi.<stack>.yaml into what `pulumi preview --stack <stack>` gives the program."""
     check_stack_name(stack)
     project_file = find_project_file(project_dir)
-    project, _ = _read_yaml_mapping(project_file)
+    project = _read_project(project_file)
     name = _name_of(project_file, project)
 
     declarations = _parse_declarations(project_file, name, project.get("config") or {})
@@ -121,6 +181,7 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
         values={key: _config_text(stack_values[key]) for key in sorted(stack_values)},
         secret_keys=sorted(secret_keys),
         project_dir=project_file.parent,
+        program=_program(project_file, project),
     )
 
 
@@ -184,21 +245,21 @@ def stack_config_dir(project_dir: Path) -> Path | None:
     project_file = Path(project_dir) / "Pulumi.yaml"
     if not project_file.is_file():
         return None
-    project, _ = _read_yaml_mapping(project_file)
+    project = _read_project(project_file)
     return _stack_config_dir(project_file, project)
 
 
 def stack_names(project_dir: Path) -> list[str]:
     """The stacks that have a stack file in the project's stackConfigDir, sorted."""
     project_file = find_project_file(project_dir)
-    project, _ = _read_yaml_mapping(project_file)
+    project = _read_project(project_file)
     return _stack_names(_stack_config_dir(project_file, project))
 
 
 def has_stack(project_dir: Path, stack: str) -> bool:
     """Whether the project has a stack file for `stack` (in its stackConfigDir)."""
     project_file = find_project_file(project_dir)
-    project, _ = _read_yaml_mapping(project_file)
+    project = _read_project(project_file)
     return _stack_config_dir(project_file, project).joinpath(f"Pulumi.{check_stack_name(stack)}.yaml").is_file()
 
 

@@ -160,7 +160,8 @@ def is_service_stack(config: StackConfig) -> bool:
 def stack_settings(config: StackConfig) -> ServiceSettings:
     """The service settings of a stack file, read as its program reads them (its project's name included: the one
     target_stack names)."""
-    return settings_from_config(config.values, set(config.secret_keys), config.stack, config.project, config.project_dir)
+    return settings_from_config(config.values, set(config.secret_keys), config.stack, config.project,
+                                config.program_dir)
 
 
 def check_cluster_clashes(project_dir: Path, config: StackConfig) -> list[str]:

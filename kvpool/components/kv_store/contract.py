@@ -20,6 +20,7 @@ Every refusal names the owner stack and the field of its output.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -35,6 +36,7 @@ from kvpool.policies import rules
 from kvpool.settings.deploy import DEPLOY_MODES
 from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import P2P_HANDSHAKE, EtcdConfig, MooncakeStoreConfig
+from kvpool.settings.types import CLUSTER_NAME, MAX_CLUSTER_NAME
 
 OUTPUT = "kv_store"
 BACKENDS = ("mooncake", "memcache", "yuanrong")
@@ -79,6 +81,9 @@ def sanitized_endpoint(settings: ServiceSettings, target: str, output: dict[str,
         problems.add("deploy_mode", f"is not a deploy mode ({', '.join(DEPLOY_MODES)})")
     if output.get("stack") != target:
         problems.add("stack", f"is {output.get('stack')!r}, not the stack it was read from")
+    cluster = output.get("cluster")
+    if not (isinstance(cluster, str) and len(cluster) <= MAX_CLUSTER_NAME and re.fullmatch(CLUSTER_NAME, cluster)):
+        problems.add("cluster", "is not a cluster name (one line of letters, digits and -_.:@/)")
     lease = output.get("lease_ttl_ms")
     if lease is not None:  # the owner's default_kv_lease_ttl, held to the owner's own model
         for _, message in _mooncake_settings_problems({"default_kv_lease_ttl": lease}):

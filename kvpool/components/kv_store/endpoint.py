@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # Version of the `kv_store` stack output. Raise it when a field changes meaning or a consumer needs a new one.
-# 2: `sidecars` (the standalone store container) gave way to `standalone_store`.
+# 2: `sidecars` (the standalone store container) gave way to `standalone_store`; `cluster` added.
 SCHEMA = 2
 
 
@@ -38,6 +38,7 @@ class KVStoreEndpoint:
     allowed_consumers: list[str] = field(default_factory=list)
     compatibility: dict[str, Any] = field(default_factory=dict)
 
-    def as_output(self, stack: str) -> dict[str, Any]:
-        """The `kv_store` stack output: the contract another stack's StackReference reads."""
-        return {"schema": SCHEMA, "stack": stack, **asdict(self)}
+    def as_output(self, stack: str, cluster: str) -> dict[str, Any]:
+        """The `kv_store` stack output: the contract another stack's StackReference reads. `cluster` is the owner's
+        `cluster` setting: a consumer's must be the same, since the store's Service exists in that cluster only."""
+        return {"schema": SCHEMA, "stack": stack, "cluster": cluster, **asdict(self)}

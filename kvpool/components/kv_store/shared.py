@@ -68,6 +68,13 @@ def contract_findings(settings: ServiceSettings, own: str, target: str, output: 
     store = settings.kv_cache_store_config
     deploy = settings.motor_deploy_config
     mismatches: list[str] = []
+    if output["cluster"] != settings.cluster:
+        mismatches.append(
+            f"cluster: {own} deploys to cluster {settings.cluster!r} but {target}'s store is in cluster "
+            f"{output['cluster']!r} ({OUTPUT}.cluster), so the store Service {output['host']} that {own}'s client "
+            f"file dials does not exist where {own}'s engines run; point target_stack at a store of cluster "
+            f"{settings.cluster!r}, or, if the two stacks deploy to one cluster, give both the same cluster setting."
+        )
     if store.backend != output["backend"]:
         mismatches.append(
             f"kv_cache_store_config.backend: {own} uses {store.backend!r} but {target}'s store is "
