@@ -47,10 +47,16 @@ def with_parents(name: str) -> set[str]:
 
 
 def graph() -> dict[str, set[str]]:
+    """Module -> the modules importing it runs. A module's own parent packages are left out unless it imports them by
+    name: Python initialises them before the module, so a package __init__ that re-exports its children (kvpool.components)
+    is no cycle; `from kvpool.components import X` inside one of those children would be, and is kept."""
     edges = {}
     for name, path in MODULES.items():
-        targets = set().union(*(with_parents(module) for module in imported(path)))
-        edges[name] = {target for target in targets if target in MODULES and target != name}
+        modules = imported(path)
+        targets = set().union(*(with_parents(module) for module in modules))
+        ancestors = with_parents(name) - {name}
+        edges[name] = {target for target in targets
+                       if target in MODULES and target != name and (target not in ancestors or target in modules)}
     return edges
 
 
@@ -102,6 +108,16 @@ def test_the_library_never_imports_the_command() -> None:
     offenders = sorted(name for name, path in MODULES.items()
                        if any(module.startswith(COMMAND) for module in imported(path)))
     assert offenders == []
+
+
+def test_a_child_that_imports_its_re_exporting_package_by_name_is_a_cycle(tmp_path, monkeypatch) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from pkg.child import X\n")
+    (package / "child.py").write_text("from pkg import Y\nX = 1\n")
+    monkeypatch.setitem(MODULES, "pkg", package / "__init__.py")
+    monkeypatch.setitem(MODULES, "pkg.child", package / "child.py")
+    assert cycle({name: edges for name, edges in graph().items() if name.startswith("pkg")}) == ["pkg", "pkg.child", "pkg"]
 
 
 def test_the_cycle_finder_finds_one() -> None:

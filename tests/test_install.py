@@ -60,7 +60,7 @@ def test_the_wheel_holds_the_package_its_data_and_nothing_else(wheel: Path) -> N
     assert {name.split("/")[0] for name in names} == {"kvpool", f"motor_kvpool-{VERSION}.dist-info"}
     assert {
         "kvpool/policies/PulumiPolicy.yaml", "kvpool/policies/__main__.py", "kvpool/policies/requirements.txt",
-        "kvpool/settings/passthrough_schema.json", "kvpool/cli/requirements.txt", "kvpool/program.py",
+        "kvpool/settings/passthrough_schema.json", "kvpool/cli/requirements.txt", "kvpool/program/__init__.py",
         "kvpool/components/kv_store/component.py",
     } <= set(names)
     sources = {path.relative_to(PROJECT_DIR).as_posix() for path in (PROJECT_DIR / "kvpool").rglob("*.py")}

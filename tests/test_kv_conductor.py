@@ -22,7 +22,7 @@ from kvpool.components.workloads import Workloads
 from kvpool.internal.checksums import digest
 from kvpool.internal.motor_config import MOTOR_FILES
 from kvpool.internal.ports import Port
-from kvpool.internal.service_args import kv_conductor_args
+from kvpool.program.args import kv_conductor_args
 from kvpool.policies import rules
 from kvpool.settings.loader import load_from_pulumi_config
 from tests.program_runs import Rendered, env_of, render, render_component, stack_values

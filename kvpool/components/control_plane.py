@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kvpool.components.workloads import Workloads
+from kvpool.components.workloads import Workloads, motor_env
 from kvpool.internal import dashboards, motor_monitoring
 from kvpool.internal.checksums import annotations
 from kvpool.internal.dashboards import Signals
@@ -30,7 +30,6 @@ from kvpool.internal.motor_pod import (
     MOTOR_SECURITY_CONTEXT,
     env_list,
     log_volume,
-    motor_env,
     weight_mount,
     weight_volume,
 )
@@ -65,7 +64,7 @@ class MotorRoleArgs:
 
 @dataclass(frozen=True, kw_only=True)
 class ControlPlaneArgs:
-    """Everything the control plane is rendered from (kvpool/internal/service_args.py builds it from the settings)."""
+    """Everything the control plane is rendered from (kvpool/program/args.py builds it from the settings)."""
 
     namespace: str
     workloads: Workloads

@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 
 from kvpool.components.kv_store.client import CLIENT_CONFIG_MAP, mounted_client_files
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
-from kvpool.components.workloads import Workloads
+from kvpool.components.workloads import Workloads, motor_env
 from kvpool.internal.checksums import annotations as checksum_annotations
 from kvpool.internal.hardware import HARDWARE
 from kvpool.internal.labels import (
@@ -37,7 +37,6 @@ from kvpool.internal.motor_pod import (
     MOTOR_SECURITY_CONTEXT,
     env_list,
     host_path_volume,
-    motor_env,
     weight_mount,
     weight_volume,
 )
@@ -63,7 +62,7 @@ ENGINE_SECURITY_CONTEXT = {**MOTOR_SECURITY_CONTEXT, "capabilities": {"drop": EN
 
 @dataclass(frozen=True, kw_only=True)
 class EnginePoolArgs:
-    """Everything one side's engines are rendered from (kvpool/program.py builds it from the settings)."""
+    """Everything one side's engines are rendered from (kvpool/program/__init__.py builds it from the settings)."""
 
     side: str  # prefill or decode
     namespace: str

@@ -2,7 +2,7 @@
 (examples/deployer/lib/generator/kv_conductor.py, yaml_template/kv_conductor_template.yaml): Deployment
 `mindie-motor-kv-conductor` and Service `kv-conductor` on kv_conductor_config.http_server_port, running Motor's boot.sh
 with ROLE=kv_conductor from motor-config like every Motor pod, with KVS_MASTER_SERVICE; and the coordinator's
-KV_CONDUCTOR_SERVICE (kvpool/internal/service_args.py asks `coordinator_env`).
+KV_CONDUCTOR_SERVICE (kvpool/program/args.py asks `coordinator_env`).
 
 In the pod, Motor's kv_conductor.sh exports set_kv_conductor_env (env.json's motor_kv_conductor_env), has
 mooncake_config.py `conductor` write $CONFIG_PATH/kv_conductor_config.json from user_config.json's kv_conductor_config
@@ -10,7 +10,7 @@ mooncake_config.py `conductor` write $CONFIG_PATH/kv_conductor_config.json from 
 prefill served_model_name), and starts `mooncake_conductor`. `conductor_config` is that file as it must come out;
 tests/conformance runs Motor's scripts on what we render and compares.
 
-kvpool/internal/service_args.py kv_conductor_args checks the settings (check_env, check_pool_port) and builds the
+kvpool/program/args.py kv_conductor_args checks the settings (check_env, check_pool_port) and builds the
 KVConductorArgs; the component renders from them alone.
 
 Traffic (NetworkPolicy `mindie-motor-kv-conductor`), from Motor's code: the coordinator calls the conductor's HTTP port
@@ -33,7 +33,7 @@ import pulumi_kubernetes as k8s
 from kvpool.components.control_plane import COORDINATOR
 from kvpool.components.kv_store.common import STORE_NAME
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
-from kvpool.components.workloads import Workloads
+from kvpool.components.workloads import Workloads, motor_env
 from kvpool.errors import KvpoolError
 from kvpool.internal.checksums import annotations
 from kvpool.internal.labels import KV_CLIENT_LABEL, app_selector, common_labels
@@ -47,7 +47,6 @@ from kvpool.internal.motor_pod import (
     MOTOR_POD_SECURITY_CONTEXT,
     MOTOR_SECURITY_CONTEXT,
     env_list,
-    motor_env,
 )
 from kvpool.internal.ports import Port
 from kvpool.settings.service import ServiceSettings
@@ -153,7 +152,7 @@ def check_pool_port(settings: ServiceSettings, endpoint: KVStoreEndpoint | None)
 
 @dataclass(frozen=True, kw_only=True)
 class KVConductorArgs:
-    """Everything the conductor is rendered from (kvpool/internal/service_args.py kv_conductor_args builds it)."""
+    """Everything the conductor is rendered from (kvpool/program/args.py kv_conductor_args builds it)."""
 
     namespace: str
     workloads: Workloads

@@ -15,6 +15,16 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from kvpool.internal.labels import DEFAULT_CLUSTER_DOMAIN, common_labels, service_fqdn
+from kvpool.internal.motor_pod import (
+    CONFIG_PATH,
+    CONFIGMAP_PATH,
+    CONTROLLER_ROLE,
+    CONTROLLER_SERVICE,
+    COORDINATOR_INFER_SERVICE,
+    COORDINATOR_MGMT_SERVICE,
+    COORDINATOR_OBS_SERVICE,
+    COORDINATOR_ROLE,
+)
 from kvpool.policies.rules.service_set import SERVICE_SET_API_VERSION, SERVICE_SET_KIND
 
 ISS_NAME = "vllm"  # deploy.py's default InferServiceSet name
@@ -86,6 +96,20 @@ class Workloads:
         if not self.is_service_set:
             return None
         return ServiceSet(ISS_NAME, self.namespace, list(self._roles.values()), opts)
+
+
+def motor_env(role: str, workloads: Workloads, job_name: str) -> dict[str, str]:
+    """What every Motor container is told about itself and where the control plane's Services are."""
+    return {
+        "ROLE": role,
+        "JOB_NAME": job_name,
+        "CONFIGMAP_PATH": CONFIGMAP_PATH,
+        "CONFIG_PATH": CONFIG_PATH,
+        "CONTROLLER_SERVICE": workloads.service_host(CONTROLLER_SERVICE, CONTROLLER_ROLE),
+        "COORDINATOR_SERVICE": workloads.service_host(COORDINATOR_MGMT_SERVICE, COORDINATOR_ROLE),
+        "COORDINATOR_INFER_SERVICE": workloads.service_host(COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE),
+        "COORDINATOR_OBS_SERVICE": workloads.service_host(COORDINATOR_OBS_SERVICE, COORDINATOR_ROLE),
+    }
 
 
 class ServiceSet(pulumi.ComponentResource):

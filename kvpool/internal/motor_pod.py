@@ -5,17 +5,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from kvpool.components.workloads import Workloads
-from kvpool.errors import KvpoolError
 from kvpool.internal.motor_config import MOTOR_CONFIG_NAME
-from kvpool.internal.motor_env import CONTROL_PLANE_INTERNAL_ENV, MOTOR_INTERNAL_ENV, env_text
+from kvpool.internal.motor_env import env_text
 from kvpool.internal.pod_layout import (
     CONFIGMAP_PATH,
     LOG_MOUNT_PATH,
     LOG_VOLUME_NAME,
     MOTOR_CONF_DIR,
 )
-from kvpool.settings.service import ServiceSettings
 
 CONFIG_PATH = MOTOR_CONF_DIR
 # deploy.py's Service names and ports (mindie_motor_controller.yaml, mindie_motor_coordinator.yaml).
@@ -97,15 +94,6 @@ ENGINE_PROBES = {"readinessProbe": probe("readiness", 5)}
 ENGINE_LIFECYCLE = {"preStop": {"exec": {"command": ["bash", "-c", "$CONFIGMAP_PATH/prestop.sh"]}}}
 
 
-def control_plane_env(workloads: Workloads) -> dict[str, str]:
-    return {
-        "CONTROLLER_SERVICE": workloads.service_host(CONTROLLER_SERVICE, CONTROLLER_ROLE),
-        "COORDINATOR_SERVICE": workloads.service_host(COORDINATOR_MGMT_SERVICE, COORDINATOR_ROLE),
-        "COORDINATOR_INFER_SERVICE": workloads.service_host(COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE),
-        "COORDINATOR_OBS_SERVICE": workloads.service_host(COORDINATOR_OBS_SERVICE, COORDINATOR_ROLE),
-    }
-
-
 def env_list(values: Mapping[str, Any], field_env: Mapping[str, str] = FIELD_ENV) -> list[dict[str, Any]]:
     """Kubernetes env entries: field references first, then plain values in the given order (as strings)."""
     entries: list[dict[str, Any]] = [
@@ -113,48 +101,3 @@ def env_list(values: Mapping[str, Any], field_env: Mapping[str, str] = FIELD_ENV
     ]
     entries += [{"name": name, "value": env_text(value)} for name, value in values.items()]
     return entries
-
-
-def motor_env(role: str, workloads: Workloads, job_name: str) -> dict[str, str]:
-    return {
-        "ROLE": role,
-        "JOB_NAME": job_name,
-        "CONFIGMAP_PATH": CONFIGMAP_PATH,
-        "CONFIG_PATH": CONFIG_PATH,
-        **control_plane_env(workloads),
-    }
-
-
-class InternalEnvConflict(KvpoolError):
-    """env.json sets a variable motor-kvpool sets itself for Motor's processes."""
-
-
-INTERNAL_ENV_BY_SECTION = {
-    "motor_common_env": CONTROL_PLANE_INTERNAL_ENV,  # reaches the controller and coordinator too
-    "motor_controller_env": CONTROL_PLANE_INTERNAL_ENV,
-    "motor_coordinator_env": CONTROL_PLANE_INTERNAL_ENV,
-    "motor_engine_prefill_env": MOTOR_INTERNAL_ENV,
-    "motor_engine_decode_env": MOTOR_INTERNAL_ENV,
-}
-
-
-def check_internal_env(settings: ServiceSettings, coordinator_store_env: Mapping[str, str]) -> None:
-    """env.json may not set what motor-kvpool sets for Motor's processes: as container env the later entry would
-    win silently, and in the scripts' set_*_env functions it would rewrite a pod's ROLE or its config paths.
-    `coordinator_store_env`: the store variables the coordinator gets (env.json may repeat them, never contradict
-    them, as for the engines: kvpool/internal/motor_env.py engine_env). The engines' store variables are checked there."""
-    sections = settings.env.model_dump(mode="json")
-    problems = [
-        f"env.{section}.{name}: motor-kvpool sets {name} itself for Motor's processes"
-        for section, names in INTERNAL_ENV_BY_SECTION.items()
-        for name in sections[section]
-        if name in names
-    ]
-    for section in ("motor_common_env", "motor_coordinator_env"):
-        for name, value in sections[section].items():
-            if name in coordinator_store_env and env_text(value) != coordinator_store_env[name]:
-                problems.append(f"env.{section}.{name} is {value!r} but the KV store needs {coordinator_store_env[name]!r}")
-    if problems:
-        raise InternalEnvConflict(
-            "; ".join(problems) + ". Remove them from env.json: motor-kvpool sets them (kvpool/internal/motor_pod.py)."
-        )

@@ -29,7 +29,7 @@ from pydantic import Field, field_validator
 
 from kvpool.settings.types import Closed
 
-ENGINES_OUTPUT = "engines"  # kvpool/program.py exports {side: [instance names]}
+ENGINES_OUTPUT = "engines"  # kvpool/program/__init__.py exports {side: [instance names]}
 ROLLOUT_OUTPUT = "rollout"  # {side: {"max_unavailable_instances": n}}, the setting resolved for the instance count
 DEFAULT_MAX_UNAVAILABLE = "50%"
 _PERCENT = re.compile(r"^([1-9][0-9]?|100)%$")

@@ -480,7 +480,7 @@ def load_from_pulumi_config(
 ) -> ServiceSettings:
     """`values`: the stack's keys of the motor-kvpool namespace, without the prefix, as parsed objects, of stack
     `stack` of project `project` (whose other stacks target_stack names) in `project_dir` (None: the working folder,
-    which is the project's inside the program, kvpool/program.py)."""
+    which is the project's inside the program, kvpool/program/__init__.py)."""
     unknown = [key for key in values if key not in PULUMI_CONFIG_KEYS and key not in ALIASES]
     problems = []
     for key in unknown:

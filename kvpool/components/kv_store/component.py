@@ -26,7 +26,7 @@ TYPE = "kvpool:index:KVStore"
 
 @dataclass(frozen=True, kw_only=True)
 class KVStoreArgs:
-    """Everything the store is rendered from (kvpool/internal/service_args.py builds it from the settings); the fields
+    """Everything the store is rendered from (kvpool/program/args.py builds it from the settings); the fields
     named as StoreContext's become the backends' context."""
 
     store: MooncakeStoreConfig | MemcacheStoreConfig | YuanrongStoreConfig

@@ -108,7 +108,8 @@ def contract_findings(settings: ServiceSettings, own: str, target: str, output: 
             f"and run `pulumi up` there, so that its NetworkPolicy admits {own}'s engines."
         ))
     ours, theirs = compatibility(settings), output.get("compatibility", {})
-    for name, value in ours.items():
+    # An owner with no engines (a pool of its own, kvpool.program.args.pool_store_args) has no record to agree with.
+    for name, value in ours.items() if theirs else ():
         if name != "key" and theirs.get(name) != value:
             problems.append(ContractProblem(COMPATIBILITY,
                 f"{COMPATIBILITY_FIELDS[name]}: {own} has {value!r} but {target} has {theirs.get(name)!r} "

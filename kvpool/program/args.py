@@ -17,12 +17,18 @@ from kvpool.components.kv_store.component import KVStoreArgs
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.ucm_storage import UCMStorage, UCMStorageArgs
 from kvpool.components.workloads import Workloads
+from kvpool.errors import KvpoolError
 from kvpool.internal.checksums import engine_config_inputs
 from kvpool.internal.connectors import engine_kv_transfer_config
 from kvpool.internal.hardware import engine_node_selector
-from kvpool.internal.labels import instance_name
+from kvpool.internal.labels import DEFAULT_CLUSTER_DOMAIN, instance_name
 from kvpool.internal.motor_config import motor_config_data, role_motor_files
-from kvpool.internal.motor_env import engine_env, env_text
+from kvpool.internal.motor_env import (
+    CONTROL_PLANE_INTERNAL_ENV,
+    MOTOR_INTERNAL_ENV,
+    engine_env,
+    env_text,
+)
 from kvpool.internal.motor_monitoring import OBS_PORT, motor_service
 from kvpool.internal.motor_pod import (
     CONTROLLER_OBS_SERVICE,
@@ -32,7 +38,6 @@ from kvpool.internal.motor_pod import (
     COORDINATOR_MGMT_SERVICE,
     COORDINATOR_OBS_SERVICE,
     COORDINATOR_ROLE,
-    check_internal_env,
 )
 from kvpool.internal.ports import Port
 from kvpool.internal.rbac import configmap_namespace, controller_calls
@@ -40,6 +45,43 @@ from kvpool.internal.rollout import waves
 from kvpool.internal.secret_env import SecretEnv
 from kvpool.policies import rules
 from kvpool.settings.service import ServiceSettings
+from kvpool.settings.store import StoreConfig
+
+
+class InternalEnvConflict(KvpoolError):
+    """env.json sets a variable motor-kvpool sets itself for Motor's processes."""
+
+
+INTERNAL_ENV_BY_SECTION = {
+    "motor_common_env": CONTROL_PLANE_INTERNAL_ENV,  # reaches the controller and coordinator too
+    "motor_controller_env": CONTROL_PLANE_INTERNAL_ENV,
+    "motor_coordinator_env": CONTROL_PLANE_INTERNAL_ENV,
+    "motor_engine_prefill_env": MOTOR_INTERNAL_ENV,
+    "motor_engine_decode_env": MOTOR_INTERNAL_ENV,
+}
+
+
+def check_internal_env(settings: ServiceSettings, coordinator_store_env: Mapping[str, str]) -> None:
+    """env.json may not set what motor-kvpool sets for Motor's processes: as container env the later entry would
+    win silently, and in the scripts' set_*_env functions it would rewrite a pod's ROLE or its config paths.
+    `coordinator_store_env`: the store variables the coordinator gets (env.json may repeat them, never contradict
+    them, as for the engines: kvpool/internal/motor_env.py engine_env). The engines' store variables are checked there."""
+    sections = settings.env.model_dump(mode="json")
+    problems = [
+        f"env.{section}.{name}: motor-kvpool sets {name} itself for Motor's processes"
+        for section, names in INTERNAL_ENV_BY_SECTION.items()
+        for name in sections[section]
+        if name in names
+    ]
+    for section in ("motor_common_env", "motor_coordinator_env"):
+        for name, value in sections[section].items():
+            if name in coordinator_store_env and env_text(value) != coordinator_store_env[name]:
+                problems.append(f"env.{section}.{name} is {value!r} but the KV store needs {coordinator_store_env[name]!r}")
+    if problems:
+        raise InternalEnvConflict(
+            "; ".join(problems) + ". Remove them from env.json: motor-kvpool sets them (kvpool/program/args.py)."
+        )
+
 
 # What the coordinator needs of the store (deploy.py gives it these two, not the client files).
 COORDINATOR_STORE_ENV = ("KVS_MASTER_SERVICE", "KV_STORE_BACKEND")
@@ -76,6 +118,45 @@ def kv_store_args(settings: ServiceSettings, workloads: Workloads, project_dir: 
         project_dir=project_dir,
         compatibility=compatibility(settings),
         sizing=settings.pool_sizing() if store.dashboards and not store.allowed_consumers else None,
+    )
+
+
+def pool_store_args(
+    store: StoreConfig,
+    namespace: str,
+    image: str,
+    hardware_type: str,
+    *,
+    deploy_mode: str = "multi_deployment",
+    cluster_domain: str = DEFAULT_CLUSTER_DOMAIN,
+    project_dir: Path | None = None,
+) -> KVStoreArgs:
+    """A KV store that is a stack of its own: no engines beside it, only the services its `allowed_consumers` name,
+    which use it through kv_cache_store_config.target_stack. With no engines of its own it exports no compatibility
+    record: each consumer's blocks are keyed by its own model and layout (README, "A pool of its own")."""
+    if store.target_stack is not None:
+        raise ValueError("kv_cache_store_config.target_stack: a pool of its own uses no other stack's store; remove it")
+    if not store.allowed_consumers:
+        raise ValueError("kv_cache_store_config.allowed_consumers: a pool of its own serves only its consumers; "
+                         "list their namespaces")
+    return KVStoreArgs(
+        store=store,
+        namespace=namespace,
+        workloads=Workloads(namespace, deploy_mode, cluster_domain),
+        image=store.image or image,
+        hardware_type=hardware_type,
+        labels=dict(store.additional_labels),
+        annotations=dict(store.additional_annotations),
+        node_selector={},
+        engine_node_labels={},
+        resources=store.resources,
+        protect=store.protect,
+        retain_on_delete=store.retain_on_delete,
+        allowed_consumers=tuple(store.allowed_consumers),
+        metrics_scraper_namespaces=tuple(store.metrics_scraper_namespaces),
+        env={},
+        project_dir=project_dir or Path.cwd(),
+        compatibility={},
     )
 
 

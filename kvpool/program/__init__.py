@@ -38,14 +38,14 @@ from kvpool.internal.motor_env import script_envs
 from kvpool.internal.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
 from kvpool.internal.rollout import ENGINES_OUTPUT, ROLLOUT_OUTPUT, previous_instances
 from kvpool.internal.secret_env import secret_env
-from kvpool.internal.service_args import (
+from kvpool.policies import rules
+from kvpool.program.args import (
     control_plane_args,
     engine_pool_args,
     kv_conductor_args,
     kv_store_args,
     ucm_storage_args,
 )
-from kvpool.policies import rules
 from kvpool.settings.from_stack import read_stack_settings
 from kvpool.settings.service import ServiceSettings
 
