@@ -264,3 +264,72 @@ def test_a_model_config_beyond_any_models_size_or_depth_is_not_read(tmp_path):
     assert (rules.read_model_config(str(large)), rules.read_model_config(str(deep))) == (None, None)
     (large / "config.json").write_text('{"num_hidden_layers": 2}')
     assert rules.read_model_config(str(large)) == {"num_hidden_layers": 2}
+
+
+def standalone_memcache(dram_size: str | None = None) -> dict:
+    service = memcache_pool("800I_A3")  # A3: local_service_mode standalone by default
+    if dram_size is not None:
+        service["kv_cache_store_config"]["dram_size"] = dram_size
+    return service
+
+
+def test_a_standalone_memcache_pool_is_one_local_service_per_engine_pod_of_dram_size():
+    """Motor 8919e55: engine.sh starts one node manager per engine container, whose LocalService thread takes
+    kv_cache_store_config.dram_size as its DRAM pool (local_service.py _run); the vLLM ranks' conf says 0GB."""
+    pool = sizing_of(standalone_memcache("20GB"))
+    assert (pool.field, pool.unit_name, pool.units, pool.unit_bytes, pool.capacity_bytes) == (
+        "kv_cache_store_config.dram_size", "engine pod's LocalService", 2, 20 * 2**30, 40 * 2**30)
+    assert load_from_pulumi_config(standalone_memcache("20GB"), "svc").user_config()[
+        "kv_cache_store_config"]["dram_size"] == "20GB"  # what Motor's node manager reads
+    # Unset, Motor takes 80 % of the node's free memory when the pod starts: not known offline.
+    assert sizing_of(standalone_memcache()).unit_bytes is None
+
+
+def test_a_standalone_memcache_pool_below_one_request_is_refused():
+    service = standalone_memcache("2GB")
+    service["motor_engine_prefill_config"]["engine_config"]["max-model-len"] = 40000
+    assert problems_of(service) == [
+        "kv_cache_store_config.dram_size: is 2GB x 2 engine pod's LocalService(s) = 4 GiB, 2.8 GiB below the 0.7 "
+        "eviction watermark: less than one max_model_len request for each engine that writes to it, 1 prefill "
+        "instance(s) x 5.5 GiB (40000 tokens of table row Qwen3-8B (from /mnt/weight/qwen3_8B)) = 5.5 GiB; set at "
+        "least 4GB."
+    ]
+    service["kv_cache_store_config"]["dram_size"] = "4GB"
+    load_from_pulumi_config(service, "svc")
+
+
+def test_a_standalone_memcache_blocks_living_shorter_than_the_minimum_warn():
+    settings = load_from_pulumi_config(standalone_memcache("1GB"), "svc")
+    engines = rules.engine_envs(settings.env_sections())
+    assert [str(f) for f in rules.check_block_lifetime(settings.user_config(), engines, {})] == [
+        "kv_cache_store_config.dram_size: is 1GB x 2 engine pod's LocalService(s): the writers (1.1 GiB/s, "
+        "max_num_batched_tokens 8192 x 1 DP rank(s) per second) turn the pool over so fast that a block may be "
+        "evicted 1.07 s after it is written, before decode reads it (10 s, kv_pool_sizing.min_block_lifetime_seconds); "
+        "set at least 10GB, or kv_pool_sizing.prefill_tokens_per_second to the rate you measured."
+    ]
+
+
+def test_a_standalone_local_service_beyond_the_engine_pods_request_is_refused():
+    """The LocalService is a thread of the node manager in the engine container: the pod's memory holds it."""
+    assert problems_of(standalone_memcache("100GB")) == [
+        f"kv_cache_store_config.dram_size: is 100GB: the LocalService of a {side} pod holds 100 GiB of host memory, "
+        f"more than the 64Gi the engine pod requests, so the scheduler may place it on a node without that room; use "
+        f"at most 64GB." for side in ("prefill", "decode")
+    ]
+    load_from_pulumi_config(standalone_memcache("64GB"), "svc")
+
+
+@pytest.mark.parametrize("dram_size", ["100MB", "0GB", "1.5GB", "40Gi"])
+def test_dram_size_is_a_whole_number_of_gb(dram_size):
+    # Motor's LocalService._parse_dram_size_gb: int(value[:-2]) of a value ending in GB; 0 leaves no DRAM pool.
+    assert problems_of(standalone_memcache(dram_size)) == [
+        f"kv_cache_store_config.dram_size: {dram_size!r} is not a whole number of GB; write e.g. 40GB"
+    ]
+
+
+def test_an_inprocess_pool_with_dram_size_is_not_sized_from_the_1gb_default():
+    """inprocess: Motor rewrites each rank's dram.size to dram_size / the pod's ranks (floor, at least 1GB)."""
+    service = memcache_pool()
+    service["kv_cache_store_config"]["dram_size"] = "8GB"
+    pool = sizing_of(service)
+    assert (pool.unit_bytes, pool.unit_name) == (None, "engine rank")

@@ -272,6 +272,8 @@ def _pattern_message(path: str, value: Any, project: str) -> str:
         return f"{value!a} holds a tab, line break or other control character; a path is one line: remove it"
     if path.endswith(("image_name", "image")):
         return f"{value!r} is not an image reference; write the Motor image, e.g. registry.local/mindie-motor-vllm:tag"
+    if path.endswith("dram_size"):  # Motor's node manager reads whole GB only (LocalService._parse_dram_size_gb)
+        return f"{value!r} is not a whole number of GB; write e.g. 40GB"
     if path.endswith(("size", ".memory")):
         return f"{value!r} needs a unit, e.g. 4Gi or 200Gi"
     if path.endswith(".cpu"):

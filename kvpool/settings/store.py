@@ -218,6 +218,14 @@ class MemcacheStoreConfig(StoreCommon):
         description="Your own mmc-local.conf (path relative to the project, read at deploy time). Keys "
         "motor-kvpool sets (the MetaService and config-store URLs) must be absent or equal to ours.",
     )
+    dram_size: str | None = Field(
+        None,
+        pattern=r"^[1-9][0-9]*GB$",
+        description="DRAM each engine pod gives the pool, whole GB (e.g. 100GB); Motor's node manager reads it "
+        "(motor/node_manager/core/services/local_service.py). standalone: the pool of the pod's one LocalService; "
+        "inprocess: split over the pod's ranks, each its floor in whole GB and at least 1GB. Unset, Motor takes 80 % "
+        "of the node's free memory when the pod starts, which the preview cannot know (its sizing shows ?).",
+    )
 
     @model_validator(mode="after")
     def _distinct_ports(self) -> MemcacheStoreConfig:

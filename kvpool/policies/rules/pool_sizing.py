@@ -43,6 +43,11 @@ MOONCAKE_STANDALONE_SEGMENT_MAX = 64 * 2**30
 ENGINE_MEMORY_REQUEST = "64Gi"
 # The pool's unit in Mooncake standalone mode: the mooncake_store_service Motor's node manager starts in each engine pod.
 STORE_PROCESS = "engine pod's store process"
+# The pool's unit in MemCache standalone mode: the LocalService Motor's node manager runs in each engine pod
+# (engine.sh starts one node manager per engine container; its Daemon holds one LocalService, whose pull() starts one
+# thread, motor/node_manager/core/services/local_service.py), sized by kv_cache_store_config.dram_size (_run:
+# config.dram_size = dram_size, else 80 % of the node's free memory).
+LOCAL_SERVICE = "engine pod's LocalService"
 
 # bench/results/eviction.md: for each measured share of the pool written per 10 ms, the watermark/ratio pairs that
 # kept every put (True) or not (False) in every run.
@@ -249,8 +254,13 @@ def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | Non
         return PoolSizing(backend, "kv_cache_store_config.global_segment_size", size, ranks, "engine rank",
                           high, mooncake_floor(high, ratio), tuple(writers), ratio=ratio)
     if backend == "memcache":
-        inprocess = store.get("local_service_mode") != "standalone"
-        size = mooncake_size_bytes(MEMCACHE_DEFAULT_DRAM) if inprocess else None
+        dram = store.get("dram_size")
+        if store.get("local_service_mode") == "standalone":  # one LocalService per engine pod holds dram_size
+            size = mooncake_size_bytes(dram) if isinstance(dram, str) else None
+            return PoolSizing(backend, "kv_cache_store_config.dram_size", size, pods, LOCAL_SERVICE,
+                              MEMCACHE_EVICT_HIGH, MEMCACHE_EVICT_LOW, tuple(writers))
+        # inprocess with dram_size: Motor splits it over each pod's ranks (not modelled yet): not known here.
+        size = mooncake_size_bytes(MEMCACHE_DEFAULT_DRAM) if dram is None else None
         return PoolSizing(backend, "kv_cache_store_config.local_service_conf", size, ranks, "engine rank",
                           MEMCACHE_EVICT_HIGH, MEMCACHE_EVICT_LOW, tuple(writers), "its ock.mmc.local_service.dram.size")
     # yuanrong: each node's worker offers its shared memory and evicts least recently used (evictable writes);
@@ -290,6 +300,8 @@ def unit_text(sizing: PoolSizing, count: int) -> str:
     mib = math.ceil(count / 2**20)
     if sizing.field.endswith("_mb"):
         return str(mib)
+    if sizing.field.endswith(".dram_size"):  # Motor reads whole GB only (LocalService._parse_dram_size_gb)
+        return f"{max(math.ceil(mib / 1024), 1)}GB"
     return f"{math.ceil(mib / 1024)}GB" if mib > 1024 or mib % 1024 == 0 else f"{mib}MB"
 
 
@@ -363,10 +375,12 @@ def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
     in Mooncake standalone mode the store process's segment and a local buffer per rank) fits the memory the pod
     requests: beyond it the scheduler places the pod on a node without that room."""
     sizing = pool_sizing(user_config)
-    if sizing is None or sizing.unit_bytes is None or sizing.unit_name not in ("engine rank", STORE_PROCESS):
+    if sizing is None or sizing.unit_bytes is None or sizing.unit_name not in ("engine rank", STORE_PROCESS,
+                                                                                LOCAL_SERVICE):
         return []
-    # standalone: the pod's one store process holds the segment, its ranks only their local buffers
-    standalone = sizing.unit_name == STORE_PROCESS
+    # standalone: the pod's one store process (or LocalService) holds the pool memory, its ranks only their local
+    # buffers (Mooncake; a MemCache rank holds none: its conf says dram.size 0GB)
+    standalone = sizing.unit_name in (STORE_PROCESS, LOCAL_SERVICE)
     store = user_config.get("kv_cache_store_config") or {}
     buffer = mooncake_size_bytes(store.get("local_buffer_size", "1GB")) if sizing.backend == "mooncake" else 0
     request = k8s_quantity_bytes(ENGINE_MEMORY_REQUEST)
@@ -385,6 +399,13 @@ def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
             continue
         fits = max(request - ranks * buffer if standalone else request // ranks - buffer, 0) // 2**20
         most = f"{fits // 1024}GB" if fits >= 1024 else f"{fits}MB"
+        if sizing.unit_name == LOCAL_SERVICE:  # the pod's one LocalService holds it whatever its ranks
+            findings.append(Finding(sizing.field, (
+                f"is {unit_text(sizing, sizing.unit_bytes)}: the LocalService of a {side} pod holds "
+                f"{bytes_text(sizing.unit_bytes)} of host memory, more than the {ENGINE_MEMORY_REQUEST} the engine pod "
+                f"requests, so the scheduler may place it on a node without that room; use at most {most}."),
+                example=most))
+            continue
         if standalone:
             holders = (f"the store process of a {side} pod holds {bytes_text(sizing.unit_bytes)} and its {ranks} ranks "
                        f"{ranks} x {bytes_text(buffer)} local buffer")
