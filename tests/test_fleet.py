@@ -22,11 +22,14 @@ from kvpool.cli.commands.cli import main
 from kvpool.cli.fleet import report as fleet_report
 from kvpool.cli.fleet.backend import stack_reference
 from kvpool.cli.fleet.graph import PictureError, render
-from kvpool.cli.fleet.model import build_fleet
+from kvpool.cli.fleet.model import build_fleet, pool_bytes_per_process
 from kvpool.cli.fleet.offline import MissingPreviewError, offline_facts
 from kvpool.cli.preview import preview
+from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.errors import SettingsError
+from kvpool.settings.loader import load_from_pulumi_config
 from tests.program_runs import PROJECT, PROJECT_DIR, project_with_stacks, stack_values
+from tests.service_configs import memcache_pool, mooncake_pool
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -362,3 +365,23 @@ def test_previews_are_the_offline_sources(capsys):
 ])
 def test_a_backend_stack_is_referenced_as_target_stack_names_it(name, url, reference):
     assert stack_reference(StackSummary(name, current=False, url=url), "motor-kvpool") == reference
+
+
+@pytest.mark.parametrize(("store", "expected"), [
+    ({"backend": "mooncake", "store_mode": "standalone", "global_segment_size": "8GB",
+      "eviction_high_watermark_ratio": 0.7, "eviction_ratio": 0.2}, (8 * 2**30, False)),
+    ({"backend": "memcache", "local_service_mode": "standalone", "dram_size": "40GB"}, (40 * 2**30, False)),
+    ({"backend": "memcache", "local_service_mode": "standalone"}, (None, False)),  # Motor takes 80 % of free memory
+])
+def test_a_standalone_store_process_holds_the_stacks_own_size_once_per_pod(store, expected):
+    """Motor's node manager sizes the standalone store (Mooncake) or LocalService (MemCache) of each engine pod from
+    the stack's own user_config.json, not from the client file, which says 0 there."""
+    service = mooncake_pool() if store["backend"] == "mooncake" else memcache_pool()
+    service["kv_cache_store_config"] = store
+    settings = load_from_pulumi_config(service, "svc")
+    endpoint = KVStoreEndpoint(
+        backend=store["backend"], host="h", port=50088, metrics_port=9003, namespace="svc",
+        deploy_mode="multi_deployment", standalone_store=store["backend"] == "mooncake",
+        engine_env={"MMC_LOCAL_SERVICE_MODE": "standalone"} if store["backend"] == "memcache" else {},
+    )
+    assert pool_bytes_per_process(endpoint, settings) == expected

@@ -159,14 +159,18 @@ def stack_name(reference: str) -> str:
     return stack if organization == LOCAL_ORGANIZATION and project and stack else reference
 
 
-def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings) -> tuple[int, bool]:
-    """Pool memory one store process holds, as the owner's endpoint configures every engine that reads the pool, and
-    whether every engine rank runs one (else one per pod: the standalone store process)."""
+def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings) -> tuple[int | None, bool]:
+    """Pool memory one store process holds (None: not known), as the owner's endpoint configures every engine that
+    reads the pool, and whether every engine rank runs one (else one per pod: the standalone store process, or
+    MemCache's standalone LocalService)."""
     if endpoint.backend == "mooncake":
         if endpoint.standalone_store:  # the stack's own user_config.json sizes the store process of its pods
             return mooncake_size_bytes(settings.kv_cache_store_config.global_segment_size), False
         return mooncake_size_bytes(json.loads(endpoint.client_files[mooncake.CLIENT_FILE])["global_segment_size"]), True
     if endpoint.backend == "memcache":
+        if endpoint.engine_env.get("MMC_LOCAL_SERVICE_MODE") == "standalone":  # the pod's one LocalService holds
+            size = settings.kv_cache_store_config.dram_size                   # dram_size (Motor's local_service.py)
+            return (mooncake_size_bytes(size) if size else None), False
         conf = memcache.parse_conf(endpoint.client_files[memcache.LOCAL_FILE], f"{OUTPUT}.client_files")
         return mooncake_size_bytes(conf["ock.mmc.local_service.dram.size"]), True
     return 0, False  # yuanrong: each node's datasystem worker holds the memory, not the engines
@@ -185,7 +189,8 @@ def _engines(settings: ServiceSettings, user_config: dict[str, Any], endpoint: K
         else:
             per_process, per_rank = pool_bytes_per_process(endpoint, settings)
             ranks = rules.engine_ranks(user_config[rules.engine_section(side)]["engine_config"])
-            per_pod = per_process * (math.ceil(ranks / pods.pods_per_instance) if per_rank else 1)
+            per_pod = None if per_process is None else (
+                per_process * (math.ceil(ranks / pods.pods_per_instance) if per_rank else 1))
         groups.append(EngineGroup(side, pods.instances, pods.pods_per_instance, per_pod))
     return tuple(groups)
 
