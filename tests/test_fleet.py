@@ -63,15 +63,15 @@ def test_example_stacks_table(example_fleet):
         "  yuanrong (yuanrong, namespace yuanrong): each node's datasystem worker offers 32GiB (2 engine pods); consumers: none",
         '',
         "Sizing (docs/sizing.md; the owner's and its counted consumers' writers):",
-        'POOL                BACKEND   WRITERS                                                          KV BYTES/TOKEN                                           CAPACITY                                                                                      BLOCK LIFETIME                    FRONTIER',
-        'dev                 memcache  1 prefill x 1500 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  1 GiB x 4 engine ranks = 29056 tokens in 227 blocks of 128 (29056 per writing instance)       11.65 s (above the 10 s minimum)  not measured for this backend',
-        'kv-affinity         mooncake  2 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  10 GiB x 12 engine ranks = 873728 tokens in 6826 blocks of 128 (436864 per writing instance)  19.20 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
-        'mooncake-ha         mooncake  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  29 GiB x 2 engine ranks = 422272 tokens in 3299 blocks of 128 (422272 per writing instance)   18.56 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
-        'mooncake-layerwise  mooncake  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  29 GiB x 2 engine ranks = 422272 tokens in 3299 blocks of 128 (422272 per writing instance)   18.56 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
-        'service-a           memcache  1 prefill x 1500 tok/s, 1 prefill x 1500 tok/s                   147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  1 GiB x 8 engine ranks = 58240 tokens in 455 blocks of 128 (29120 per writing instance)       11.65 s (above the 10 s minimum)  not measured for this backend',
-        'service-set         memcache  1 prefill x 1500 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  1 GiB x 4 engine ranks = 29056 tokens in 227 blocks of 128 (29056 per writing instance)       11.65 s (above the 10 s minimum)  not measured for this backend',
+        'POOL                BACKEND   WRITERS                                                          KV BYTES/TOKEN                                           CAPACITY                                                                                               BLOCK LIFETIME                    FRONTIER',
+        "dev                 memcache  1 prefill x 1500 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  2 GiB x 2 engine pod's LocalServices = 29056 tokens in 227 blocks of 128 (29056 per writing instance)  11.65 s (above the 10 s minimum)  not measured for this backend",
+        'kv-affinity         mooncake  2 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  10 GiB x 12 engine ranks = 873728 tokens in 6826 blocks of 128 (436864 per writing instance)           19.20 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
+        'mooncake-ha         mooncake  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  29 GiB x 2 engine ranks = 422272 tokens in 3299 blocks of 128 (422272 per writing instance)            18.56 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
+        'mooncake-layerwise  mooncake  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  29 GiB x 2 engine ranks = 422272 tokens in 3299 blocks of 128 (422272 per writing instance)            18.56 s (above the 10 s minimum)  0.02% of the pool per 10 ms (row <= 8%): 0.6/0.4 kept >= 99 % of puts',
+        "service-a           memcache  1 prefill x 1500 tok/s, 1 prefill x 1500 tok/s                   147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  2 GiB x 4 engine pod's LocalServices = 58240 tokens in 455 blocks of 128 (29120 per writing instance)  11.65 s (above the 10 s minimum)  not measured for this backend",
+        "service-set         memcache  1 prefill x 1500 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  2 GiB x 2 engine pod's LocalServices = 29056 tokens in 227 blocks of 128 (29056 per writing instance)  11.65 s (above the 10 s minimum)  not measured for this backend",
         'ucm                 mooncake  none: no engine uses a store connector, the store holds nothing',
-        'yuanrong            yuanrong  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  32 GiB x 2 node workers = 465920 tokens in 3640 blocks of 128 (465920 per writing instance)   56.89 s (above the 10 s minimum)  not measured for this backend',
+        'yuanrong            yuanrong  1 prefill x 8192 tok/s                                           147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))  32 GiB x 2 node workers = 465920 tokens in 3640 blocks of 128 (465920 per writing instance)            56.89 s (above the 10 s minimum)  not measured for this backend',
         '',
         'Problems: none',
     ]
@@ -104,7 +104,8 @@ def test_example_stacks_json(example_fleet):
 
 def _consumer(target: str, **store) -> dict:
     values = stack_values("service-b")
-    values["kv_cache_store_config"] = {"backend": "memcache", "target_stack": f"organization/{PROJECT}/{target}", **store}
+    values["kv_cache_store_config"] = {"backend": "memcache", "target_stack": f"organization/{PROJECT}/{target}",
+                                       "dram_size": "2GB", **store}
     return values
 
 
@@ -149,7 +150,7 @@ def test_generated_fleet_table(generated_fleet):
         "STACK     CLUSTER  ROLE      NAMESPACE  BACKEND   READS   ALLOWED CONSUMERS            KEY               PREFILL              DECODE              POOL MEMORY",
         "hub       default  owner     hub        memcache  -       team-1,team-2,team-4,team-5  87b40f557eba6d0d  1x1 pod, 2GiB each   1x1 pod, 2GiB each  4GiB",
         "hub-twin  default  owner     hub        memcache  -       -                            87b40f557eba6d0d  1x1 pod, 2GiB each   1x1 pod, 2GiB each  4GiB",
-        "team-1    default  consumer  team-1     memcache  hub     -                            87b40f557eba6d0d  2x2 pods, 1GiB each  1x1 pod, 2GiB each  6GiB",
+        "team-1    default  consumer  team-1     memcache  hub     -                            87b40f557eba6d0d  2x2 pods, 2GiB each  1x1 pod, 2GiB each  10GiB",
         "team-2    default  consumer  team-2     memcache  hub     -                            ead711650c547ccc  1x1 pod, 2GiB each   1x1 pod, 2GiB each  4GiB",
         "team-3    default  consumer  team-3     memcache  hub     -                            87b40f557eba6d0d  1x1 pod, 2GiB each   1x1 pod, 2GiB each  4GiB",
         "team-4    default  consumer  team-4     memcache  gone    -                            87b40f557eba6d0d  1x1 pod, ? each      1x1 pod, ? each     ?",
@@ -198,28 +199,29 @@ def test_generated_fleet_problems(generated_fleet):
 
 def test_generated_fleet_pool_counts_only_consumers_that_pass(generated_fleet):
     hub = next(stack for stack in generated_fleet.stacks if stack.name == "hub")
-    # One LocalService of 1GiB per engine rank: hub's 2 pods of TP 2 (4GiB), team-1's 2x2 prefill pods of one rank
-    # (TP 2 over 2 pods) and 1 decode pod of two (6GiB); team-2 and team-3 fail their checks.
-    assert generated_fleet.pool_bytes(hub) == 10 * 2**30
+    # Each engine pod's LocalService memory is its stack's dram_size, 2GB (Motor splits it over the pod's ranks): hub's
+    # 2 pods (4GiB), team-1's 2x2 prefill pods of one rank (TP 2 over 2 pods) and 1 decode pod of two (10GiB); team-2
+    # and team-3 fail their checks.
+    assert generated_fleet.pool_bytes(hub) == 14 * 2**30
     assert [c.name for c in generated_fleet.consumers_of(HUB)] == ["team-1", "team-2", "team-3"]
     assert fleet_report.pool_lines(generated_fleet) == [
         "Pools:",
-        "  hub (memcache, namespace hub): 10GiB in 7 engine pods; consumers: team-1, team-2, team-3 (team-2, team-3 "
+        "  hub (memcache, namespace hub): 14GiB in 7 engine pods; consumers: team-1, team-2, team-3 (team-2, team-3 "
         "not counted: see problems)",
         "  hub-twin (memcache, namespace hub): 4GiB in 2 engine pods; consumers: none",
     ]
 
 
 def test_generated_fleet_sizes_a_pool_for_its_counted_consumers_writers(generated_fleet):
-    """hub's pool: its own prefill and team-1's two (team-2 and team-3 fail their checks), 10 ranks of 1GiB."""
+    """hub's pool: its own prefill and team-1's two (team-2 and team-3 fail their checks), 7 pods of 2GiB."""
     rows = {stack.name: stack.sizing for stack in generated_fleet.stacks}
     assert rows["hub"][2:5] == (
         "1 prefill x 1500 tok/s, 2 prefill x 1500 tok/s",
         "147456 (table row Qwen3-8B (from /mnt/weight/qwen3_8B))",
-        "1 GiB x 10 engine ranks = 72704 tokens in 568 blocks of 128 (24234 per writing instance)",
+        "2 GiB x 7 engine pod's LocalServices = 101888 tokens in 796 blocks of 128 (33962 per writing instance)",
     )
-    assert rows["hub"][5] == "9.71 s (below the 10 s minimum)"  # 0.6 x 10 GiB / (3 x 1500 x 147456 bytes/s)
-    assert rows["hub-twin"][4].startswith("1 GiB x 4 engine ranks")
+    assert rows["hub"][5] == "13.59 s (above the 10 s minimum)"  # 0.6 x 14 GiB / (3 x 1500 x 147456 bytes/s)
+    assert rows["hub-twin"][4].startswith("2 GiB x 2 engine pod's LocalServices")
     assert rows["team-1"][2] == f"into {HUB}'s pool: sized with that stack"
 
 

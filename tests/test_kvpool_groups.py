@@ -15,9 +15,9 @@ GROUPS = {"engine", "policy_host", "apiserver", "views", "fleet", "commands"}
 
 
 def test_the_top_holds_the_public_api_and_the_internal_folders_by_name() -> None:
-    assert sorted(path.name for path in KVPOOL.glob("*.py")) == ["__init__.py", "__main__.py", "errors.py", "program.py"]
+    assert sorted(path.name for path in KVPOOL.glob("*.py")) == ["__init__.py", "__main__.py", "errors.py"]
     assert {path.parent.name for path in KVPOOL.glob("*/__init__.py")} == {
-        "settings", "components", "policies", "component_package", "internal", "cli"}
+        "settings", "components", "program", "policies", "component_package", "internal", "cli"}
 
 
 def test_only_the_entry_point_lies_at_the_top_of_the_command() -> None:

@@ -25,7 +25,8 @@ from kvpool.internal.motor_env import (
     motor_derived_env,
     script_envs,
 )
-from kvpool.internal.motor_pod import FIELD_ENV, motor_env
+from kvpool.components.workloads import motor_env
+from kvpool.internal.motor_pod import FIELD_ENV
 from kvpool.settings.loader import load_from_pulumi_config
 from tests.service_configs import plain_pd
 

@@ -155,11 +155,22 @@ def test_the_default_minimum_is_the_longest_ascend_timeout():
     assert rules.default_min_lifetime_seconds({"prefill": timeouts, "decode": {}}) == 33.064
 
 
-def test_memcache_pool_is_sized_from_each_ranks_local_service():
-    pool = sizing_of(memcache_pool())
-    assert (pool.field, pool.units, pool.capacity_bytes, pool.high, pool.floor) == (
-        "kv_cache_store_config.local_service_conf", 2, 2 * 2**30, 0.7, 0.6)
+def test_an_inprocess_memcache_pool_is_sized_by_dram_size_per_engine_pod():
+    """Motor 8919e55's LocalService.prepare() rewrites each rank's dram.size to max(1, dram_size // the pod's ranks)
+    GB, else to a share of 80 % of the node's free memory (local_service.py:109-121): the conf's size never holds."""
+    assert sizing_of(memcache_pool()).unit_bytes is None  # no dram_size: the node's free memory decides
+    service = memcache_pool()
+    service["kv_cache_store_config"]["dram_size"] = "8GB"
+    pool = sizing_of(service)
+    assert (pool.field, pool.units, pool.unit_name, pool.capacity_bytes, pool.high, pool.floor) == (
+        "kv_cache_store_config.dram_size", 2, "engine pod's LocalService", 16 * 2**30, 0.7, 0.6)
     assert pool.frontier() == "not measured for this backend"
+    service["kv_cache_store_config"]["dram_size"] = "5GB"
+    for side in ("prefill", "decode"):
+        service[f"motor_engine_{side}_config"]["engine_config"]["tensor_parallel_size"] = 2
+    assert sizing_of(service).unit_bytes == 2 * 2 * 2**30  # each of 2 ranks: 5 // 2 = 2GB
+    service["motor_engine_decode_config"]["engine_config"]["tensor_parallel_size"] = 1
+    assert sizing_of(service).unit_bytes is None  # pods of 2 and of 1 rank: no one size per pod
     assert pool.first_eviction_seconds == pool.fill_seconds(0.7)  # no Mooncake eviction period
 
 
@@ -243,11 +254,13 @@ def test_a_standalone_store_process_and_the_ranks_buffers_fit_the_engine_pods_re
     load_from_pulumi_config(service, "svc")
 
 
-def test_a_memcache_finding_names_the_conf_field_and_the_key_in_it():
-    settings = load_from_pulumi_config(memcache_pool(), "svc")
+def test_a_memcache_finding_names_dram_size():
+    service = memcache_pool()
+    service["kv_cache_store_config"]["dram_size"] = "1GB"
+    settings = load_from_pulumi_config(service, "svc")
     engines = rules.engine_envs(settings.env_sections())
     assert [str(f) for f in rules.check_block_lifetime(settings.user_config(), engines, {})] == [
-        "kv_cache_store_config.local_service_conf: its ock.mmc.local_service.dram.size is 1GB x 2 engine rank(s): the "
+        "kv_cache_store_config.dram_size: is 1GB x 2 engine pod's LocalService(s): the "
         "writers (1.1 GiB/s, max_num_batched_tokens 8192 x 1 DP rank(s) per second) turn the pool over so fast that a "
         "block may be evicted 1.07 s after it is written, before decode reads it (10 s, "
         "kv_pool_sizing.min_block_lifetime_seconds); set at least 10GB, or kv_pool_sizing.prefill_tokens_per_second "
@@ -325,11 +338,3 @@ def test_dram_size_is_a_whole_number_of_gb(dram_size):
     assert problems_of(standalone_memcache(dram_size)) == [
         f"kv_cache_store_config.dram_size: {dram_size!r} is not a whole number of GB; write e.g. 40GB"
     ]
-
-
-def test_an_inprocess_pool_with_dram_size_is_not_sized_from_the_1gb_default():
-    """inprocess: Motor rewrites each rank's dram.size to dram_size / the pod's ranks (floor, at least 1GB)."""
-    service = memcache_pool()
-    service["kv_cache_store_config"]["dram_size"] = "8GB"
-    pool = sizing_of(service)
-    assert (pool.unit_bytes, pool.unit_name) == (None, "engine rank")

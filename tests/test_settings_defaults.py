@@ -64,6 +64,7 @@ def test_memcache_defaults():
         "metrics_scraper_namespaces": [],
         "local_service_mode": "inprocess",
         "local_service_conf": None,
+        "dram_size": None,
     }
 
 

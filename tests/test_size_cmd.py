@@ -38,10 +38,10 @@ def test_a_token_target_keeps_that_many_tokens_after_an_eviction(capsys):
     assert lines[-3] == "    global_segment_size: 191GB"
 
 
-def test_memcache_is_sized_in_its_local_service_conf(capsys):
+def test_memcache_is_sized_by_dram_size_per_engine_pod(capsys):
+    """dev's pods run 2 ranks each: Motor gives each 12GB // 2 (its LocalService.prepare)."""
     lines = size(capsys, "--stack", "dev", "--tokens", "100000")
-    assert lines[-2:] == ["# in the file kv_cache_store_config.local_service_conf names:",
-                          "ock.mmc.local_service.dram.size = 6GB"]
+    assert lines[-2:] == ["  motor-kvpool:kv_cache_store_config:", "    dram_size: 12GB"]
 
 
 def test_yuanrong_is_sized_in_mib_per_node_worker(capsys):

@@ -75,7 +75,7 @@ def test_a_changed_stack_file_previews_that_stack_only(tmp_path: Path) -> None:
 
 def test_a_program_change_previews_every_stack(tmp_path: Path) -> None:
     assert changed_stacks(tmp_path, lambda repo: edit(
-        repo / "kvpool" / "program.py", '"""The stack:', '"""The whole stack:')) == {
+        repo / "kvpool" / "program" / "__init__.py", '"""The stack:', '"""The whole stack:')) == {
             "stacks": STACKS, "deleted": []}
 
 

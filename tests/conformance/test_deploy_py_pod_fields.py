@@ -139,7 +139,7 @@ DIFFERENCES = (
                "its HTTP port declared, which the probes and the NetworkPolicy name"),
     Difference(r"containers\[main\]\.env\[(?:CONTROLLER_SERVICE|COORDINATOR_SERVICE|COORDINATOR_INFER_SERVICE|"
                r"COORDINATOR_OBS_SERVICE|HOST_IP|JOB_NAME)\]\..*", True, ("kv_conductor",),
-               "the env every Motor pod of ours gets (kvpool/internal/motor_pod.py motor_env)"),
+               "the env every Motor pod of ours gets (kvpool/components/workloads.py motor_env)"),
     Difference(MOUNT + r"\[ascend-driver\]\..*", False, ("kv_conductor",),
                "the conductor indexes KV events over ZeroMQ and HTTP and touches no NPU: no driver folder"),
     Difference(r"tolerations", True, ("kv_conductor",),

@@ -14,8 +14,9 @@ Pool memory per engine pod is what the owner's `kv_store` output configures in e
 (the consumers' engines get the same client files): Mooncake's global_segment_size (in the engine's embedded store of
 every rank: vllm-ascend's KVPoolWorker mounts one per worker; 0 there in standalone mode, where the store process
 Motor's node manager starts in each engine pod holds the stack's own global_segment_size, as its user_config.json
-says), MemCache's LocalService `dram.size` (per rank too); Yuanrong's engines hold none (each node's datasystem worker holds it). A stack whose engines use no store
-connector writes nothing into a pool and holds none of it (docs/sizing.md).
+says), MemCache's LocalService memory (the stack's own `dram_size` per engine pod, as Motor's node manager sizes
+it; unknown without it); Yuanrong's engines hold none (each node's datasystem worker holds it). A stack whose engines
+use no store connector writes nothing into a pool and holds none of it (docs/sizing.md).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from kvpool.cli.fleet.clashes import (
     footprint_from_settings,
 )
 from kvpool.cli.views import sizing
-from kvpool.components.kv_store import memcache, mooncake
+from kvpool.components.kv_store import mooncake
 from kvpool.components.kv_store.compatibility import compatibility
 from kvpool.components.kv_store.contract import OUTPUT, sanitized_endpoint
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
@@ -167,12 +168,9 @@ def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings)
         if endpoint.standalone_store:  # the stack's own user_config.json sizes the store process of its pods
             return mooncake_size_bytes(settings.kv_cache_store_config.global_segment_size), False
         return mooncake_size_bytes(json.loads(endpoint.client_files[mooncake.CLIENT_FILE])["global_segment_size"]), True
-    if endpoint.backend == "memcache":
-        if endpoint.engine_env.get("MMC_LOCAL_SERVICE_MODE") == "standalone":  # the pod's one LocalService holds
-            size = settings.kv_cache_store_config.dram_size                   # dram_size (Motor's local_service.py)
-            return (mooncake_size_bytes(size) if size else None), False
-        conf = memcache.parse_conf(endpoint.client_files[memcache.LOCAL_FILE], f"{OUTPUT}.client_files")
-        return mooncake_size_bytes(conf["ock.mmc.local_service.dram.size"]), True
+    if endpoint.backend == "memcache":  # the stack's own dram_size, once per engine pod (rules.pool_sizing)
+        sizing = rules.pool_sizing(settings.user_config())
+        return (sizing.unit_bytes if sizing else None), False
     return 0, False  # yuanrong: each node's datasystem worker holds the memory, not the engines
 
 

@@ -72,13 +72,12 @@ def _beyond_node_memory(need: str, pool: rules.PoolSizing) -> str:
 
 
 def stack_lines(result: SizePlan) -> list[str]:
-    """What to paste into the stack file (MemCache: into the LocalService conf)."""
+    """What to paste into the stack file."""
     pool = result.pool
-    if pool.backend == "memcache":
-        return ["# in the file kv_cache_store_config.local_service_conf names:",
-                f"ock.mmc.local_service.dram.size = {result.size_text}"]
     lines = ["  motor-kvpool:kv_cache_store_config:"]
-    if pool.backend == "mooncake":
+    if pool.backend == "memcache":  # per engine pod: Motor's node manager sizes the LocalService memory from it
+        lines.append(f"    dram_size: {result.size_text}")
+    elif pool.backend == "mooncake":
         lines += [f"    global_segment_size: {result.size_text}",
                   f"    eviction_high_watermark_ratio: {pool.high:g}",
                   f"    eviction_ratio: {pool.ratio:g}"]

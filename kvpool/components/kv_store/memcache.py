@@ -101,7 +101,8 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
     defaults = {
         "ock.mmc.local_service.world_size": "256",
         "ock.mmc.local_service.protocol": HARDWARE[hardware_type].memcache_protocol,
-        # standalone: the separate LocalService owns the DRAM pool, the engine none (Motor's template).
+        # Motor's node manager rewrites this key when the pod starts (LocalService.prepare: dram_size split over the
+        # pod's ranks, 0GB standalone); what is written here holds only until then.
         "ock.mmc.local_service.dram.size": "0GB" if store.local_service_mode == "standalone" else "1GB",
         "ock.mmc.local_service.max.dram.size": "1024GB",
         "ock.mmc.local_service.dram.best_effort.enabled": "true",

@@ -32,8 +32,6 @@ DEFAULT_PREFILL_STEPS_PER_SECOND = 1
 # MemCache's MetaService evicts from 70 % down to 60 % (ock.mmc.evict_threshold_high/low defaults, Ascend/memcache
 # doc/memcache_config.md); motor-kvpool's MetaService conf leaves them at that.
 MEMCACHE_EVICT_HIGH, MEMCACHE_EVICT_LOW = 0.7, 0.6
-# The LocalService's dram.size of the conf motor-kvpool writes (kvpool/components/kv_store/memcache.py), per rank.
-MEMCACHE_DEFAULT_DRAM = "1GB"
 # Mooncake issue 1382: a standalone mooncake_store_service fails to register a segment above ~64 GiB (RDMA memory
 # registration); the embedded store splits large segments since Mooncake PR 647.
 MOONCAKE_STANDALONE_SEGMENT_MAX = 64 * 2**30
@@ -43,10 +41,10 @@ MOONCAKE_STANDALONE_SEGMENT_MAX = 64 * 2**30
 ENGINE_MEMORY_REQUEST = "64Gi"
 # The pool's unit in Mooncake standalone mode: the mooncake_store_service Motor's node manager starts in each engine pod.
 STORE_PROCESS = "engine pod's store process"
-# The pool's unit in MemCache standalone mode: the LocalService Motor's node manager runs in each engine pod
-# (engine.sh starts one node manager per engine container; its Daemon holds one LocalService, whose pull() starts one
-# thread, motor/node_manager/core/services/local_service.py), sized by kv_cache_store_config.dram_size (_run:
-# config.dram_size = dram_size, else 80 % of the node's free memory).
+# MemCache's unit: the LocalService memory of one engine pod, which Motor's node manager sizes from
+# kv_cache_store_config.dram_size (engine.sh starts one node manager per engine container). Standalone, its Daemon
+# runs one LocalService thread (motor/node_manager/core/services/local_service.py _run); inprocess, the pod's ranks
+# share it (prepare()).
 LOCAL_SERVICE = "engine pod's LocalService"
 
 # bench/results/eviction.md: for each measured share of the pool written per 10 ms, the watermark/ratio pairs that
@@ -233,6 +231,7 @@ def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | Non
     kv = kv_transfer_configs(user_config)
     backend = store.get("backend")
     writers, ranks, pods = [], 0, 0
+    pod_ranks = set()  # the ranks of one engine pod, of each side that uses the store
     for side in SIDES:
         connectors = _store_connectors(kv[side])
         if not connectors:
@@ -240,7 +239,9 @@ def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | Non
         engine = (user_config.get(engine_section(side)) or {}).get("engine_config") or {}
         instances = _positive_or_one(deploy.get(f"{side[0]}_instances_num", 1))
         ranks += instances * engine_ranks(engine)
-        pods += instances * _positive_or_one(deploy.get(f"single_{side[0]}_instance_pod_num", 1))
+        pods_per_instance = _positive_or_one(deploy.get(f"single_{side[0]}_instance_pod_num", 1))
+        pods += instances * pods_per_instance
+        pod_ranks.add(math.ceil(engine_ranks(engine) / pods_per_instance))
         if _writes(side, connectors):
             writers.append(_writer(side, instances, engine, setting))
     if not backend or (not writers and not ranks):
@@ -254,15 +255,16 @@ def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | Non
         return PoolSizing(backend, "kv_cache_store_config.global_segment_size", size, ranks, "engine rank",
                           high, mooncake_floor(high, ratio), tuple(writers), ratio=ratio)
     if backend == "memcache":
+        # Motor's node manager sizes the LocalService memory of each engine pod from dram_size, else from 80 % of the
+        # node's free memory (not known offline), whatever the conf says: standalone, one LocalService holds it;
+        # inprocess, prepare() gives each of the pod's r ranks max(1, dram_size // r) GB (local_service.py:109-121).
         dram = store.get("dram_size")
-        if store.get("local_service_mode") == "standalone":  # one LocalService per engine pod holds dram_size
-            size = mooncake_size_bytes(dram) if isinstance(dram, str) else None
-            return PoolSizing(backend, "kv_cache_store_config.dram_size", size, pods, LOCAL_SERVICE,
-                              MEMCACHE_EVICT_HIGH, MEMCACHE_EVICT_LOW, tuple(writers))
-        # inprocess with dram_size: Motor splits it over each pod's ranks (not modelled yet): not known here.
-        size = mooncake_size_bytes(MEMCACHE_DEFAULT_DRAM) if dram is None else None
-        return PoolSizing(backend, "kv_cache_store_config.local_service_conf", size, ranks, "engine rank",
-                          MEMCACHE_EVICT_HIGH, MEMCACHE_EVICT_LOW, tuple(writers), "its ock.mmc.local_service.dram.size")
+        size = mooncake_size_bytes(dram) if isinstance(dram, str) else None
+        if size is not None and store.get("local_service_mode") != "standalone":
+            shares = {r * max(1, (size // 2**30) // r) * 2**30 for r in pod_ranks}
+            size = shares.pop() if len(shares) == 1 else None  # pods of two sizes: no one size per pod
+        return PoolSizing(backend, "kv_cache_store_config.dram_size", size, pods, LOCAL_SERVICE,
+                          MEMCACHE_EVICT_HIGH, MEMCACHE_EVICT_LOW, tuple(writers))
     # yuanrong: each node's worker offers its shared memory and evicts least recently used (evictable writes);
     # counted as one node per engine pod, the most the pods can span.
     size = store.get("shared_memory_size_mb", 65536) * 2**20
