@@ -1,5 +1,5 @@
-"""venv/bin/python -m tools.reference [--check]: write docs/configuration.md, docs/policies.md and docs/restarts.md
-from their sources, or with --check exit 1 naming each committed page that differs."""
+"""venv/bin/python -m tools.reference [--check]: write docs/configuration.md, docs/policies.md, docs/restarts.md and
+docs/seeds.md from their sources, or with --check exit 1 naming each committed page that differs."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from typing import Callable
 from tools.reference.configuration import configuration_page
 from tools.reference.policies import policies_page
 from tools.reference.restarts import restarts_page
+from tools.reference.seeds import seeds_page
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES: dict[str, Callable[[], str]] = {
     "configuration.md": configuration_page, "policies.md": policies_page, "restarts.md": restarts_page,
+    "seeds.md": seeds_page,
 }
 
 
