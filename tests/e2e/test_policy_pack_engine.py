@@ -23,7 +23,7 @@ def test_policy_pack_mandatory_violation_fails_preview_as_offline(offline_stacks
     config.write_text(json.dumps({PROTECTION_POLICY: {"productionStacks": "dev"}}))
     offline = offline_in_copy(offline_stacks, "dev", "--policy-config", str(config))
     offline_text = offline.stdout + offline.stderr
-    assert offline.returncode == 1, offline_text
+    assert offline.returncode == 3, offline_text  # a mandatory policy violation
     want = mandatory_names(offline_text)
     assert PROTECTION_POLICY in want, offline_text
     result = offline_stacks.run("preview", "-s", "dev", "--policy-pack", "kvpool/policies", "--policy-pack-config", str(config))
@@ -60,7 +60,7 @@ def test_policy_pack_advisory_warns_and_config_applies(offline_stacks: PulumiWor
     mandatory = e2e_tmp / "strict-thresholds-mandatory.json"
     mandatory.write_text(json.dumps({EVICTION_POLICY: {"enforcementLevel": "mandatory", **thresholds}}))
     offline = offline_in_copy(offline_stacks, stack, "--policy-config", str(mandatory))
-    assert offline.returncode == 1 and EVICTION_POLICY in mandatory_names(offline.stdout + offline.stderr)
+    assert offline.returncode == 3 and EVICTION_POLICY in mandatory_names(offline.stdout + offline.stderr)
     result = offline_stacks.run("preview", "-s", stack, "--policy-pack", "kvpool/policies", "--policy-pack-config", str(mandatory))
     assert result.returncode != 0, result.output[-4000:]
     assert re.search(rf"\[mandatory\][^\n]*{EVICTION_POLICY}", result.output), result.output[-4000:]
