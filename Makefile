@@ -44,5 +44,5 @@ test: $(VENV)/.installed  ## the whole test suite (needs root, Go and the one-ti
 # The destroy guard: an owner's program cannot see who reads its store (a StackReference points one way), so the
 # fleet, which reads every stack file, checks before the CLI destroys anything.
 destroy:
-	$(PYTHON) -m kvpool fleet --check-destroy $(STACK)
+	$(PYTHON) -m kvpool fleet --check-destroy --stack $(STACK)
 	pulumi destroy --stack $(STACK)

@@ -98,7 +98,7 @@ def test_cli_exit_code_and_missing_preview(previews, tmp_path):
         f"Diff: 0 to create, 0 to update, 0 to delete, {preview_files(previews / 'old')} unchanged\n"
         "Blast radius: 0 workloads roll, 0 replaced; KV pool keeps its contents.\n",
     )
-    assert kvpool("diff", previews / "old", previews / "new", "--stack", "dev", "--exit-code").returncode == 1
+    assert kvpool("diff", previews / "old", previews / "new", "--stack", "dev", "--exit-code").returncode == 4
     assert kvpool("diff", previews / "old", previews / "new", "--stack", "dev").returncode == 0
     missing = kvpool("diff", previews / "old", previews / "nowhere", "--stack", "dev")
     assert (missing.returncode, missing.stderr) == (
@@ -144,7 +144,7 @@ def test_base_previews_the_commit_in_a_worktree_and_leaves_the_stash_and_the_tre
     (repo / "stacks" / "Pulumi.my-service.yaml").write_text(stack_file.read_text())
 
     changed = kvpool("diff", "--base", "HEAD", "--stack", "dev", "--exit-code", cwd=repo)
-    assert changed.returncode == 1, changed.stderr
+    assert changed.returncode == 4, changed.stderr  # has changes
     lines = changed.stdout.splitlines()
     assert "+        \"d_instances_num\": 2," in lines
     assert "--- HEAD/dev/manifests/configmap-dev-motor-config.yaml" in lines

@@ -304,10 +304,10 @@ def _make_destroy(project: Path, stack: str, tmp_path: Path) -> tuple[subprocess
 def test_make_destroy_refuses_an_owner_that_consumers_read(generated_project, tmp_path):
     result, pulumi_args = _make_destroy(generated_project, "hub", tmp_path)
     assert result.returncode != 0 and pulumi_args == ""
-    assert "pulumi destroy of hub: refused\nProblems: 3\n" in result.stdout
+    assert "pulumi destroy of hub: refused\nProblems: 3\n" in result.stderr
     assert (f"  [destroy] team-3 -> hub: `pulumi destroy` of {HUB} would leave {TEAM[3]} without a KV pool: its "
             f"kv_cache_store_config.target_stack reads hub's store; point team-3 at another store or destroy it "
-            f"first.") in result.stdout
+            f"first.") in result.stderr
 
 
 def test_make_destroy_runs_pulumi_for_a_stack_nobody_reads(generated_project, tmp_path):

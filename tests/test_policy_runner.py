@@ -314,13 +314,13 @@ def project_with_policies(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
-def test_preview_runs_the_projects_pack_and_a_mandatory_violation_exits_1(
+def test_preview_runs_the_projects_pack_and_a_mandatory_violation_exits_3(
     project_with_policies: Path, tmp_path: Path
 ) -> None:
     result = kvpool("preview", "--stack", "dev", "--project-dir", project_with_policies, "--out", tmp_path)
 
     # The plan on stdout (as `pulumi preview` shows it beside the violations), the violations on stderr.
-    assert result.returncode == 1
+    assert result.returncode == 3
     assert result.stdout.splitlines()[:3] == [
         "pulumi:pulumi:Stack  kv-demo-dev",
         "    fixture:index:EnginePool  decode",

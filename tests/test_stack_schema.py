@@ -57,13 +57,13 @@ def test_the_generator_writes_beside_any_projects_stack_files_and_checks_them(tm
     elsewhere.mkdir()
     stale = kvpool("stack-schema", "--check", "--project-dir", str(tmp_path), cwd=elsewhere)
     target = tmp_path / "config" / SCHEMA_NAME
-    assert (stale.returncode, stale.stderr) == (1, f"{target} differs from the settings models; run kvpool stack-schema\n")
+    assert (stale.returncode, stale.stderr) == (4, f"{target} differs from the settings models; run kvpool stack-schema\n")
     written = kvpool("--project-dir", str(tmp_path), "stack-schema", cwd=elsewhere)
     assert (written.returncode, written.stdout) == (0, f"wrote {target}\n")
     assert target.read_text() == schema_text()
     assert kvpool("stack-schema", "--check", "--project-dir", str(tmp_path), cwd=elsewhere).returncode == 0
     target.write_text(schema_text().replace('"integer"', '"string"', 1))
-    assert kvpool("stack-schema", "--check", "--project-dir", str(tmp_path), cwd=elsewhere).returncode == 1
+    assert kvpool("stack-schema", "--check", "--project-dir", str(tmp_path), cwd=elsewhere).returncode == 4
 
 
 @pytest.mark.parametrize("stack_file", STACK_FILES, ids=lambda path: path.name)

@@ -17,15 +17,16 @@ Command line (in a project's folder, or with --project-dir)::
     python -m kvpool settings --stack dev [--section kv_cache_store_config]   # the settings in effect
     python -m kvpool diff --base HEAD --stack dev [--exit-code]   # what the working tree changes since HEAD
     python -m kvpool diff base out --stack dev   # between two previews already written
-    python -m kvpool fleet [--json] [--svg F] [--png F] [--check-destroy STACK]   # owners, consumers, problems
+    python -m kvpool fleet [--json] [--svg F] [--png F] [--check-destroy --stack S]   # owners, consumers, problems
     python -m kvpool diff --live live out --stack dev   # drift: the cluster's objects (kubectl get -o yaml) vs a preview
     python -m kvpool size --stack dev --lifetime 10   # the smallest pool that keeps a block 10 s
     python -m kvpool stack-schema [--check]   # the stack files' JSON Schema for editors, beside them
     python -m kvpool policy-pack-dir   # the folder of motor-kvpool's policy pack, for `pulumi preview --policy-pack`
     python -m kvpool component-package DIR   # the component package for Pulumi programs in other languages
 
-Exit codes: 0 clean (advisory policy violations included), 1 invalid input, program error or a mandatory policy
-violation (message on stderr), 2 internal error.
+Exit codes, the same in every command (kvpool/cli/commands/exit_codes.py): 0 ok, 1 refused input (or fleet's
+problems), 2 internal error, 3 a mandatory policy violation, 4 has changes (diff --exit-code, stack-schema --check);
+why, on stderr.
 
 From Python::
 
@@ -46,7 +47,8 @@ Groups, each named by the real part it stands in for (its __init__ names the tes
 - views/: what a preview's objects are and what a change does (manifests, blast radius, base and consumer previews,
   the importer, live objects);
 - fleet/: owners, consumers and their problems across stacks;
-- commands/: the command line, one module per subcommand.
+- commands/: the command line, one module per subcommand (exit_codes.py: what each exit code means; options.py:
+  the options they share, `--stack` among them).
 A group may import engine/ and those listed before it; views/ and fleet/ read previews; only commands/ parses
 arguments.
 """

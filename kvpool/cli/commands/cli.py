@@ -1,6 +1,7 @@
 """The `python -m kvpool` command line: one module per subcommand, each with `register(subparsers)`.
 
-Exit codes: 0 success, 1 invalid input (any KvpoolError, usage errors), 2 a bug in the tool or the program.
+Exit codes: exit_codes.py, one meaning each (0 ok, 1 refused input, 2 a bug in the tool, 3 a mandatory policy
+violation, 4 has changes).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from kvpool.cli.commands import exit_codes
 from kvpool.errors import KvpoolError
 
 SUBCOMMANDS = {
@@ -40,7 +42,7 @@ class UsageError(KvpoolError):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        # argparse would exit with 2, which this tool keeps for its own bugs.
+        # argparse would exit with 2, which this tool keeps for its own bugs: a usage error is refused input.
         raise UsageError(f"{message}\n{self.format_usage().rstrip()}")
 
 
@@ -91,14 +93,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
     except KvpoolError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 1
+        return exit_codes.of_error(error)
     except OSError as error:  # a path the user gave or the project names: refused input, not a bug of the tool
         print(f"error: {_shown(error.filename)}: {error.strerror or error}", file=sys.stderr)
-        return 1
+        return exit_codes.REFUSED
     except Exception as error:  # noqa: BLE001 (anything else is a bug; say so briefly)
         if debug:
             traceback.print_exc()
         print(f"internal error: {type(error).__name__}: {error}", file=sys.stderr)
         if not debug:
             print("run with --debug for the traceback", file=sys.stderr)
-        return 2
+        return exit_codes.INTERNAL_ERROR

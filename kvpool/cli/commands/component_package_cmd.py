@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from kvpool.cli.commands import exit_codes
 from kvpool.internal.written_files import real_folder, write_file
 from kvpool.errors import KvpoolError
 
@@ -61,4 +62,4 @@ def run(args: argparse.Namespace) -> int:
     write_file(target / "PulumiPlugin.yaml", PLUGIN_YAML.format(version=__version__, virtualenv=virtualenv), target)
     write_file(target / "__main__.py", MAIN, target)
     print(f"wrote {target / 'PulumiPlugin.yaml'} (virtualenv {virtualenv}) and {target / '__main__.py'}")
-    return 0
+    return exit_codes.OK

@@ -16,7 +16,7 @@ in and how many keep serving (from the outputs' `engines` and `rollout`), the ob
 instead of updating, the in-flight requests dropped and whether the KV pool keeps its contents, ending with one
 `Blast radius: ...` line for pull request comments. When the stack's `kv_store` output changes, the stacks that
 read it are previewed against its old and new outputs and their diffs follow (kvpool/cli/views/consumer_previews.py).
-Exit 0 whatever changed, so CI can post the text; --exit-code exits 1 when anything changed.
+Exit 0 whatever changed, so CI can post the text; --exit-code exits 4 when anything changed (exit_codes.py).
 
 Drift, where the Pulumi CLI is not at hand: with --live, <old> is a folder of the cluster's objects
 (`kubectl get deployments,statefulsets,services,configmaps -n dev -o yaml > live/dev.yaml`), compared with the preview
@@ -32,6 +32,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kvpool.cli.commands import exit_codes, options
 from kvpool.cli.engine.stack_config import has_stack, load_stack_config
 from kvpool.cli.preview import preview
 from kvpool.cli.views import blast_radius, blast_radius_report, consumer_previews
@@ -69,12 +70,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=Path("out"), help="with --base: the working tree's preview folder")
     parser.add_argument("--live", action="store_true",
                         help="OLD holds the cluster's objects: show what drifted from the preview NEW")
-    parser.add_argument("--stack", required=True)
+    options.add_stack(parser)
     parser.add_argument(
         "--project-dir", type=Path, default=Path("."),
         help="folder of Pulumi.yaml: the stack's kubernetes:* config says what the provider updates in place",
     )
-    parser.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
+    parser.add_argument("--exit-code", action="store_true", help="exit 4 when anything changed (0 when nothing did)")
     parser.set_defaults(handler=run)
     return parser
 
@@ -113,7 +114,7 @@ def _report(args: argparse.Namespace, old: Path, new: Path, labels: tuple[str, s
     consumers = consumer_previews.consumer_lines(old, new, args.stack, args.project_dir)
     print("\n".join([*([absent] if absent else []), *report(found, unchanged), *blast_radius_report.report(radius),
                      *consumers]))
-    return 1 if args.exit_code and found else 0
+    return exit_codes.HAS_CHANGES if args.exit_code and found else exit_codes.OK
 
 
 def _live_report(args: argparse.Namespace) -> int:
@@ -123,4 +124,4 @@ def _live_report(args: argparse.Namespace) -> int:
     provider_config = load_stack_config(args.project_dir, args.stack).values
     radius = blast_radius.blast_radius(old, new, blast_radius.mutable_kinds(provider_config))
     print("\n".join([*report(found, unchanged), *blast_radius_report.report(radius)]))
-    return 1 if args.exit_code and found else 0
+    return exit_codes.HAS_CHANGES if args.exit_code and found else exit_codes.OK

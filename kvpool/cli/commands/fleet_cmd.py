@@ -7,7 +7,7 @@ Examples:
     python -m kvpool fleet --previews out               # owners' outputs from `kvpool preview --out out`
     python -m kvpool fleet --source backend             # the stacks as they are up, from the Pulumi backend
     python -m kvpool fleet --stack service-a --stack service-b   # only these stacks
-    python -m kvpool fleet --check-destroy service-a    # before `pulumi destroy` (make destroy runs it)
+    python -m kvpool fleet --check-destroy --stack service-a   # before `pulumi destroy` (make destroy runs it)
     python -m kvpool fleet --source backend --kubeconfig ~/.kube/config   # and each cluster's engine capacity
 
 Two sources, one model. offline (the default): every stack file of the project; an owner's `kv_store` output
@@ -21,15 +21,18 @@ state holds, on its settings where the source has neither). Exit 1 when there is
 --kubeconfig FILE also reads each cluster's nodes (the context named as the stacks' `cluster` setting; the current
 context for the default cluster) and warns, without failing, when the engine pods the stacks of a cluster ask for
 do not fit on its Ready nodes that carry their hardware labels (kvpool/cli/fleet/capacity.py).
---check-destroy STACK checks only that no stack file's target_stack names STACK (exit 1 naming each that does).
+--check-destroy --stack STACK checks only that no stack file's target_stack names STACK (exit 1 naming each that
+does, on stderr). Exit codes: kvpool/cli/commands/exit_codes.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
+from kvpool.cli.commands import exit_codes
 from kvpool.cli.fleet import graph as fleet_graph
 from kvpool.cli.fleet import report as fleet_report
 from kvpool.cli.fleet.backend import backend_facts
@@ -39,6 +42,8 @@ from kvpool.cli.fleet.offline import consumers_of, offline_facts
 from kvpool.errors import KvpoolError
 
 SOURCES = ("offline", "backend")
+CHECK_DESTROY_OF_STACK = ""
+"""--check-destroy without a value: the stack is --stack's, as in every other command that names one stack."""
 
 
 class UsageError(KvpoolError):
@@ -66,15 +71,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--kubeconfig", type=Path, metavar="FILE",
                         help="read each cluster's nodes through FILE and warn when its stacks' engine pods do not fit "
                              "(context: the `cluster` setting's name, else the current one for the default cluster)")
-    parser.add_argument("--check-destroy", metavar="STACK",
-                        help="only this check: exit 1 when `pulumi destroy` of STACK would leave a consumer without "
-                             "a pool (reads the stack files only)")
+    parser.add_argument("--check-destroy", nargs="?", const=CHECK_DESTROY_OF_STACK, metavar="STACK",
+                        help="only this check, of the one --stack: exit 1 when `pulumi destroy` of it would leave a "
+                             "consumer without a pool (reads the stack files only); `--check-destroy STACK` is the "
+                             "older spelling")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.check_destroy:
-        return check_destroy(args.project_dir, args.check_destroy)
+    if args.check_destroy is not None:
+        return check_destroy(args.project_dir, destroyed_stack(args))
     if args.source == "backend":
         if args.previews is not None:
             raise UsageError("--previews: the backend source reads each stack's outputs from the backend; drop "
@@ -91,13 +97,22 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(fleet_report.as_json(fleet), indent=2))
     else:
         print("\n".join(fleet_report.report(fleet)))
-    return 1 if fleet.problems else 0
+    return exit_codes.REFUSED if fleet.problems else exit_codes.OK
+
+
+def destroyed_stack(args: argparse.Namespace) -> str:
+    """The one stack --check-destroy checks: --stack's, or the value of the older `--check-destroy STACK`."""
+    stacks = [*args.stack, *([args.check_destroy] if args.check_destroy != CHECK_DESTROY_OF_STACK else [])]
+    if len(stacks) != 1:
+        raise UsageError(f"--check-destroy checks one stack: give it as --stack NAME (got {len(stacks)})")
+    return stacks[0]
 
 
 def check_destroy(project_dir: Path, stack: str) -> int:
     problems = destroy_problems(*consumers_of(project_dir, stack))
-    if problems:
-        print("\n".join([f"pulumi destroy of {stack}: refused", *fleet_report.problem_lines(problems)]))
-        return 1
+    if problems:  # a refusal: on stderr, as every command's
+        lines = [f"pulumi destroy of {stack}: refused", *fleet_report.problem_lines(problems)]
+        print("\n".join(lines), file=sys.stderr)
+        return exit_codes.REFUSED
     print(f"pulumi destroy of {stack}: no stack reads its KV store")
-    return 0
+    return exit_codes.OK

@@ -13,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+from kvpool.cli.commands import exit_codes, options
 from kvpool.cli.engine.stack_config import stack_config_dir
 from kvpool.cli.views.importer import ConversionError, import_pair, project_of
 from kvpool.internal.input_files import InputFileError, loads_yaml
@@ -24,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     source.add_argument("--config-dir", type=Path, help="folder holding user_config.json and env.json")
     source.add_argument("--user-config", type=Path, help="user_config.json (with --env-config)")
     parser.add_argument("--env-config", type=Path, help="env.json (with --user-config)")
-    parser.add_argument("--stack", required=True, help="stack name; the file is STACKS_DIR/Pulumi.NAME.yaml")
+    options.add_stack(parser, help="the stack to write: STACKS_DIR/Pulumi.STACK.yaml")
     parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
     parser.add_argument("--stacks-dir", type=Path,
                         help="where stack files live (default: the project's stack folder, stacks/ without Pulumi.yaml)")
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     for note in conversion.notes:
         print(f"  - {note}")
     print(next_step(target, args.stack))
-    return 0
+    return exit_codes.OK
 
 
 def next_step(target: Path, stack: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from kvpool.cli.commands import exit_codes
 from kvpool.policies import PACK_DIR
 
 
@@ -21,4 +22,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     print(PACK_DIR)
-    return 0
+    return exit_codes.OK

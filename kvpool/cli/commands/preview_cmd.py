@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kvpool.cli.commands import exit_codes, options
 from kvpool.cli.engine.mock_engine import STACK_REFERENCE_TYPE, RecordedResource
 from kvpool.cli.engine.stack_config import StackConfig, load_stack_config
 from kvpool.cli.engine.stack_references import read_outputs_file
@@ -100,7 +101,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    options.add_stack(parser)
     parser.add_argument("--out", type=Path, default=Path("out"), help="output folder (default: out)")
     parser.add_argument(
         "--k8s-version",
@@ -147,7 +148,7 @@ def _command(args: argparse.Namespace) -> int:
     if result.policy_report is not None:
         lines += ["", *policy_lines(result.policy_report)]
     print("\n".join(lines))
-    return 0
+    return exit_codes.OK
 
 
 def sizing_lines(config: StackConfig) -> list[str]:

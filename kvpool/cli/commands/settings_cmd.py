@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kvpool.cli.commands import exit_codes, options
 from kvpool.cli.engine.stack_config import load_stack_config
 from kvpool.cli.fleet.offline import stack_settings
 from kvpool.errors import KvpoolError
@@ -93,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "settings", help="print a stack's settings with every default filled in", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    options.add_stack(parser)
     parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
     parser.add_argument(
         "--section", help="print only this section of the stack: any top-level key (e.g. kv_cache_store_config, env, rollout)"
@@ -109,4 +110,4 @@ def run(args: argparse.Namespace) -> int:
     if args.section is not None:
         document = section_of(document, args.section)
     print(json.dumps(document, indent=2, ensure_ascii=False))
-    return 0
+    return exit_codes.OK

@@ -12,6 +12,7 @@ import argparse
 import math
 from pathlib import Path
 
+from kvpool.cli.commands import exit_codes, options
 from kvpool.cli.engine.stack_config import load_stack_config
 from kvpool.cli.fleet.offline import stack_settings
 from kvpool.cli.views import sizing
@@ -23,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "size", help="the smallest pool that reaches a block lifetime or a number of cached tokens",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--stack", required=True, help="stack name: reads <stackConfigDir>/Pulumi.<stack>.yaml")
+    options.add_stack(parser)
     parser.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml (default: .)")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--lifetime", type=_seconds, metavar="SECONDS", help="the shortest block lifetime wanted")
@@ -60,4 +61,4 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(sizing.table([sizing.row(args.stack, settings, result.pool)])))
     print()
     print("\n".join(stack_lines(result)))
-    return 0
+    return exit_codes.OK

@@ -1,6 +1,6 @@
 """`kvpool stack-schema`: write the stack files' JSON Schema (from the installed settings models) beside a project's
 stack files, so that editors with the YAML language server complete and check every stack file whose first line is
-`# yaml-language-server: $schema=stack-file.schema.json`. `--check` writes nothing and exits 1 when the file there
+`# yaml-language-server: $schema=stack-file.schema.json`. `--check` writes nothing and exits 4 when the file there
 differs (a test or CI step keeps a committed schema current)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from kvpool.cli.commands import exit_codes
 from kvpool.cli.engine.stack_config import find_project_file, stack_config_dir
 from kvpool.cli.engine.stack_schema import SCHEMA_NAME, schema_text
 from kvpool.internal.written_files import write_file
@@ -35,8 +36,8 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         if not target.is_file() or target.read_text(encoding="utf-8") != text:
             print(f"{target} differs from the settings models; run kvpool stack-schema", file=sys.stderr)
-            return 1
-        return 0
+            return exit_codes.HAS_CHANGES
+        return exit_codes.OK
     write_file(target, text, find_project_file(args.project_dir).parent)
     print(f"wrote {target}")
-    return 0
+    return exit_codes.OK
