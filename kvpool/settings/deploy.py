@@ -120,6 +120,14 @@ class HostPathRoots(Closed):
     )
 
 
+def mount_point(path: str) -> str:
+    """`path` as Linux resolves a mount point: normalised (/mnt/ucm/ and /mnt/./ucm are /mnt/ucm), and a leading
+    // is one / (posixpath.normpath keeps it, POSIX leaves its meaning to the system; Linux reads //mnt as /mnt, so
+    //mnt/configmap would otherwise pass every comparison with /mnt/configmap)."""
+    normal = posixpath.normpath(path)
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
+
+
 @dataclass(frozen=True)
 class EngineSide:
     """One side's engine pods as EnginePool renders them: what they ask the scheduler for."""
@@ -264,7 +272,7 @@ class DeployConfig(Closed):
         for index, entry in enumerate(self.storage):
             entry.mount_path = entry.mount_path or f"/mnt/store-{index}"
         # As paths, not strings: /mnt/ucm and /mnt/ucm/ are one mount point, and one inside another hides it.
-        paths = [posixpath.normpath(entry.mount_path) for entry in self.storage if entry.enable]
+        paths = [mount_point(entry.mount_path) for entry in self.storage if entry.enable]
         duplicates = sorted({path for path in paths if paths.count(path) > 1})
         if duplicates:
             raise ValueError(f"storage entries share mount_path {', '.join(duplicates)}; give each its own")

@@ -16,7 +16,6 @@ kvpool/internal/rollout.py; the field types they share are in kvpool/settings/ty
 from __future__ import annotations
 
 import json
-import posixpath
 import re
 import typing
 from typing import Any, Literal, Mapping
@@ -42,7 +41,7 @@ from kvpool.internal.pod_layout import (
 from kvpool.internal.rollout import SERVICE_SET_MESSAGE, RolloutConfig
 from kvpool.internal.units import DNS_SUBDOMAIN, is_dns_label
 from kvpool.policies import rules
-from kvpool.settings.deploy import DeployConfig
+from kvpool.settings.deploy import DeployConfig, mount_point
 from kvpool.settings.engine import EngineSection
 from kvpool.settings.namespace import PROJECT
 from kvpool.settings.sizing import PoolSizingConfig
@@ -176,12 +175,12 @@ def _mount_path_problem(path: str, taken: Mapping[str, str], anywhere: bool) -> 
     """Why a volume cannot be mounted at `path` in an engine container, or None. Compared as paths, not strings
     (/mnt/ucm/ is /mnt/ucm): the same path and one inside another collide, and so, for a path that may be `anywhere`
     (a storage entry's; the weights' is a host path the allow-list keeps below /mnt or /data), one holding another."""
-    normal = posixpath.normpath(path)
+    normal = mount_point(path)
     if not anywhere:
         return next((f"is where engine pods already mount {what}" for where, what in taken.items()
-                     if normal == posixpath.normpath(where)
-                     or normal.startswith(posixpath.normpath(where) + "/")), None)
-    if normal in ("/", "//"):
+                     if normal == mount_point(where)
+                     or normal.startswith(mount_point(where) + "/")), None)
+    if normal == "/":
         return "is the container's root, which a volume would replace"
     if any(normal == root or normal.startswith(root + "/") for root in KERNEL_MOUNTS if normal != "/dev/shm"):
         return f"lies in {', '.join(KERNEL_MOUNTS)}, the kernel's filesystems, which a volume would hide"
@@ -189,7 +188,7 @@ def _mount_path_problem(path: str, taken: Mapping[str, str], anywhere: bool) -> 
     if long is not None:
         return f"has a component of {len(long.encode('utf-8'))} bytes, more than the {FILE_NAME_MAX} a file name takes"
     for where, what in taken.items():
-        place = posixpath.normpath(where)
+        place = mount_point(where)
         if normal == place or (where.endswith("/") and normal.startswith(place + "/")):
             return f"is where engine pods already mount {what}"
         if normal.startswith(place + "/"):
@@ -414,11 +413,11 @@ class ServiceSettings(Closed):
         for field, path in wanted:
             if problem := _mount_path_problem(path, taken, anywhere=field != "motor_deploy_config.weight_mount_path"):
                 raise ValueError(f"{field}: {path!r} {problem}; choose another path")
-        weight = posixpath.normpath(deploy.weight_mount_path)
+        weight = mount_point(deploy.weight_mount_path)
         for index, entry in enumerate(deploy.storage):
             if not (entry.enable and entry.mount_path):
                 continue
-            normal = posixpath.normpath(entry.mount_path)
+            normal = mount_point(entry.mount_path)
             if normal == weight:
                 raise ValueError(f"motor_deploy_config.storage[{index}].mount_path: {entry.mount_path!r} is "
                                  "weight_mount_path, where engine pods mount the weights; choose another path")

@@ -240,6 +240,27 @@ PROJECT_FILES: dict[str, tuple[str, str, str | None, str | None]] = {
     "main missing": ("name: pf-main\nruntime: python\nmain: src/\n", "preview", "project 'main' could not be read",
                      "main: 'src/': {project}/src does not exist (the Pulumi CLI refuses it: project 'main' could "
                      "not be read); create the folder with the program's __main__.py, or remove `main`"),
+    # Fields of a type the CLI's project schema refuses (offline, `stackConfigDir: 5` was a folder named "5").
+    "stackConfigDir a number": ("name: pf-dir5\nruntime: python\nstackConfigDir: 5\n", "config",
+                                "#/stackConfigDir: expected string or null, but got number",
+                                "stackConfigDir: is number, which the Pulumi CLI refuses (the file: #/stackConfigDir: "
+                                "expected string or null, but got number)"),
+    "description a list": ("name: pf-desc\nruntime: python\ndescription: [x]\n", "config",
+                           "#/description: expected string or null, but got array",
+                           "description: is array, which the Pulumi CLI refuses (the file: #/description: expected "
+                           "string or null, but got array)"),
+    "runtime options text": ("name: pf-opts\nruntime: {name: python, options: x}\n", "config",
+                             "#/runtime/options: expected object, but got string",
+                             "runtime.options: is string, which the Pulumi CLI refuses (the file: #/runtime/options: "
+                             "expected object, but got string)"),
+    "backend with another field": ("name: pf-backend\nruntime: python\nbackend: {typo: 1}\n", "config",
+                                   "#/backend: additionalProperties 'typo' not allowed",
+                                   "backend.typo: is no field of backend (it takes url), which the Pulumi CLI refuses "
+                                   "(the file: #/backend: additionalProperties 'typo' not allowed)"),
+    "options.refresh not always": ("name: pf-refresh\nruntime: python\noptions: {refresh: never}\n", "config",
+                                   '#/options/refresh: value must be "always"',
+                                   "options.refresh: is 'never', which the Pulumi CLI refuses (the file: "
+                                   '#/options/refresh: value must be "always")'),
 }
 
 

@@ -91,7 +91,55 @@ def _read_project(project_file: Path) -> dict[str, Any]:
     if project.get("main") is not None and not isinstance(project["main"], str):
         raise StackConfigError(f"{project_file}: main: must be text, the program's folder (the Pulumi CLI refuses "
                                f"the file: #/main: expected string or null)")
+    _check_field_types(project_file, project)
     return project
+
+
+# The types pulumi 3.274.1's project schema (sdk/go/common/workspace/project.json) gives the top-level fields the
+# offline reader does not check on its own; the CLI refuses the whole file when one is of another type, e.g.
+# `stackConfigDir: 5` ("#/stackConfigDir: expected string or null, but got number"), which offline was read as a
+# folder named "5".
+_PROJECT_FIELD_TYPES = {
+    "description": ("string", "null"), "author": ("string", "null"), "website": ("string", "null"),
+    "license": ("string", "null"), "stackConfigDir": ("string", "null"), "config": ("object", "string", "null"),
+    "backend": ("object", "null"), "options": ("object", "null"), "template": ("object", "null"),
+    "plugins": ("object",),
+}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", dict: "object", list: "array"}.get(type(value), type(value).__name__)
+
+
+def _check_field_types(project_file: Path, project: dict[str, Any]) -> None:
+    fields = [(f"#/{key}", project[key], types) for key, types in _PROJECT_FIELD_TYPES.items() if key in project]
+    runtime = project.get("runtime")
+    if isinstance(runtime, dict) and "options" in runtime:
+        fields.append(("#/runtime/options", runtime["options"], ("object",)))
+    if isinstance(project.get("backend"), dict) and "url" in project["backend"]:
+        fields.append(("#/backend/url", project["backend"]["url"], ("string",)))
+    for where, value, types in fields:
+        if _json_type(value) not in types:
+            raise StackConfigError(f"{project_file}: {where[2:].replace('/', '.')}: is {_json_type(value)}, which the "
+                                   f"Pulumi CLI refuses (the file: {where}: expected {' or '.join(types)}, but got "
+                                   f"{_json_type(value)})")
+    # The mappings whose fields the schema closes (additionalProperties false).
+    for key, allowed in (("runtime", ("name", "options")), ("backend", ("url",)), ("options", ("refresh",))):
+        extra = sorted(map(str, set(project[key]) - set(allowed))) if isinstance(project.get(key), dict) else []
+        if extra:
+            raise StackConfigError(f"{project_file}: {key}.{extra[0]}: is no field of {key} (it takes "
+                                   f"{', '.join(allowed)}), which the Pulumi CLI refuses (the file: #/{key}: "
+                                   f"additionalProperties {extra[0]!r} not allowed)")
+    options = project.get("options")
+    if isinstance(options, dict) and "refresh" in options and options["refresh"] != "always":
+        raise StackConfigError(f"{project_file}: options.refresh: is {options['refresh']!r}, which the Pulumi CLI "
+                               f"refuses (the file: #/options/refresh: value must be \"always\")")
 
 
 def _check_runtime(project_file: Path, project: dict[str, Any]) -> None:

@@ -123,9 +123,19 @@ def _path_steps(path: str) -> list[str | int]:
         if match is None or key_without_dot:
             raise ConversionError(f"--set {path}: cannot read the path at {path[position:]!r}; write keys.like[0].this")
         index, quoted, key = match.groups()
-        steps.append(int(index) if index is not None else ast.literal_eval(f"'{quoted}'") if quoted is not None else key)
+        steps.append(int(index) if index is not None else _quoted_key(path, quoted) if quoted is not None else key)
         position = match.end()
     return steps
+
+
+def _quoted_key(path: str, quoted: str) -> str:
+    """The key of `['...']`, its escapes read as Python reads them; an escape Python refuses is refused input."""
+    try:
+        return ast.literal_eval(f"'{quoted}'")
+    except (SyntaxError, ValueError) as error:
+        reason = str(getattr(error, "msg", error)).rsplit(": ", 1)[-1]
+        raise ConversionError(f"--set {path}: the quoted key ['{quoted}'] cannot be read ({reason}); write escapes as "
+                              "\\xXX, \\uXXXX or \\N{NAME}, and the key on one line") from None
 
 
 def _check_holds(holder: Any, step: str | int, path: str, walked: str) -> None:
