@@ -4,9 +4,10 @@ tests/live/scenarios/mooncake_ha.py's production shape (the rendered etcd member
 flags, the standalone store process) with a pool of many small objects: one engine client (bench/mooncake_writer.py
 `keys`) writes them over about a minute, then the leader is SIGKILLed right after the last put; the standby's
 promotion, the store process's remount and the key count until it settles are timed, and a new client reads every
-key back. Then the killed master is started again (a roll's new pod: a standby that bootstraps while the pool is
-full) and the new leader is SIGKILLed in turn, the same measurements again. Throughout: the masters' RSS, their
-ha_* metrics, etcd's keys (by prefix, with their bytes) and its database size.
+key back (with a kill time, the leader is killed while the writer puts, at its first progress line past that
+time, and the writer goes on). Then the killed master is started again (a roll's new pod: a standby that
+bootstraps while the pool is full) and the new leader is SIGKILLed in turn, the same measurements again.
+Throughout: the masters' RSS, their ha_* metrics, etcd's keys (by prefix, with their bytes) and its database size.
 """
 
 from __future__ import annotations
@@ -154,11 +155,13 @@ def read_back(procs, plan, tag: str) -> dict:
     return {"setup": setup, **reader.read_json(plan["read_timeout"])}
 
 
-def failover(plan, procs, masters, sample, old: int, new: int, store, label: str) -> dict:
-    """SIGKILL master `old` (the leader), time master `new`'s promotion and the store's remount, count, read."""
+def failover(plan, procs, masters, sample, old: int, new: int, store, label: str, writer=None) -> dict:
+    """SIGKILL master `old` (the leader), time master `new`'s promotion and the store's remount, count, read. With
+    `writer` (still putting), the writer's remaining lines are read after the promotion: its last one is "written"."""
     ports = plan["master_metrics_ports"]
-    out: dict = {"before": sample(f"{label}: before the kill", keys=True)}
+    out: dict = {"before": sample(f"{label}: before the kill", keys=writer is None)}
     out["standby_lag_at_kill"] = (out["before"][f"master-{new}"]["metrics"] or {}).get("ha_oplog_standby_lag")
+    out["keys_on_leader_at_kill"] = (out["before"][f"master-{old}"]["metrics"] or {}).get("master_key_count")
     procs.stop(masters[old], signal.SIGKILL)
     killed_at = time.monotonic()
     promoted, _ = wait_until(f"master-{new} serving", lambda: (health(ports[new]) or {}).get("ha_state") == "serving"
@@ -167,6 +170,10 @@ def failover(plan, procs, masters, sample, old: int, new: int, store, label: str
     out["new_leader_health"] = promoted
     out["keys_at_promotion"] = key_count(ports[new])
     out["at_promotion"] = sample(f"{label}: promoted")
+    if writer is not None:
+        while "progress" in (line := writer.read_json(plan["seconds"] * 3 + 120)):
+            sample(f"{label}: writing on: {line['progress']} keys put")
+        out["written"] = line
     wait_until("the store process's segment on the new leader",
                lambda: (segments(ports[new]) or {}).get("total_segments") == 1, 120, interval=0.2, watch=[store])
     out["segment_remounted_s"] = round(time.monotonic() - killed_at, 2)
@@ -200,12 +207,18 @@ def main(plan, procs, result):
     writer = procs.start(plan["engine"], ["keys", str(plan["n"]), str(plan["seconds"]), str(plan["size"]),
                                           plan["prefix"], str(plan["batch"])], pipe=True, tag="writer")
     result["writer_setup"] = writer.read_json(60)
+    kill_at = plan["kill_during_writes_s"]
     while "progress" in (line := writer.read_json(plan["seconds"] * 3 + 60)):
         sample(f"writing: {line['progress']} keys put")
+        if kill_at is not None and line["t"] >= kill_at:
+            result["keys_put_at_kill"] = line["progress"]
+            result["failovers"] = [failover(plan, procs, masters, sample, 0, 1, store, "failover 1", writer)]
+            line = result["failovers"][0]["written"]
+            break
     result["written"] = line
-    result["keys_before"] = key_count(first)
-
-    result["failovers"] = [failover(plan, procs, masters, sample, 0, 1, store, "failover 1")]
+    result["keys_before"] = key_count(first if "failovers" not in result else second)
+    if "failovers" not in result:
+        result["failovers"] = [failover(plan, procs, masters, sample, 0, 1, store, "failover 1")]
     if plan["second_failover"]:
         masters[0] = procs.start(plan["masters"][0], tag="restarted")
         _, result["restarted_standby_up_s"] = wait_until(

@@ -18,10 +18,11 @@ clock is system-wide, so a scenario can time the master against it; "done_ms", w
                   N distinct keys PREFIX-i of SIZE bytes each (contents derived from the key), put_batch of BATCH
                   keys at a time (its one rc counted for each key), spread evenly over SECONDS: a pool of many
                   small objects (bench/mooncake_ha_failover.py); a line {"progress", "t"} every 5 s, then {"n",
-                  "ok", "rcs", "put_s"}; waits on stdin.
+                  "ok", "rcs", "put_s", "failed"} (failed: [start, end) index runs of the keys whose batch did not
+                  return 0); waits on stdin.
   check N SIZE PREFIX BATCH
                   batch_is_exist, then get_batch of the keys found, of every key `keys` wrote; prints {"n",
-                  "exist", "verified", "read_s", "missing_first"} and exits.
+                  "exist", "verified", "read_s", "missing"} (missing: [start, end) index runs) and exits.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def mixed_load(store, phases: list[tuple[float, float, int]]) -> None:
 
 def many_keys(store, count: int, seconds: float, size: int, prefix: str, batch: int) -> None:
     rcs: dict[str, int] = {}
+    failed: list[list[int]] = []
     pace_ms = seconds * 1000 / max(1, -(-count // batch))
     started = last = time.perf_counter()
     for index, first in enumerate(range(0, count, batch)):
@@ -92,27 +94,40 @@ def many_keys(store, count: int, seconds: float, size: int, prefix: str, batch: 
         keys = [f"{prefix}-{i}" for i in range(first, min(count, first + batch))]
         rc = store.put_batch(keys, [engine.value(key, size) for key in keys])  # one rc for the whole batch
         rcs[str(rc)] = rcs.get(str(rc), 0) + len(keys)
+        if rc != 0:
+            failed = runs(failed, first, first + len(keys))
         if time.perf_counter() - last >= 5:
             last = time.perf_counter()
             engine.emit(progress=first + len(keys), t=round(last - started, 2))
-    engine.emit(n=count, ok=rcs.get("0", 0), rcs=rcs, put_s=round(time.perf_counter() - started, 3))
+    engine.emit(n=count, ok=rcs.get("0", 0), rcs=rcs, put_s=round(time.perf_counter() - started, 3), failed=failed)
+
+
+def runs(ranges: list[list[int]], start: int, end: int) -> list[list[int]]:
+    """`ranges` ([start, end) index runs, ascending) with [start, end) added after its last one."""
+    if ranges and ranges[-1][1] == start:
+        ranges[-1][1] = end
+    else:
+        ranges.append([start, end])
+    return ranges
 
 
 def check_keys(store, count: int, size: int, prefix: str, batch: int) -> None:
     exist = verified = 0
-    missing: list[str] = []
+    missing: list[list[int]] = []
     started = time.perf_counter()
     for first in range(0, count, batch):
         keys = [f"{prefix}-{i}" for i in range(first, min(count, first + batch))]
         exists = store.batch_is_exist(keys)
         found = [key for key, rc in zip(keys, exists, strict=True) if rc == 1]
-        missing += [key for key, rc in zip(keys, exists, strict=True) if rc != 1][: 10 - len(missing)]
+        for offset, rc in enumerate(exists):
+            if rc != 1:
+                missing = runs(missing, first + offset, first + offset + 1)
         exist += len(found)
         if found:
             verified += sum(bytes(data) == engine.value(key, size)
                             for key, data in zip(found, store.get_batch(found), strict=True))
     engine.emit(n=count, exist=exist, verified=verified, read_s=round(time.perf_counter() - started, 3),
-                missing_first=missing)
+                missing=missing)
 
 
 def main() -> None:
