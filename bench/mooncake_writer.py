@@ -13,6 +13,16 @@ clock is system-wide, so a scenario can time the master against it; "done_ms", w
                   PACE ms per MiB; every READ_EVERY-th put (0: none) is read back at once, is_exist then get, as a
                   decode engine reads what prefill just wrote: both grant the key a lease. Prints one line per
                   phase {"phase", "n", "ok", "rcs", "reads", "hits"}; then waits on stdin as `fill` does.
+
+  keys N SECONDS SIZE PREFIX BATCH
+                  N distinct keys PREFIX-i of SIZE bytes each (contents derived from the key), put_batch of BATCH
+                  keys at a time (its one rc counted for each key), spread evenly over SECONDS: a pool of many
+                  small objects (bench/mooncake_ha_failover.py); a line {"progress", "t"} every 5 s, then {"n",
+                  "ok", "rcs", "put_s", "failed"} (failed: [start, end) index runs of the keys whose batch did not
+                  return 0); waits on stdin.
+  check N SIZE PREFIX BATCH
+                  batch_is_exist, then get_batch of the keys found, of every key `keys` wrote; prints {"n",
+                  "exist", "verified", "read_s", "missing"} (missing: [start, end) index runs) and exits.
 """
 
 from __future__ import annotations
@@ -74,6 +84,52 @@ def mixed_load(store, phases: list[tuple[float, float, int]]) -> None:
         engine.emit(phase=phase, n=count, ok=rcs.get("0", 0), rcs=rcs, reads=reads, hits=hits)
 
 
+def many_keys(store, count: int, seconds: float, size: int, prefix: str, batch: int) -> None:
+    rcs: dict[str, int] = {}
+    failed: list[list[int]] = []
+    pace_ms = seconds * 1000 / max(1, -(-count // batch))
+    started = last = time.perf_counter()
+    for index, first in enumerate(range(0, count, batch)):
+        wait_for_slot(started, index, pace_ms)
+        keys = [f"{prefix}-{i}" for i in range(first, min(count, first + batch))]
+        rc = store.put_batch(keys, [engine.value(key, size) for key in keys])  # one rc for the whole batch
+        rcs[str(rc)] = rcs.get(str(rc), 0) + len(keys)
+        if rc != 0:
+            failed = runs(failed, first, first + len(keys))
+        if time.perf_counter() - last >= 5:
+            last = time.perf_counter()
+            engine.emit(progress=first + len(keys), t=round(last - started, 2))
+    engine.emit(n=count, ok=rcs.get("0", 0), rcs=rcs, put_s=round(time.perf_counter() - started, 3), failed=failed)
+
+
+def runs(ranges: list[list[int]], start: int, end: int) -> list[list[int]]:
+    """`ranges` ([start, end) index runs, ascending) with [start, end) added after its last one."""
+    if ranges and ranges[-1][1] == start:
+        ranges[-1][1] = end
+    else:
+        ranges.append([start, end])
+    return ranges
+
+
+def check_keys(store, count: int, size: int, prefix: str, batch: int) -> None:
+    exist = verified = 0
+    missing: list[list[int]] = []
+    started = time.perf_counter()
+    for first in range(0, count, batch):
+        keys = [f"{prefix}-{i}" for i in range(first, min(count, first + batch))]
+        exists = store.batch_is_exist(keys)
+        found = [key for key, rc in zip(keys, exists, strict=True) if rc == 1]
+        for offset, rc in enumerate(exists):
+            if rc != 1:
+                missing = runs(missing, first + offset, first + offset + 1)
+        exist += len(found)
+        if found:
+            verified += sum(bytes(data) == engine.value(key, size)
+                            for key, data in zip(found, store.get_batch(found), strict=True))
+    engine.emit(n=count, exist=exist, verified=verified, read_s=round(time.perf_counter() - started, 3),
+                missing=missing)
+
+
 def main() -> None:
     job, *args = sys.argv[1:]
     if job == "fill" and len(args) in (2, 3):
@@ -82,8 +138,16 @@ def main() -> None:
     elif job == "mix" and args:
         store = engine.setup()
         mixed_load(store, [(float(s), float(p), int(r)) for s, p, r in (arg.split(":") for arg in args)])
+    elif job == "keys" and len(args) == 5:
+        store = engine.setup()
+        many_keys(store, int(args[0]), float(args[1]), int(args[2]), args[3], int(args[4]))
+    elif job == "check" and len(args) == 4:
+        store = engine.setup()
+        check_keys(store, int(args[0]), int(args[1]), args[2], int(args[3]))
+        os._exit(0)
     else:
-        raise SystemExit(f"usage: fill N PACE [WARM] | mix SECONDS:PACE:READ_EVERY ..., not {sys.argv[1:]}")
+        raise SystemExit(f"usage: fill N PACE [WARM] | mix SECONDS:PACE:READ_EVERY ... | keys N SECONDS SIZE PREFIX "
+                         f"BATCH | check N SIZE PREFIX BATCH, not {sys.argv[1:]}")
     sys.stdin.read()  # keep the segment until the scenario kills this process
     os._exit(0)
 

@@ -11,10 +11,10 @@ Pure functions over parsed manifests ({file name: object}, as `python -m kvpool 
 - An object is replaced (deleted, then created: its name is fixed) when a field changes that the Kubernetes
   provider cannot update in place (FORCE_NEW). A replaced workload is reported as replaced, not as a roll.
 - The KV pool is emptied when a store workload that holds its metadata or memory restarts, keeps its contents when
-  the store is Mooncake HA with the oplog (20 of 20 keys' metadata survived one leader failover; unmeasured at
-  pool size), and loses a share when an
-  engine pod that holds a pool segment restarts (Mooncake embedded store or standalone store process, MemCache
-  LocalService); an engine restart also drops its in-flight requests.
+  the store is Mooncake HA with the oplog (bench/results/mooncake-ha-failover*.md: 50000 of 50000 keys across each
+  of two leader failovers; a put in flight at the kill returned success and lost 15 of its 16 keys), and loses a
+  share when an engine pod that holds a pool segment restarts (Mooncake embedded store or standalone store process,
+  MemCache LocalService); an engine restart also drops its in-flight requests.
 - Engine instances that ran before (the old preview's `engines` output) roll in waves of the new preview's
   `rollout` output (kvpool/internal/rollout.py, the program's own arithmetic); an instance whose template is unchanged
   holds no wave up. A service set's engines roll as its operator decides.
@@ -349,11 +349,11 @@ def store_restart(old: Workload, new: Workload | None, how: str) -> tuple[bool, 
         if _is_mooncake_ha(old) and (new is None or _is_mooncake_ha(new)):
             if all_at_once:
                 return True, "every Mooncake master stops at once, so Mooncake HA cannot hand the metadata over", ""
-            # Measured with 20 keys and one failover only (reference/research/backends.md); Mooncake issues 3774,
-            # 3561 and 2188 report promoted standbys with an empty index and an oplog never collected.
+            # bench/results/mooncake-ha-failover.md and -during-writes.md (mooncake_master 0.3.13, 50000 keys of
+            # 4 KiB); the oplog's collection is not measured (nothing removed), Mooncake issues 3774, 3561 and 2188.
             why = (
-                "Mooncake HA (--enable_ha, --enable_oplog) kept 20 of 20 keys' metadata across one leader failover "
-                "(unmeasured at pool size)"
+                "Mooncake HA (--enable_ha, --enable_oplog) kept 50000 of 50000 keys across each of two leader "
+                "failovers; a put in flight at the kill returned success and lost 15 of its 16 keys"
             )
             return False, why, "Mooncake HA"
         return True, "the Mooncake master holds the pool's metadata, without HA", ""
