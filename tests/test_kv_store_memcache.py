@@ -83,10 +83,18 @@ FIXTURES = "tests/fixtures/memcache"
 
 
 def test_users_local_conf_is_merged_and_our_keys_win():
-    rendered = render(memcache(local_service_conf=f"{FIXTURES}/tuned-mmc-local.conf"))
+    conf = f"{FIXTURES}/tuned-mmc-local.conf"
+    rendered = render(memcache(local_service_conf=conf))
     text = rendered.get("ConfigMap", "motor-config")["data"]["kv_store_backends.memcache.mmc-local.conf"]
     assert "ock.mmc.local_service.dram.size = 40GB" in text
     assert text.count("ock.mmc.meta_service_url") == 1
+    # seed 000 (line 142) keeps the DRAM size in this file, but Motor 8919e55's node manager rewrites it
+    assert [line for line in rendered.run.log_messages if "dram.size" in line] == [
+        f"warning: kv_cache_store_config.local_service_conf: ock.mmc.local_service.dram.size = 40GB in {conf} does not "
+        "hold: Motor's node manager rewrites it when the pod starts (LocalService.prepare: dram_size split over the "
+        "pod's ranks, else a share of 80 % of the node's free memory); set kv_cache_store_config.dram_size, per "
+        "engine pod, instead"
+    ]
 
 
 def test_users_local_conf_that_contradicts_the_store_is_refused():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pulumi
 import pulumi_kubernetes as k8s
 
 from kvpool.components.kv_store import monitoring
@@ -49,6 +50,9 @@ META_COMMAND = (
 
 
 LOCAL_SERVICE_MODES = ("inprocess", "standalone")
+
+
+DRAM_KEY = "ock.mmc.local_service.dram.size"
 
 
 def engine_env(local_service_mode: str) -> dict[str, str]:
@@ -103,7 +107,7 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
         "ock.mmc.local_service.protocol": HARDWARE[hardware_type].memcache_protocol,
         # Motor's node manager rewrites this key when the pod starts (LocalService.prepare: dram_size split over the
         # pod's ranks, 0GB standalone); what is written here holds only until then.
-        "ock.mmc.local_service.dram.size": "0GB" if store.local_service_mode == "standalone" else "1GB",
+        DRAM_KEY: "0GB" if store.local_service_mode == "standalone" else "1GB",
         "ock.mmc.local_service.max.dram.size": "1024GB",
         "ock.mmc.local_service.dram.best_effort.enabled": "true",
         "ock.mmc.local_service.storage.enabled": "false",
@@ -116,6 +120,13 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
     secrets = rules.check_plaintext_conf_secrets(text, f"{field}[{store.local_service_conf!r}]")
     if secrets:  # the conf lands in ConfigMap motor-config, readable by anyone who may read the namespace's config
         raise LocalServiceConfError("; ".join(str(finding) for finding in secrets))
+    if DRAM_KEY in users:
+        pulumi.log.warn(
+            f"kv_cache_store_config.local_service_conf: {DRAM_KEY} = {users[DRAM_KEY]} in {store.local_service_conf} "
+            f"does not hold: Motor's node manager rewrites it when the pod starts (LocalService.prepare: dram_size "
+            f"split over the pod's ranks, else a share of 80 % of the node's free memory); set "
+            f"kv_cache_store_config.dram_size, per engine pod, instead"
+        )
     conflicts = [key for key, value in ours.items() if key in users and users[key] != value]
     if conflicts:
         raise LocalServiceConfError(
