@@ -28,6 +28,7 @@ def test_motor_config_holds_the_effective_user_config():
     assert effective["kv_cache_store_config"] == {
         "additional_labels": {}, "additional_annotations": {}, "backend": "memcache", "port": 50088,
         "config_store_port": 50089, "metrics_port": 50090, "local_service_mode": "inprocess",
+        "dram_size": "2GB",  # Motor's node manager reads it (LocalService.prepare)
     }
 
 

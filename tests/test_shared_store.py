@@ -109,8 +109,12 @@ def test_older_schema(provider_outputs):
 
 
 def test_backend_differs(provider_outputs):
-    message = failure(provider_outputs, kv_cache_store_config={"backend": "mooncake", "eviction_high_watermark_ratio": 0.7,
-                                                                 "eviction_ratio": 0.2})
+    values = stack_values("service-b")
+    values["kv_cache_store_config"] = {"backend": "mooncake", "target_stack": A, "eviction_high_watermark_ratio": 0.7,
+                                       "eviction_ratio": 0.2}
+    with pytest.raises(ProgramError) as caught:
+        render(values, stack="service-b", stack_references={A: provider_outputs})
+    message = str(caught.value)
     assert f"  - kv_cache_store_config.backend: {B} uses 'mooncake' but {A}'s store is 'memcache' (kv_store.backend); " \
            f"write backend: memcache." in message.splitlines()
 
