@@ -15,7 +15,7 @@ from kvpool.components.workloads import Workloads
 from kvpool.internal.motor_config import MOTOR_FILES
 from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
 from tests.program_runs import PROJECT_DIR, deployer_folder, env_of, render, render_stack, stack_values
-from tests.service_configs import HOST_LOG_DIRS, with_host_log_dirs
+from tests.service_configs import HOST_LOG_DIRS, memcache_pool, plain_pd, with_host_log_dirs
 
 
 def test_motor_config_holds_the_effective_user_config():
@@ -398,3 +398,37 @@ def test_a_symlink_inside_the_deployer_folder_is_followed(tmp_path, motor_checko
     values = stack_values("dev")
     values["motor_deployer_dir"] = str(folder)
     assert render(values).get("ConfigMap", "motor-config")["data"]["boot.sh"] == "# startup/common.sh\n"
+
+
+def _flat(value: object, path: str = "") -> dict[str, object]:
+    if isinstance(value, dict):
+        return {key: leaf for name, item in value.items() for key, leaf in _flat(item, f"{path}.{name}" if path else name).items()}
+    if isinstance(value, list):
+        return {key: leaf for index, item in enumerate(value) for key, leaf in _flat(item, f"{path}[{index}]").items()}
+    return {path: value}
+
+
+def test_a_pool_changes_the_control_plane_only_by_what_the_coordinator_needs_of_the_store():
+    """Seed 000 line 19: the pool does not change how the controller and coordinator are deployed. The controller is
+    the same object; the coordinator gains the store's host and backend (deploy.py gives it these two) and the label
+    that lets it fetch the store's metrics."""
+    def render_multi(service: dict) -> dict[str, dict[str, object]]:
+        service["motor_deploy_config"]["deploy_mode"] = "multi_deployment"
+        rendered = render(service)
+        return {name: _flat(rendered.get("Deployment", name))
+                for name in ("mindie-motor-controller", "mindie-motor-coordinator")}
+
+    without, with_pool = render_multi(plain_pd()), render_multi(memcache_pool())
+    changed = {name: {key: (without[name].get(key), with_pool[name].get(key))
+                      for key in without[name].keys() | with_pool[name].keys()
+                      if without[name].get(key) != with_pool[name].get(key)} for name in without}
+    assert changed == {
+        "mindie-motor-controller": {},
+        "mindie-motor-coordinator": {
+            "spec.template.metadata.labels.motor-kvpool.io/metrics-scraper": (None, "true"),
+            "spec.template.spec.containers[0].env[11].name": (None, "KVS_MASTER_SERVICE"),
+            "spec.template.spec.containers[0].env[11].value": (None, "mindie-motor-kvs-master.svc.svc.cluster.local"),
+            "spec.template.spec.containers[0].env[12].name": (None, "KV_STORE_BACKEND"),
+            "spec.template.spec.containers[0].env[12].value": (None, "memcache"),
+        },
+    }

@@ -49,6 +49,9 @@ def test_seed_001_layerwise_mooncake():
     assert extra["connectors"][1]["kv_connector_extra_config"] == {"backend": "mooncake", "lookup_rpc_port": "<instance_id>"}
     assert kv_of(rendered, "vllm-d0")["kv_connector_extra_config"]["connectors"][1]["kv_connector_extra_config"][
         "lookup_rpc_port"] == "<instance_id>"
+    # seed 001 line 86: decode's layerwise connector takes kv_port 30001, as prefill's does
+    assert [kv_of(rendered, name)["kv_connector_extra_config"]["connectors"][0]["kv_port"]
+            for name in ("vllm-p0", "vllm-d0")] == ["30001", "30001"]
 
 
 def test_omitted_store_backend_and_roles_are_filled_in():
