@@ -99,25 +99,36 @@ def kv_store_args(settings: ServiceSettings, workloads: Workloads, project_dir: 
     if store is None:
         raise ValueError("KVStore needs kv_cache_store_config; ServiceSettings.kv_store_wanted says when")
     deploy = settings.motor_deploy_config
-    return KVStoreArgs(
-        store=store,
-        namespace=settings.namespace,
-        workloads=workloads,
-        image=store.image or deploy.image_name,
-        hardware_type=deploy.hardware_type,
-        labels=dict(store.additional_labels),
-        annotations=dict(store.additional_annotations),
+    return _store_args(
+        store, workloads, deploy.image_name, deploy.hardware_type, project_dir,
         node_selector=dict(deploy.kv_pool_node_selector),
         engine_node_labels=engine_node_selector(deploy.hardware_type, deploy.accelerator_type),
+        env={name: env_text(value) for name, value in settings.env.motor_kv_cache_store_env.items()},
+        compatibility=compatibility(settings),
+        sizing=settings.pool_sizing() if store.dashboards and not store.allowed_consumers else None,
+    )
+
+
+def _store_args(
+    store: StoreConfig, workloads: Workloads, image: str, hardware_type: str, project_dir: Path, **service: Any
+) -> KVStoreArgs:
+    """What every KVStore takes from its own settings section; `service`: what the service around it adds (its node
+    selectors, env, compatibility record and sizing)."""
+    return KVStoreArgs(
+        store=store,
+        namespace=workloads.namespace,
+        workloads=workloads,
+        image=store.image or image,
+        hardware_type=hardware_type,
+        labels=dict(store.additional_labels),
+        annotations=dict(store.additional_annotations),
         resources=store.resources,
         protect=store.protect,
         retain_on_delete=store.retain_on_delete,
         allowed_consumers=tuple(store.allowed_consumers),
         metrics_scraper_namespaces=tuple(store.metrics_scraper_namespaces),
-        env={name: env_text(value) for name, value in settings.env.motor_kv_cache_store_env.items()},
         project_dir=project_dir,
-        compatibility=compatibility(settings),
-        sizing=settings.pool_sizing() if store.dashboards and not store.allowed_consumers else None,
+        **service,
     )
 
 
@@ -139,24 +150,9 @@ def pool_store_args(
     if not store.allowed_consumers:
         raise ValueError("kv_cache_store_config.allowed_consumers: a pool of its own serves only its consumers; "
                          "list their namespaces")
-    return KVStoreArgs(
-        store=store,
-        namespace=namespace,
-        workloads=Workloads(namespace, deploy_mode, cluster_domain),
-        image=store.image or image,
-        hardware_type=hardware_type,
-        labels=dict(store.additional_labels),
-        annotations=dict(store.additional_annotations),
-        node_selector={},
-        engine_node_labels={},
-        resources=store.resources,
-        protect=store.protect,
-        retain_on_delete=store.retain_on_delete,
-        allowed_consumers=tuple(store.allowed_consumers),
-        metrics_scraper_namespaces=tuple(store.metrics_scraper_namespaces),
-        env={},
-        project_dir=project_dir or Path.cwd(),
-        compatibility={},
+    return _store_args(
+        store, Workloads(namespace, deploy_mode, cluster_domain), image, hardware_type, project_dir or Path.cwd(),
+        node_selector={}, engine_node_labels={}, env={}, compatibility={},
     )
 
 
