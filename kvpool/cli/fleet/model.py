@@ -169,7 +169,7 @@ def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings)
             return mooncake_size_bytes(settings.kv_cache_store_config.global_segment_size), False
         return mooncake_size_bytes(json.loads(endpoint.client_files[mooncake.CLIENT_FILE])["global_segment_size"]), True
     if endpoint.backend == "memcache":  # the stack's own dram_size, once per engine pod (rules.pool_sizing)
-        sizing = rules.pool_sizing(settings.user_config())
+        sizing = settings.pool_sizing()
         return (sizing.unit_bytes if sizing else None), False
     return 0, False  # yuanrong: each node's datasystem worker holds the memory, not the engines
 
@@ -178,6 +178,7 @@ def _engines(settings: ServiceSettings, user_config: dict[str, Any], endpoint: K
              role: str) -> tuple[EngineGroup, ...]:
     """Each side's engines and the pool memory each of their pods holds (None: unknown)."""
     groups = []
+    per_process, per_rank = pool_bytes_per_process(endpoint, settings) if endpoint else (None, False)
     for side in rules.SIDES:
         pods = settings.motor_deploy_config.engine_side(side)
         if role == NO_POOL or not rules.store_connector_backends(rules.kv_transfer_configs(user_config)[side]):
@@ -185,7 +186,6 @@ def _engines(settings: ServiceSettings, user_config: dict[str, Any], endpoint: K
         elif endpoint is None:
             per_pod = None
         else:
-            per_process, per_rank = pool_bytes_per_process(endpoint, settings)
             ranks = rules.engine_ranks(user_config[rules.engine_section(side)]["engine_config"])
             per_pod = None if per_process is None else (
                 per_process * (math.ceil(ranks / pods.pods_per_instance) if per_rank else 1))

@@ -61,8 +61,8 @@ def contract_findings(settings: ServiceSettings, own: str, target: str, output: 
         older = schema is None or isinstance(schema, int) and schema < SCHEMA
         fix = f"run `pulumi up` on {target} with this motor-kvpool" if older else f"upgrade motor-kvpool in {own}"
         return [ContractProblem(CONTRACT, f"{field}: {target} exports {OUTPUT} schema {schema}, but {own} reads schema {SCHEMA}; {fix}.")]
-    _, output_problems = sanitized_endpoint(settings, target, output)
-    if output_problems:
+    endpoint, output_problems = sanitized_endpoint(settings, target, output)
+    if endpoint is None:
         # the owner's output is not what a store exports: compare nothing else with it
         return [ContractProblem(CONTRACT, problem) for problem in output_problems]
     store = settings.kv_cache_store_config
@@ -98,8 +98,8 @@ def contract_findings(settings: ServiceSettings, own: str, target: str, output: 
         )
     if isinstance(store, MemcacheStoreConfig):
         mismatches += _local_service_problems(settings, store, own, target, output)
-    if isinstance(store, MooncakeStoreConfig):
-        mismatches += _store_process_problems(store, own, target, output)
+    if isinstance(store, MooncakeStoreConfig) and endpoint.backend == "mooncake":  # another backend: said above
+        mismatches += _store_process_problems(store, own, target, endpoint)
     problems = [ContractProblem(CONTRACT, mismatch) for mismatch in mismatches]
     if settings.namespace not in output.get("allowed_consumers", []):
         problems.append(ContractProblem(NOT_ADMITTED,
@@ -118,11 +118,12 @@ def contract_findings(settings: ServiceSettings, own: str, target: str, output: 
     return problems
 
 
-def _store_process_problems(store: MooncakeStoreConfig, own: str, target: str, output: dict[str, Any]) -> list[str]:
+def _store_process_problems(store: MooncakeStoreConfig, own: str, target: str, endpoint: KVStoreEndpoint) -> list[str]:
     """Motor's node manager starts (or not) the standalone store from the consumer's own user_config.json, and the
-    consumer's engines use the owner's mooncake.json: the two must describe one pool."""
+    consumer's engines use the owner's mooncake.json (`endpoint`: the owner's output as the consumer checked it): the
+    two must describe one pool."""
     problems = []
-    theirs_mode = "standalone" if output.get("standalone_store") else "embedded"
+    theirs_mode = "standalone" if endpoint.standalone_store else "embedded"
     if store.store_mode != theirs_mode:
         segment = ("hold no segment (the owner's mooncake.json gives them 0), and no store process would hold one"
                    if theirs_mode == "standalone" else "would hold their segment twice, in the engine and in a store process")
@@ -130,9 +131,8 @@ def _store_process_problems(store: MooncakeStoreConfig, own: str, target: str, o
             f"kv_cache_store_config.store_mode: {own} is {store.store_mode!r} but {target}'s store is {theirs_mode!r} "
             f"({OUTPUT}.standalone_store), so {own}'s engines {segment}; write store_mode: {theirs_mode}."
         )
-    client = output.get("client_files", {}).get(mooncake.CLIENT_FILE, "")
-    theirs_protocol = json.loads(client).get("protocol", "ascend") if client else None
-    if theirs_protocol is not None and store.protocol != theirs_protocol:
+    theirs_protocol = json.loads(endpoint.client_files[mooncake.CLIENT_FILE]).get("protocol", "ascend")  # vllm-ascend's default
+    if store.protocol != theirs_protocol:
         problems.append(
             f"kv_cache_store_config.protocol: {own} is {store.protocol!r} but {target}'s mooncake.json uses "
             f"{theirs_protocol!r}; one pool has one transport, write protocol: {theirs_protocol}."
