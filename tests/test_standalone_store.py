@@ -11,28 +11,24 @@ from pathlib import Path
 import pytest
 
 from kvpool.errors import SettingsError
-from kvpool.internal.motor_config import MOTOR_FILES
 from kvpool.settings.loader import load_from_pulumi_config
 from kvpool.settings.motor_classes import REGISTRY, store_services
-from tests.program_runs import render
+from tests.program_runs import deployer_folder, render
 from tests.service_configs import mooncake_pool, problems_of
 
 FUTURE_LINE = '    # Future: "mooncake": ["motor.node_manager.core.services.mooncake"],\n'
 
 
 def checkout_with_registry(root: Path, motor_checkout: Path, registry: str | None) -> Path:
-    """A Motor checkout at `root` with Motor's config classes (linked) and the deployer files deploy.py ships (each
-    holding its own path), whose node manager registry is `registry` (None: none at all); returns its deployer folder."""
-    (root / "motor").mkdir(parents=True)
-    (root / "motor" / "config").symlink_to(motor_checkout / "motor" / "config")
+    """A Motor checkout at `root` (program_runs.deployer_folder) whose motor/ holds Motor's config classes (linked)
+    and the node manager registry `registry` (None: none at all); returns its deployer folder."""
+    motor = root / "motor-source" / "motor"
+    motor.mkdir(parents=True)
+    (motor / "config").symlink_to(motor_checkout / "motor" / "config")
     if registry is not None:
-        (root / REGISTRY).parent.mkdir(parents=True)
-        (root / REGISTRY).write_text(registry, encoding="utf-8")
-    folder = root / "examples" / "deployer"
-    for _, relative in MOTOR_FILES:
-        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        (folder / relative).write_text(f"# {relative}\n")
-    return folder
+        (motor.parent / REGISTRY).parent.mkdir(parents=True)
+        (motor.parent / REGISTRY).write_text(registry, encoding="utf-8")
+    return deployer_folder(root / "checkout", motor.parent)
 
 
 def motor_registry(motor_checkout: Path, with_mooncake: bool) -> str:
@@ -55,9 +51,9 @@ def standalone() -> dict:
 
 def test_the_node_manager_registry_names_the_store_services_motor_can_start(motor_checkout, tmp_path):
     assert store_services(motor_checkout) == frozenset({"memcache"})  # 8919e55: "Future: mooncake"
-    newer = tmp_path / "newer"
-    checkout_with_registry(newer, motor_checkout, motor_registry(motor_checkout, with_mooncake=True))
-    assert store_services(newer) == frozenset({"memcache", "mooncake"})
+    registry = motor_registry(motor_checkout, with_mooncake=True)
+    newer = checkout_with_registry(tmp_path / "newer", motor_checkout, registry)
+    assert store_services(newer.parent.parent) == frozenset({"memcache", "mooncake"})
     assert store_services(tmp_path / "none") == frozenset()
 
 
@@ -84,8 +80,8 @@ def test_a_standalone_store_is_refused_where_the_deployed_motor_starts_none(regi
     service["motor_deployer_dir"] = str(checkout_with_registry(tmp_path, motor_checkout, text))
     found = "memcache" if registry == "8919e55" else "none"
     assert problems_of(service) == [
-        f"kv_cache_store_config.store_mode: is 'standalone', but the node manager of Motor at {tmp_path} starts no "
-        f"Mooncake store process (its motor/node_manager/core/services/registry.py registers store services for: "
+        f"kv_cache_store_config.store_mode: is 'standalone', but the node manager of Motor at {tmp_path}/checkout starts "
+        f"no Mooncake store process (its motor/node_manager/core/services/registry.py registers store services for: "
         f"{found}), so the engines, whose mooncake.json contributes 0 bytes in this mode, would leave the pool empty; "
         "deploy a Motor whose node manager has the Mooncake store service "
         "(motor/node_manager/core/services/mooncake/lifecycle.py) and point motor_deployer_dir at its "

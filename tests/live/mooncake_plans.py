@@ -37,7 +37,6 @@ from tests.live.rendered import (
     Loopback,
     Rendered,
     as_tcp,
-    container_env,
     render,
     render_variant,
     with_sizes,
@@ -120,8 +119,7 @@ def motor_store_process(rendered: Rendered, lb: Loopback, pod: str, maps, master
     container = next(c for c in spec["containers"] if c["name"] == "vllm")
     store = json.loads(maps["motor-config"]["user_config.json"])["kv_cache_store_config"]
     process = lb.process(container, pod, "mooncake", maps, spec["volumes"])
-    config_path = f"{posixpath.dirname(container_env(container, pod, lb.namespace)['MOONCAKE_CONFIG_PATH'])}/" \
-                  "mooncake_store_config.json"
+    config_path = f"{posixpath.dirname(process['env']['MOONCAKE_CONFIG_PATH'])}/mooncake_store_config.json"
     config = {
         "local_hostname": process["env"]["POD_IP"],
         "metadata_server": store["metadata_server"],
