@@ -178,6 +178,14 @@ def machine() -> str:
     return f"{os.cpu_count()} CPUs ({cpu}), {mem / 2**20:.0f} GiB RAM, {platform.system()} {platform.release()}"
 
 
+def publish(lines: list[str], write: Path | None) -> None:
+    """The results page on stdout, and into `write` (bench/results/...) when given."""
+    print("\n".join(lines))
+    if write:
+        write.parent.mkdir(parents=True, exist_ok=True)
+        write.write_text("\n".join(lines) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=5)
@@ -202,10 +210,7 @@ def main() -> None:
         f"Measured {started:%Y-%m-%d %H:%M} on {machine()}, load average at the end "
         f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}.",
     ]
-    print("\n".join(lines))
-    if args.write:
-        args.write.parent.mkdir(parents=True, exist_ok=True)
-        args.write.write_text("\n".join(lines) + "\n")
+    publish(lines, args.write)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.mooncake_capacity import WRITER, machine, run_capacity_scenario
+from bench.mooncake_capacity import WRITER, machine, publish, run_capacity_scenario
 from tests.live.mooncake_plans import ha_plan
 from tests.live.plans import python
 from tests.live.rendered import render_variant
@@ -195,11 +195,7 @@ def main() -> None:
     result["plan_flags"] = [flag for flag in plan["master_flags"] if "etcd_endpoints" not in flag]
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
-    lines = report(result, args, command, started)
-    print("\n".join(lines))
-    if args.write:
-        args.write.parent.mkdir(parents=True, exist_ok=True)
-        args.write.write_text("\n".join(lines) + "\n")
+    publish(report(result, args, command, started), args.write)
 
 
 if __name__ == "__main__":
