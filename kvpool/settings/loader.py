@@ -278,6 +278,9 @@ def _pattern_message(path: str, value: Any, project: str) -> str:
         return f"{value!r} needs a unit, e.g. 4Gi or 200Gi"
     if path.endswith(".cpu"):
         return f"{value!r} is not a CPU amount; write e.g. 4 or 500m"
+    if path.endswith("scheduler_name"):
+        return (f"{value!r} is not a scheduler name (a pod's schedulerName is a DNS subdomain): lower-case letters, "
+                "digits, '-' and '.', starting and ending with a letter or digit, e.g. volcano")
     if path.endswith(("storage_class_name", "claim_name")):
         return (f"{value!r} is not a Kubernetes object name: lower-case letters, digits, '-' and '.', starting and "
                 "ending with a letter or digit")
