@@ -413,7 +413,10 @@ def _validate(
     owns_store = settings.kv_cache_store_config is None or settings.kv_cache_store_config.target_stack is None
     user_config, env_sections = settings.user_config(), settings.env_sections()
     passthrough = check_passthrough_sections(user_config, motor)
-    findings = rules.check_service(user_config, env_sections, hybrid, owns_store, settings.kv_pool_sizing.as_rule_input())
+    findings = rules.check_service(
+        user_config, env_sections, hybrid, owns_store, settings.kv_pool_sizing.as_rule_input(),
+        engine_resources=settings.pods.engine_resources(),
+    )
     if motor is not None:
         findings += rules.check_standalone_store_motor(user_config.get("kv_cache_store_config") or {},
                                                        motor.store_services, motor.name)

@@ -115,3 +115,7 @@ class PodsConfig(Closed):
     controller: ControllerResources = Field(default_factory=ControllerResources)
     coordinator: CoordinatorResources = Field(default_factory=CoordinatorResources)
     kv_conductor: ConductorResources = Field(default_factory=ConductorResources)
+
+    def engine_resources(self) -> dict[str, dict[str, dict[str, str]]]:
+        """side -> the engine container's resources as rendered, without its NPUs (what the pool-memory rule reads)."""
+        return {side: getattr(self, side).manifest() for side in rules.SIDES}
