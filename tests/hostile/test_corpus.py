@@ -448,6 +448,7 @@ YAML_FILES = {
     "a FIFO": (lambda path: os.mkfifo(path), "is a FIFO, not a regular file; name a file"),
     "a link to /dev/zero": (lambda path: path.symlink_to("/dev/zero"),
                             "is a character device, not a regular file; name a file"),
+    "a folder": (lambda path: path.mkdir(), "is a folder, not a file"),
     "2 MiB": (lambda path: path.write_text("#" * (2 * 1024 * 1024)),
               "larger than 1024 KiB; this is not a configuration file"),
     "a link to /proc/self/mem": (lambda path: path.symlink_to("/proc/self/mem"),
@@ -455,11 +456,7 @@ YAML_FILES = {
 }
 for which in ("Pulumi.yaml", "stacks/Pulumi.dev.yaml"):
     for kind, (make, problem) in YAML_FILES.items():
-        if which == "Pulumi.yaml" and kind in ("a FIFO", "a link to /dev/zero"):  # no regular file: not a project
-            problem = None
-        case(MEMORY, f"{which} {kind}", cli(own_file(make, which)), 1, f"error: {{t}}/project/{which}: {problem}" if
-             problem else "error: no Pulumi.yaml in {t}/project: not a Pulumi project; run kvpool in the project's "
-                          "folder or name it with --project-dir DIR")
+        case(MEMORY, f"{which} {kind}", cli(own_file(make, which)), 1, f"error: {{t}}/project/{which}: {problem}")
 case(MEMORY, "Pulumi.yaml an alias bomb", cli(own_file(lambda path: path.write_text(BOMB + PULUMI_YAML), "Pulumi.yaml")),
      1, "error: {t}/project/Pulumi.yaml:6: aliases expand the document beyond 200000 values; write the sections out "
         "instead of multiplying them with anchors")
