@@ -759,6 +759,69 @@ case(DEPLOYS, "a second storage at ///", settings_of("ucm", second_storage("///"
 case(DEPLOYS, "a second storage at /mnt/ucm-cold (legal)", settings_of("ucm", second_storage("/mnt/ucm-cold")), 0)
 
 
+def program_settings(stack: str, change: Callable[[dict[str, Any]], Any]) -> Callable[[Path], Outcome]:
+    """The settings as the program reads them under the preview (each key's JSON text, settings_from_config) from
+    an example stack's values after `change`."""
+    def run(_: Path) -> Outcome:
+        values = stack_values(stack)
+        change(values)
+        texts = {f"motor-kvpool:{key}": json.dumps(value) for key, value in values.items()}
+        try:
+            settings_from_config(texts, set(), stack)
+        except SettingsError as error:
+            return 1, error.problems[0]
+        return 0, ""
+    return run
+
+
+def engine_arg(side: str, key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    """`key` set to `value` in a side's engine_config, in the spelling written (the other spelling removed)."""
+    def change(values: dict[str, Any]) -> None:
+        engine_config = values[f"motor_engine_{side}_config"]["engine_config"]
+        engine_config.pop(key.replace("-", "_"), None)
+        engine_config[key] = value
+    return change
+
+
+OUT_OF_RANGE = "{shown} is out of range: vLLM 0.17.0's --{option} must be {bounds}; write a value in that range"
+ENGINE_BOUNDS = (  # (side, key as written, value, the range the refusal gives; None: legal)
+    ("prefill", "gpu_memory_utilization", -1, "above 0 and at most 1"),
+    ("decode", "gpu_memory_utilization", 1.5, "above 0 and at most 1"),
+    ("prefill", "gpu-memory-utilization", 0, "above 0 and at most 1"),
+    ("prefill", "gpu_memory_utilization", 1, None),
+    ("prefill", "max_model_len", 0, "-1 (auto) or 1 or more"),
+    ("decode", "max-model-len", -2, "-1 (auto) or 1 or more"),
+    ("prefill", "max-model-len", "-5", "-1 (auto) or 1 or more"),  # Motor writes str(value): vLLM parses -5
+    ("prefill", "max_model_len", -1, None),
+    ("prefill", "max-model-len", "auto", None),
+    # The block-lifetime advisory used to advise a pool of negative size for the dashed spelling's -1.
+    ("prefill", "max-num-batched-tokens", -1, "1 or more"),
+    ("decode", "max_num_batched_tokens", 0, "1 or more"),
+    ("prefill", "max_num_seqs", 0, "1 or more"),
+    ("decode", "max-num-seqs", -3, "1 or more"),
+    ("prefill", "tensor_parallel_size", 0, "1 or more"),
+    ("decode", "tensor-parallel-size", -1, "1 or more"),
+    ("prefill", "data_parallel_size", 0, "1 or more"),
+    ("decode", "data-parallel-size", -2, "1 or more"),
+    ("prefill", "pipeline_parallel_size", 0, "1 or more"),
+    ("decode", "pipeline-parallel-size", -1, "1 or more"),
+)
+for side, key, value, bounds in ENGINE_BOUNDS:
+    field = f"motor_engine_{side}_config.engine_config.{key}"
+    refusal = OUT_OF_RANGE.format(shown=json.dumps(value), option=key.replace("_", "-"), bounds=bounds)
+    case(DEPLOYS, f"{field} = {value!r}", program_settings("dev", engine_arg(side, key, value)),
+         *((0,) if bounds is None else (1, f"{field}: {refusal}")))
+for side, key, value in (("prefill", "block_size", 0), ("decode", "block-size", -16)):
+    case(DEPLOYS, f"motor_engine_{side}_config.engine_config.{key} = {value}", program_settings(
+        "dev", engine_arg(side, key, value)), 1, f"motor_engine_{side}_config.engine_config.{key}: {value} is not "
+         "allowed; write one of 1, 8, 16, 32, 64, 128 or 256")
+RATE = "kv_pool_sizing.prefill_tokens_per_second"
+for value in (10**8 + 1, 2**63):
+    case(DEPLOYS, f"{RATE} = {value}", program_settings("dev", set_path(RATE, value)), 1,
+         f"{RATE}: {value} is above 100000000, the most this field takes; write 100000000 or less")
+case(DEPLOYS, f"{RATE} = 10**8 (legal)", program_settings("dev", set_path(RATE, 10**8)), 0)
+
+
 # --- §8 import: numbers beyond 64 bits, duplicate keys, depth, characters that hide text ---------------------------
 
 
