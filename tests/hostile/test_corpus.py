@@ -32,6 +32,7 @@ from kvpool.cli.fleet.offline import check_cluster_clashes
 from kvpool.errors import SettingsError
 from kvpool.settings.from_stack import settings_from_config
 from kvpool.settings.loader import load_from_pulumi_config
+from tests.hostile.shell_roads import shell_payloads
 from tests.program_runs import PROJECT_DIR, stack_values
 from tests.service_configs import as_motor_files, memcache_pool, mooncake_pool
 
@@ -134,8 +135,7 @@ SHELL_MESSAGE = ("is read by bash itself, and every Motor container, probe and p
 LOADER_MESSAGE = ("is read by the dynamic loader in every process of a Motor container: its value would load or "
                   "change code there; remove it, and set what it is for in the image (its Dockerfile's ENV), where "
                   "it is reviewed with the image.")
-PAYLOADS = ("$(touch /tmp/kvpool-corpus)", "`id`", "$$(id)", "'; id; '", '"; id; "', "${IFS}id", "\\$(id)",
-            "$((1+1))", "$(</etc/passwd)", "a;b|c&d>e<f", "~root/*", "!!", "() { :; }; id", "%s%n%x")
+PAYLOADS = shell_payloads("/tmp/kvpool-corpus")
 # bash(1) "Shell Variables" and "INVOCATION" (the ones test_shell_env_names.py does not already give).
 BASH_NAMES = ("BASHOPTS", "PS0", "PS1", "PS2", "PS3", "PROMPT_COMMAND", "CDPATH", "GLOBIGNORE", "EXECIGNORE",
               "FIGNORE", "BASH_XTRACEFD", "BASH_COMPAT", "BASH_LOADABLES_PATH", "FUNCNEST", "TMOUT",
