@@ -92,6 +92,13 @@ def test_the_measured_prefill_rate_replaces_the_default():
         1000, "kv_pool_sizing.prefill_tokens_per_second")
 
 
+def test_max_model_len_auto_leaves_the_request_length_unknown():
+    service = mooncake_pool()
+    service["motor_engine_prefill_config"]["engine_config"]["max-model-len"] = -1  # vLLM fits it to memory
+    writer = sizing_of(service).writers[0]
+    assert (writer.max_model_len, writer.request_bytes) == (None, None)
+
+
 def test_a_zero_pool_is_refused_naming_the_size_that_works():
     service = mooncake_pool()
     service["kv_cache_store_config"]["global_segment_size"] = "0GB"

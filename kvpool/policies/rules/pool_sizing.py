@@ -219,7 +219,7 @@ def _writer(side: str, instances: int, engine: Mapping[str, Any], setting: Mappi
     max_len = engine_value(engine, "max_model_len")
     # Unset, vllm-ascend's platform.py sets 128, Motor's default too.
     return Writer(side, instances, shape, _positive_or_one(engine_value(engine, "block_size") or MOTOR_DEFAULT_BLOCK_SIZE),
-                  max_len if isinstance(max_len, int) else None, rate, source)
+                  max_len if isinstance(max_len, int) and max_len > 0 else None, rate, source)  # -1: vLLM fits it
 
 
 def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | None = None) -> PoolSizing | None:
