@@ -193,12 +193,14 @@ ENGINE_RANGES = {
 
 def _range_problem(written: Any, value: Any, option: str) -> str | None:
     bounds = ENGINE_RANGES.get(option)
+    if bounds is None:
+        return None
     if isinstance(value, str):  # an option taking text too (max-model-len: "1k", "auto"): vLLM reads "-5" as -5
         try:
             value = int(value.strip())
         except ValueError:
             return None
-    if bounds is None or _kind(value) not in ("integer", "number") or bounds.holds(value):
+    if _kind(value) not in ("integer", "number") or bounds.holds(value):
         return None
     return f"{json.dumps(written)} is out of range: {VLLM}'s --{option} must be {bounds}; write a value in that range"
 
