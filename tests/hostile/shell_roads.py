@@ -6,7 +6,19 @@ function, as root and as an unprivileged user, and must create no marker (tests/
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
 NOBODY = 65534
+needs_root_and_setpriv = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                                            reason="running as nobody needs root and setpriv")
 
 
 def as_user(unprivileged: bool) -> list[str]:
@@ -20,3 +32,19 @@ def shell_payloads(marker: str) -> tuple[str, ...]:
     return (f"$({run})", f"`{run}`", f"$$({run})", f"'; {run}; '", f'"; {run}; "', "${IFS}" + run.replace(" ", "${IFS}"),
             f"\\$({run})", "$((1+1))", "$(</etc/passwd)", f"a;{run}|c&d>e<f", "~root/*", "!!", f"() {{ :; }}; {run}",
             "%s%n%x")
+
+
+@contextmanager
+def folder_both_can_write() -> Iterator[Path]:
+    """A folder root and nobody can both create a marker in. Not under pytest's tmp_path: its parents are 0700
+    root's, so a marker nobody's payload would create there fails with EACCES and the run would look inert."""
+    folder = Path(tempfile.mkdtemp(prefix="kvpool-shell-roads-", dir="/tmp"))
+    try:
+        folder.chmod(0o777)
+        canary = folder / "canary"
+        subprocess.run([*as_user(True), "touch", str(canary)], check=True, capture_output=True)
+        assert canary.exists(), "nobody cannot create a file in the marker folder: its runs would prove nothing"
+        canary.unlink()
+        yield folder
+    finally:
+        shutil.rmtree(folder)
