@@ -140,6 +140,7 @@ from .sections import (
     engine_section,
     kv_transfer_configs,
     kv_transfer_path,
+    runs_standalone_store,
     store_connector_backends,
     transfer_connector,
     uses_pool,
@@ -205,7 +206,7 @@ from .units import (
 
 __all__ = [
     "DTYPE_BYTES", "ENGINE_MEMORY_REQUEST", "FRONTIER", "check_engine_pod_memory", "engine_ranks", "KNOWN_MODELS", "MOONCAKE_EVICTION_PERIOD_S", "ModelShape", "PoolSizing", "bytes_text",
-    "check_block_lifetime", "check_pool_capacity", "check_standalone_segment_limit", "default_min_lifetime_seconds",
+    "check_block_lifetime", "runs_standalone_store", "check_pool_capacity", "check_standalone_segment_limit", "default_min_lifetime_seconds",
     "known_model", "min_lifetime_seconds", "model_shape", "mooncake_floor", "pool_sizing", "requests_bytes", "resolve_shape",
     "unit_bytes_for_requests", "unit_bytes_for_resident", "unit_text",
     "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE", "DEFAULT_HOST_LOG_DIR",

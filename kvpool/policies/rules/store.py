@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 from .env import effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int
 from .sections import (
+    runs_standalone_store,
     SIDES,
     Finding,
     engine_env_section,
@@ -226,7 +227,7 @@ def check_standalone_store_motor(store: Mapping[str, Any], store_services: froze
     motor/node_manager/core/services/registry.py). Motor 8919e55 registers memcache only: there every engine would
     contribute 0 bytes (its mooncake.json says so) and nothing would hold the pool. `store_services`: the backends the
     deployed Motor's node manager starts a store for (None: not known)."""
-    if store.get("backend") != "mooncake" or store.get("store_mode") != "standalone" or store_services is None:
+    if not runs_standalone_store(store) or store_services is None:
         return []
     if "mooncake" in store_services:
         return []
