@@ -28,7 +28,7 @@ def _spy(rule: rules.Rule, calls: list[str]) -> rules.Rule:
 def _run(user_config: dict, owns_store: bool) -> list[str]:
     calls: list[str] = []
     with mock.patch.object(registry, "RULES", tuple(_spy(rule, calls) for rule in rules.RULES)):
-        assert rules.check_service(user_config, {}, owns_store=owns_store) == []
+        assert rules.check_service(user_config, {}, owns_store=owns_store, engine_resources={}) == []
     return calls
 
 
@@ -44,7 +44,7 @@ def test_the_settings_run_every_registered_mandatory_rule_on_the_stacks_it_appli
 def test_the_guards_are_written_once():
     def service(store: dict, owns: bool) -> rules.Service:
         return rules.Service(user_config={"kv_cache_store_config": store}, env_sections={}, engine_envs={},
-                             owns_store=owns)
+                             engine_resources={}, owns_store=owns)
     owner, consumer, none = service({"backend": "memcache"}, True), service({"backend": "memcache"}, False), \
         service({}, True)
     assert [[s.hold(x) for x in (owner, consumer, none)] for s in rules.Stacks] == [

@@ -20,6 +20,7 @@ from kvpool.internal.motor_env import CONTROL_PLANE_INTERNAL_ENV
 from kvpool.policies import rules
 from kvpool.settings.from_stack import settings_from_config
 from kvpool.settings.loader import load_from_pulumi_config
+from tests.hostile.shell_roads import as_user
 from tests.service_configs import mooncake_pool
 
 SECTIONS = ("motor_common_env", "motor_controller_env", "motor_coordinator_env", "motor_engine_prefill_env",
@@ -29,7 +30,6 @@ SHELL = ("is read by bash itself, and every Motor container, probe and preStop s
 LOADER = ("is read by the dynamic loader in every process of a Motor container: its value would load or change code "
           "there; remove it, and set what it is for in the image (its Dockerfile's ENV), where it is reviewed with "
           "the image.")
-NOBODY = 65534
 BASH = shutil.which("bash") or "/bin/bash"  # by path: env would look `bash` up in the PATH under test
 
 
@@ -70,8 +70,7 @@ def _bash_names() -> list[str]:
 
 
 def _run(env: dict[str, str], as_nobody: bool, marker: Path) -> tuple[str, bool]:
-    prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if as_nobody else []
-    done = subprocess.run([*prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()), BASH, "-c", "echo ok x"],
+    done = subprocess.run([*as_user(as_nobody), "env", "-i", *(f"{k}={v}" for k, v in env.items()), BASH, "-c", "echo ok x"],
                           capture_output=True, text=True, timeout=10, cwd="/")
     ran = marker.exists()
     if ran:

@@ -56,6 +56,8 @@ class Service:
     user_config: Mapping[str, Any]
     env_sections: Mapping[str, Mapping[str, Any]]  # env.json's section name -> its variables
     engine_envs: Mapping[str, Mapping[str, Any]]  # side -> what its engine runs with
+    # side -> the engine container's `resources` as rendered (pods.<side> of the settings, the engine pods' in the pack)
+    engine_resources: Mapping[str, Mapping[str, Any]]
     owns_store: bool  # False when the store is another stack's (target_stack): its settings are checked there
     hybrid_attention: Mapping[str, bool] = field(default_factory=dict)
     vllm_ascend_version: str | None = None
@@ -211,10 +213,12 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "kvpool-configure-engine-pod-pool-memory",
         f"Checks that the pool memory of one engine pod's ranks (a Mooncake segment and local buffer, or a MemCache "
-        f"LocalService, per rank: vllm-ascend's KVPoolWorker starts one in every worker) fits the "
-        f"{ENGINE_MEMORY_REQUEST} the engine pod requests.",
-        "Lower the segment to the size the message names, or spread the ranks over more pods.",
-        MANDATORY, lambda s, _: check_engine_pod_memory(s.user_config), Stacks.OWNER,
+        f"LocalService, per rank: vllm-ascend's KVPoolWorker starts one in every worker) fits the memory the engine "
+        f"pod requests (pods.prefill.requests.memory, pods.decode.requests.memory; default "
+        f"{ENGINE_MEMORY_REQUEST}).",
+        "Lower the segment to the size the message names, raise the side's pods.<side>.requests.memory, or spread the "
+        "ranks over more pods.",
+        MANDATORY, lambda s, _: check_engine_pod_memory(s.user_config, s.engine_resources), Stacks.OWNER,
     ),
     Rule(
         "kvpool-configure-block-lifetime",
@@ -407,11 +411,14 @@ def check_service(
     hybrid_attention: Mapping[str, bool] | None = None,
     owns_store: bool = True,
     sizing: Mapping[str, Any] | None = None,
+    *,
+    engine_resources: Mapping[str, Any],
 ) -> list[Finding]:
     """Every mandatory rule of RULES over one service's effective user_config.json and env.json, as the settings
     layer runs them. `owns_store` False: the store is another stack's, so its server-side settings (eviction, lease,
     segment) are that stack's to check. `sizing`: the stack's kv_pool_sizing section (the model's shape, the
-    writers' rate)."""
-    service = Service(user_config=user_config, env_sections=env, engine_envs=engine_envs(env), owns_store=owns_store,
+    writers' rate). `engine_resources`: side -> the engine container's resources (check_engine_pod_memory)."""
+    service = Service(user_config=user_config, env_sections=env, engine_envs=engine_envs(env),
+                      engine_resources=engine_resources, owns_store=owns_store,
                       hybrid_attention=hybrid_attention or {}, sizing=sizing or {})
     return [finding for rule in RULES if rule.level == MANDATORY for finding in rule.findings(service, rule.defaults())]

@@ -1,0 +1,22 @@
+"""Issue 45 §1's shell roads: the value payloads an env value may hold that would run a command if any shell
+evaluated it rather than copied it, and the users real bash runs them as. The corpus checks the settings accept each
+payload as data (tests/hostile/test_corpus.py §1); real bash gets each in every Motor container's env and env
+function, as root and as an unprivileged user, and must create no marker (tests/test_motor_env_shell.py).
+"""
+
+from __future__ import annotations
+
+NOBODY = 65534
+
+
+def as_user(unprivileged: bool) -> list[str]:
+    """The argv prefix that runs a command as root (this test process) or as nobody, with no groups."""
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if unprivileged else []
+
+
+def shell_payloads(marker: str) -> tuple[str, ...]:
+    """Each form running `touch <marker>` where a shell would run it."""
+    run = f"touch {marker}"
+    return (f"$({run})", f"`{run}`", f"$$({run})", f"'; {run}; '", f'"; {run}; "', "${IFS}" + run.replace(" ", "${IFS}"),
+            f"\\$({run})", "$((1+1))", "$(</etc/passwd)", f"a;{run}|c&d>e<f", "~root/*", "!!", f"() {{ :; }}; {run}",
+            "%s%n%x")
