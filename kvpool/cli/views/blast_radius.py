@@ -286,29 +286,32 @@ def _is_zero_size(value: Any) -> bool:
     return bool(match) and float(match.group(1)) == 0
 
 
+def _config_file(objects: Mapping[str, Mapping[str, Any]], key: str) -> str | None:
+    """The text of the first ConfigMap data entry named `key` (mooncake.json, user_config.json), None without one."""
+    for obj in objects.values():
+        text = (obj.get("data") or {}).get(key) if obj.get("kind") == "ConfigMap" else None
+        if text:
+            return text
+    return None
+
+
+def _json_object(text: str | None) -> Mapping[str, Any] | None:
+    try:
+        value = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return value if isinstance(value, Mapping) else None
+
+
 def mooncake_segment_size(objects: Mapping[str, Mapping[str, Any]]) -> Any:
     """global_segment_size of the engines' mooncake.json (the kv-client ConfigMap), None when there is none."""
-    for obj in objects.values():
-        text = (obj.get("data") or {}).get("mooncake.json") if obj.get("kind") == "ConfigMap" else None
-        if text:
-            try:
-                return json.loads(text).get("global_segment_size")
-            except (ValueError, AttributeError):
-                return None
-    return None
+    client = _json_object(_config_file(objects, "mooncake.json"))
+    return client.get("global_segment_size") if client is not None else None
 
 
 def _user_config(objects: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """motor-config's user_config.json, what Motor's processes read; None when there is none or it does not parse."""
-    for obj in objects.values():
-        text = (obj.get("data") or {}).get("user_config.json") if obj.get("kind") == "ConfigMap" else None
-        if text:
-            try:
-                user_config = json.loads(text)
-            except ValueError:
-                return None
-            return user_config if isinstance(user_config, Mapping) else None
-    return None
+    return _json_object(_config_file(objects, "user_config.json"))
 
 
 def pool_sides(objects: Mapping[str, Mapping[str, Any]]) -> frozenset[str] | None:
@@ -324,7 +327,7 @@ def pool_sides(objects: Mapping[str, Mapping[str, Any]]) -> frozenset[str] | Non
     return frozenset(side for side, config in configs.items() if rules.store_connector_backends(config))
 
 
-def runs_standalone_store(objects: Mapping[str, Mapping[str, Any]]) -> bool:
+def standalone_store_runs(objects: Mapping[str, Mapping[str, Any]]) -> bool:
     """Whether Motor's node manager starts a Mooncake store process in each engine pod: read as it reads it, from
     user_config.json's kv_cache_store_config."""
     user_config = _user_config(objects) or {}
@@ -439,7 +442,7 @@ def blast_radius(
     old_workloads, new_workloads = workloads(old), workloads(new)
     result.has_pool = _has_pool(old_workloads) or _has_pool(new_workloads)
     segment_size = mooncake_segment_size(old)  # the running pods are the old ones
-    sides, standalone = pool_sides(old), runs_standalone_store(old)
+    sides, standalone = pool_sides(old), standalone_store_runs(old)
 
     replaced_files = set()
     for file in sorted(old.keys() & new.keys()):

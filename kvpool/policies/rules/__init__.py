@@ -209,7 +209,7 @@ from .units import (
 
 __all__ = [
     "DTYPE_BYTES", "ENGINE_MEMORY_REQUEST", "FRONTIER", "check_engine_pod_memory", "engine_ranks", "KNOWN_MODELS", "MOONCAKE_EVICTION_PERIOD_S", "ModelShape", "PoolSizing", "bytes_text",
-    "check_block_lifetime", "runs_standalone_store", "check_pool_capacity", "check_standalone_segment_limit", "default_min_lifetime_seconds",
+    "check_block_lifetime", "check_pool_capacity", "check_standalone_segment_limit", "default_min_lifetime_seconds",
     "known_model", "min_lifetime_seconds", "model_shape", "mooncake_floor", "pool_sizing", "requests_bytes", "resolve_shape",
     "unit_bytes_for_requests", "unit_bytes_for_resident", "unit_text",
     "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE", "DEFAULT_HOST_LOG_DIR",
@@ -235,7 +235,7 @@ __all__ = [
     "DATA_PARENTS", "DEFAULT_WEIGHT_MOUNT_PATH", "MOTOR_HOST_PATHS", "YUANRONG_SOCKET_HOST_DIR", "HostRoot",
     "allowed_host_paths", "check_pod_host_paths", "declared_root_problem", "normal_host_path", "is_decimal",
     "is_read_only_configmap_role", "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs",
-    "kv_transfer_path", "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "role_port",
+    "kv_transfer_path", "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "role_port", "runs_standalone_store",
     "service_set_objects", "service_set_roles", "store_connector_backends", "store_protection_problem",
     "transfer_connector", "ucm_store_configs", "uses_pool",
     "SHELL_ENV_NAMES", "changes_the_shell", "check_shell_env_names", "MAX_MODEL_CONFIG_BYTES", "read_model_config",

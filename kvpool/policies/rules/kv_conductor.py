@@ -6,12 +6,12 @@ import re
 from typing import Any, Mapping
 
 from .sections import (
-    runs_standalone_store,
     DEFAULT_BACKEND,
     Finding,
     connectors_of,
     engine_section,
     kv_transfer_path,
+    runs_standalone_store,
 )
 from .units import is_decimal
 

@@ -12,13 +12,13 @@ from .env import effective_connect_timeout_ms, effective_transfer_timeout_ms
 from .kv_conductor import MOTOR_DEFAULT_BLOCK_SIZE
 from .model_kv import ModelShape, engine_value, resolve_shape
 from .sections import (
-    runs_standalone_store,
     SIDES,
     STORE_CONNECTOR,
     Finding,
     connectors_of,
     engine_section,
     kv_transfer_configs,
+    runs_standalone_store,
 )
 from .units import k8s_quantity_bytes, mooncake_size_bytes
 

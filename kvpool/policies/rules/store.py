@@ -8,12 +8,12 @@ from typing import Any, Mapping
 
 from .env import effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int
 from .sections import (
-    runs_standalone_store,
     SIDES,
     Finding,
     engine_env_section,
     kv_transfer_configs,
     kv_transfer_path,
+    runs_standalone_store,
     store_connector_backends,
     uses_pool,
 )
