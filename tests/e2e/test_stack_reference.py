@@ -66,21 +66,29 @@ def _store_replicas(cluster: Cluster, replicas: int) -> None:
 def test_a_consumer_is_refused_while_its_owners_store_has_no_ready_pod(
     service_a_up: PulumiWorkspace, stacks_up: StacksUp, cluster: Cluster
 ) -> None:
-    """Issue 44 item 4: owner up, its store scaled to 0, the consumer's `pulumi up` refused naming the owner; the
-    store back, the consumer goes up."""
+    """Issue 44 item 4: owner up, its store scaled to 0, the consumer's `pulumi preview` warns and its `pulumi up` is
+    refused naming the owner; the store back, the consumer goes up, and its next preview plans nothing: the read is
+    in every plan, so there is no discard of it."""
     stacks_up.bring_up("service-b")
+    no_pod = ("kv_cache_store_config.target_stack: organization/motor-kvpool/service-a's store Service "
+              "service-a/mindie-motor-kvs-master has no ready pod behind it (0 not ready)")
     _store_replicas(cluster, 0)
     try:
+        preview = service_a_up.run("preview", "-s", "service-b", timeout=600)
+        assert preview.returncode == 0, preview.output[-4000:]
+        assert f"warning: {no_pod}" in " ".join(preview.output.split()), preview.output[-4000:]
         result = service_a_up.run("up", "--yes", "--skip-preview", "-s", "service-b", timeout=600)
         assert result.returncode != 0, result.output[-4000:]
-        assert (
-            "kv_cache_store_config.target_stack: organization/motor-kvpool/service-a's store Service "
-            "service-a/mindie-motor-kvs-master has no ready pod behind it (0 not ready)"
-        ) in " ".join(result.output.split()), result.output[-4000:]
+        assert no_pod in " ".join(result.output.split()), result.output[-4000:]
         assert "Traceback" not in result.output, result.output[-4000:]
     finally:
         _store_replicas(cluster, 1)
     service_a_up.run("up", "--yes", "--skip-preview", "-s", "service-b", timeout=600).check()
+    data, result = preview_json(service_a_up, "service-b")
+    assert result.returncode == 0, result.output[-4000:]
+    steps = {(step["op"], step["urn"].rsplit("::", 1)[-1]) for step in data["steps"] if step["op"] != "same"}
+    assert {op for op, _ in steps} == {"read"}, steps  # the references and the store's Endpoints: no discard
+    assert ("read", "kv_store-of-organization-motor-kvpool-service-a") in steps, steps
 
 
 def test_every_example_stack_is_up_together_in_one_cluster_as_written(stacks_up: StacksUp) -> None:

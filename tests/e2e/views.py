@@ -114,9 +114,8 @@ def engine_changes(data: dict[str, Any]) -> set[tuple[str, str, str]]:
     found = set()
     for step in data["steps"]:
         type_, name = split_urn(step["urn"])
-        # A read (and, in a preview, the discard of what the last up read: a consumer's owner store Endpoints, read
-        # at up only) changes no object of the cluster.
-        if step["op"] in ("same", "read", "discard") or not type_.startswith("kubernetes:"):
+        # A read (a consumer's owner store Endpoints) changes no object of the cluster.
+        if step["op"] in ("same", "read") or not type_.startswith("kubernetes:"):
             continue
         found.add((ops.get(step["op"], step["op"]), type_.rsplit(":", 1)[-1], name))
     return found

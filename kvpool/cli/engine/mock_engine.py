@@ -26,6 +26,7 @@ from typing import Any
 import pulumi
 import pulumi.runtime
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime.proto import resource_pb2
 
 from kvpool.cli.engine.property_values import PropertyPath, decode_properties
 from kvpool.cli.engine.provider_naming import named_metadata
@@ -64,7 +65,9 @@ class RecordedResource:
     """Values a preview cannot know yet; they read as `[unknown]` in `inputs`."""
     provider: str | None = None
     resource_id: str | None = None
-    """For reads (StackReference) and imports: the id of the existing resource."""
+    """For reads and imports: the id of the existing resource."""
+    read: bool = False
+    """Read from the engine (`Resource.get`, a StackReference), not registered: no manifest, no Analyze call."""
     protect: bool = False
     retain_on_delete: bool = False
     dependencies: tuple[str, ...] = ()
@@ -236,10 +239,15 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def ReadResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         self._reject_duplicate(request)
-        with _executor_thread_event_loop():
-            response = super().ReadResource(request)
+        if request.type == STACK_REFERENCE_TYPE:
+            with _executor_thread_event_loop():
+                response = super().ReadResource(request)
+        else:
+            # No cluster to read offline: the object comes back without properties, which a preview reads as
+            # unknown, so the program can say that it did not look (kv_store/shared.py store_serves).
+            response = resource_pb2.ReadResourceResponse(urn=self.make_urn(request.parent, request.type, request.name))
         # A read's recorded properties are its state (a StackReference's `outputs`), as AnalyzeStack shows them.
-        self._record(request, response.urn, response.properties, custom=True, resource_id=request.id)
+        self._record(request, response.urn, response.properties, custom=True, resource_id=request.id, read=True)
         return response
 
     def Invoke(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)

@@ -30,7 +30,6 @@ from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from kvpool.cli.engine.mock_engine import (
-    STACK_REFERENCE_TYPE,
     ProgramRun,
     RecordedResource,
 )
@@ -234,8 +233,8 @@ class _Session:
     def analyze_resource(self, resource: RecordedResource) -> None:
         """Analyze a registered resource (its provider was registered before it); a read is only recorded."""
         self._know(resource)
-        if resource.type == STACK_REFERENCE_TYPE:
-            return  # a read, not a registration: the engine analyzes registrations only
+        if resource.read:
+            return  # not a registration: the engine analyzes registrations only
         if len(self._in_flight) == ANALYZE_WINDOW:
             self._settle(*self._in_flight.popleft())
         request = analyze_request(resource, self.inputs[resource.urn], self.by_urn, self.inputs)

@@ -95,7 +95,7 @@ def kubernetes_objects(resources: list[RecordedResource]) -> list[KubernetesObje
     """The manifests the Kubernetes provider would apply, in resource (URN) order."""
     objects = []
     for resource in resources:
-        if not (resource.custom and _KUBERNETES_TYPE.fullmatch(resource.type)):
+        if resource.read or not (resource.custom and _KUBERNETES_TYPE.fullmatch(resource.type)):
             continue
         if "apiVersion" not in resource.inputs or "kind" not in resource.inputs:
             continue  # e.g. helm.sh/v3:Release: a provider-side resource, not a manifest

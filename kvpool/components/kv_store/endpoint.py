@@ -14,6 +14,9 @@ from typing import Any
 # 2: `sidecars` (the standalone store container) gave way to `standalone_store`; `cluster` added.
 SCHEMA = 2
 
+# Yuanrong's datasystem workers: the DaemonSet whose pod on an engine's node serves that engine (yuanrong.py).
+YUANRONG_WORKERS = "mindie-motor-ds-worker"
+
 
 @dataclass(frozen=True)
 class KVStoreEndpoint:
@@ -50,3 +53,10 @@ def store_service(endpoint: KVStoreEndpoint) -> tuple[str, str]:
     headless Service the workers join (kvpool/components/kv_store/hosts.py). What `pulumi up` of a consumer reads
     (shared.py store_serves)."""
     return endpoint.namespace, endpoint.host.split(".", 1)[0]
+
+
+def store_workers(endpoint: KVStoreEndpoint) -> tuple[str, str] | None:
+    """(namespace, name) of the DaemonSet whose ready pods serve the engines, for Yuanrong: its etcd peers Service
+    publishes not-ready addresses, so that Service's Endpoints show the ring's members, not whether a worker serves.
+    None for the other backends, whose store Service's Endpoints say it."""
+    return (endpoint.namespace, YUANRONG_WORKERS) if endpoint.backend == "yuanrong" else None

@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 from kvpool.components.kv_store import mooncake
 from kvpool.components.kv_store.compatibility import COMPATIBILITY_FIELDS, compatibility
 from kvpool.components.kv_store.contract import sanitized_endpoint
-from kvpool.components.kv_store.endpoint import SCHEMA, KVStoreEndpoint, store_service
+from kvpool.components.kv_store.endpoint import SCHEMA, KVStoreEndpoint, store_service, store_workers
 from kvpool.errors import KvpoolError
 from kvpool.internal.hardware import HARDWARE
 from kvpool.internal.units import integral_floats_to_ints
@@ -191,28 +191,42 @@ async def shared_store(settings: ServiceSettings, own: str) -> KVStoreEndpoint:
             f"plain. Export it unsecret from {target}."
         )
     endpoint = check_contract(settings, own, target, details.value)
-    if pulumi.runtime.is_dry_run():
-        # A preview reads nothing from the cluster; `pulumi up` reads the store's Service (store_serves).
-        pulumi.log.info(f"{target}'s KV store is read from its outputs only: whether a pod of it is ready is checked "
-                        f"at `pulumi up`")
-    else:
-        await store_serves(endpoint, own, target)
+    await store_serves(endpoint, own, target)
     return endpoint
 
 
 async def store_serves(endpoint: KVStoreEndpoint, own: str, target: str) -> None:
-    """At `pulumi up`, the Service the engines will dial (the owner's `host`) has a ready pod behind it, read from
-    the cluster as its Endpoints: a deleted, scaled-to-0 or crash-looping store is refused before any engine of this
-    service is rolled onto it (a missing Service fails the read itself, naming it)."""
+    """The Service the engines will dial (the owner's `host`) has a ready pod behind it, read from the cluster as its
+    Endpoints (and, for Yuanrong, its workers' DaemonSet): `pulumi up` refuses a deleted, scaled-to-0 or
+    crash-looping store before any engine of this service is rolled onto it, and a preview warns. The preview reads
+    it as well, so that the read is in every plan: a preview after an up shows no discard of it. A missing Service
+    fails the read itself, naming it. The offline preview reads nothing from a cluster: its read comes back unknown,
+    and it says so."""
     namespace, service = store_service(endpoint)
     live = k8s.core.v1.Endpoints.get(f"{OUTPUT}-of-{target.replace('/', '-')}", f"{namespace}/{service}")
-    subsets = await live.subsets.future() or []
+    if not await live.metadata.is_known():
+        pulumi.log.info(f"{target}'s KV store is read from its outputs only, not from the cluster: whether a pod of "
+                        f"it is ready is checked by `pulumi preview` (a warning) and `pulumi up` (a refusal)")
+        return
+    subsets = await live.subsets.future() or []  # a preview reads an absent `subsets` (no pod at all) as unknown
     ready = sum(len(subset.addresses or []) for subset in subsets)
+    waiting = sum(len(subset.not_ready_addresses or []) for subset in subsets)
+    problem = None
     if not ready:
-        waiting = sum(len(subset.not_ready_addresses or []) for subset in subsets)
-        raise SharedStoreError(
-            f"{own} cannot use the KV store of {target}:\n  - kv_cache_store_config.target_stack: {target}'s store "
-            f"Service {namespace}/{service} has no ready pod behind it ({waiting} not ready): the store is "
-            f"scaled to 0, crash-looping or still starting. Bring it back (`pulumi up` on {target}; kubectl -n "
-            f"{namespace} get pods), then run `pulumi up` again."
-        )
+        problem = (f"{target}'s store Service {namespace}/{service} has no ready pod behind it ({waiting} not "
+                   f"ready): the store is scaled to 0, crash-looping or still starting")
+    elif workers := store_workers(endpoint):
+        daemon_set = k8s.apps.v1.DaemonSet.get(f"{OUTPUT}-workers-of-{target.replace('/', '-')}", "/".join(workers))
+        status = await daemon_set.status.future()
+        if not (status and status.number_ready):
+            scheduled = status.desired_number_scheduled if status else 0
+            problem = (f"{target}'s store workers, DaemonSet {'/'.join(workers)}, have no ready pod ({scheduled} "
+                       f"scheduled): no engine node has a worker to serve it")
+    if problem is None:
+        return
+    fix = f"Bring it back (`pulumi up` on {target}; kubectl -n {namespace} get pods), then run `pulumi up` again."
+    if pulumi.runtime.is_dry_run():
+        pulumi.log.warn(f"kv_cache_store_config.target_stack: {problem}; `pulumi up` of {own} will refuse it. {fix}")
+        return
+    raise SharedStoreError(f"{own} cannot use the KV store of {target}:\n  - kv_cache_store_config.target_stack: "
+                           f"{problem}. {fix}")

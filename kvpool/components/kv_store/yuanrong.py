@@ -15,7 +15,7 @@ from kvpool.components.kv_store.common import (
     STORE_NAME,
     StoreContext,
 )
-from kvpool.components.kv_store.endpoint import KVStoreEndpoint
+from kvpool.components.kv_store.endpoint import YUANRONG_WORKERS, KVStoreEndpoint
 from kvpool.components.kv_store.etcd import build_etcd, client_endpoints
 from kvpool.components.kv_store.hosts import store_host
 from kvpool.internal.labels import app_selector
@@ -24,7 +24,6 @@ from kvpool.internal.ports import Port
 from kvpool.policies import rules
 from kvpool.settings.store import YuanrongStoreConfig
 
-WORKER_NAME = "mindie-motor-ds-worker"
 # The node folder of the worker's sockets: an entry of the host-path allow-list (kvpool/policies/rules/host_paths.py).
 SOCKET_HOST_DIR = rules.YUANRONG_SOCKET_HOST_DIR
 
@@ -86,12 +85,12 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         "volumeMounts": [{"name": "sockets", "mountPath": YUANRONG_SOCKET_DIR}, {"name": "shm", "mountPath": "/dev/shm"}],
     }
     ctx.keep(k8s.apps.v1.DaemonSet(
-        WORKER_NAME,
-        metadata=ctx.metadata(WORKER_NAME, WORKER_NAME),
+        YUANRONG_WORKERS,
+        metadata=ctx.metadata(YUANRONG_WORKERS, YUANRONG_WORKERS),
         spec={
-            "selector": {"matchLabels": app_selector(WORKER_NAME)},
+            "selector": {"matchLabels": app_selector(YUANRONG_WORKERS)},
             "template": {
-                "metadata": {"labels": ctx.app_labels(WORKER_NAME)},
+                "metadata": {"labels": ctx.app_labels(YUANRONG_WORKERS)},
                 "spec": {
                     "hostNetwork": True,
                     "dnsPolicy": "ClusterFirstWithHostNet",  # host networking, yet etcd is found by Service name
