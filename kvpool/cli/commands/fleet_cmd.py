@@ -39,6 +39,7 @@ from kvpool.cli.fleet.backend import backend_facts
 from kvpool.cli.fleet.model import build_fleet, destroy_problems
 from kvpool.cli.fleet.nodes import cluster_nodes
 from kvpool.cli.fleet.offline import consumers_of, offline_facts
+from kvpool.cli.fleet.pools import pool_readiness
 from kvpool.errors import KvpoolError
 
 SOURCES = ("offline", "backend")
@@ -89,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         facts = offline_facts(args.project_dir, args.previews, args.stack, args.jobs)
     nodes = cluster_nodes(args.kubeconfig, {f.settings.cluster for f in facts}) if args.kubeconfig else ()
-    fleet = build_fleet(facts, nodes)
+    readiness = pool_readiness(args.kubeconfig, facts) if args.kubeconfig else None
+    fleet = build_fleet(facts, nodes, readiness)
     for path in (args.svg, args.png):
         if path is not None:
             fleet_graph.render(fleet, path)
