@@ -4,6 +4,7 @@ path it does not hold, or one status for every request when `status` is set) and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator
@@ -11,7 +12,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 
@@ -38,8 +38,9 @@ class APIServer(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def api_server() -> Iterator[str]:
+@contextlib.contextmanager
+def serving() -> Iterator[str]:
+    """The server's URL, with an empty table, while the block runs (each test module's `api_server` fixture)."""
     APIServer.objects, APIServer.status, APIServer.paths = {}, None, []
     server = ThreadingHTTPServer(("127.0.0.1", 0), APIServer)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -5,6 +5,7 @@ Ready nodes that carry their hardware labels (a fake node list fed to kvpool/cli
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from kvpool.cli.fleet.capacity import (
     ready_nodes,
 )
 from kvpool.settings.loader import load_from_pulumi_config
-from tests.kube_api import APIServer, api_server, write_kubeconfig  # noqa: F401 (api_server: a fixture)
+from tests.kube_api import APIServer, serving, write_kubeconfig
 from tests.program_runs import project_with_stacks, render, stack_values
 
 A2 = (("accelerator", "huawei-Ascend910"), ("accelerator-type", "module-910b-8"))
@@ -106,6 +107,12 @@ def test_pods_with_a_narrower_selector_take_their_nodes_first():
 
 
 # --- through a kubeconfig ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def api_server() -> Iterator[str]:
+    with serving() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
