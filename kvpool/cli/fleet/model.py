@@ -8,7 +8,8 @@ program runs them on its next `pulumi up`; it adds what no single stack can see:
 there, consumers that a destroy would strand, and what two stacks of one cluster
 both ask the cluster for (NodePorts, namespaces, objects, host ports: kvpool/cli/fleet/clashes.py, over the objects a
 source rendered for the stack, else over its settings); and, for a cluster whose nodes were read, whether its engine
-pods fit there (kvpool/cli/fleet/capacity.py: warnings, not problems).
+pods fit there (kvpool/cli/fleet/capacity.py: warnings, not problems); and, for each owner whose store was read from
+its cluster, whether it serves (kvpool/cli/fleet/pools.py: what the report says, not a problem).
 
 Pool memory per engine pod is what the owner's `kv_store` output configures in every engine that reads the pool
 (the consumers' engines get the same client files): Mooncake's global_segment_size (in the engine's embedded store of
