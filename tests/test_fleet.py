@@ -61,6 +61,7 @@ def test_example_stacks_table(example_fleet):
         '  service-set (memcache, namespace service-set): 4GiB in 2 engine pods; consumers: none',
         '  ucm (mooncake, namespace ucm): holds nothing: no engine uses a store connector; consumers: none',
         "  yuanrong (yuanrong, namespace yuanrong): each node's datasystem worker offers 32GiB (2 engine pods); consumers: none",
+        "Pool readiness: not checked; add --kubeconfig FILE to read each owner's store from its cluster",
         '',
         "Sizing (docs/sizing.md; the owner's and its counted consumers' writers):",
         'POOL                BACKEND   WRITERS                                                          KV BYTES/TOKEN                                           CAPACITY                                                                                               BLOCK LIFETIME                    FRONTIER',

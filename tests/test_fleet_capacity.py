@@ -1,18 +1,14 @@
 """The engine capacity of a cluster (issue 34): the engine pods the stacks of one cluster ask for, placed on the
 Ready nodes that carry their hardware labels (a fake node list fed to kvpool/cli/fleet/capacity.py), and `kvpool fleet
---kubeconfig` reading the nodes from an API server: a small HTTP server on 127.0.0.1 that answers GET
-/api/v1/nodes as the API server does and records what it was asked."""
+--kubeconfig` reading the nodes from an API server (tests/kube_api.py) that answers GET /api/v1/nodes."""
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import yaml
 
 from kvpool.cli.commands.cli import main
 from kvpool.cli.fleet.capacity import (
@@ -23,6 +19,7 @@ from kvpool.cli.fleet.capacity import (
     ready_nodes,
 )
 from kvpool.settings.loader import load_from_pulumi_config
+from tests.kube_api import APIServer, serving, write_kubeconfig
 from tests.program_runs import project_with_stacks, render, stack_values
 
 A2 = (("accelerator", "huawei-Ascend910"), ("accelerator-type", "module-910b-8"))
@@ -112,45 +109,10 @@ def test_pods_with_a_narrower_selector_take_their_nodes_first():
 # --- through a kubeconfig ----------------------------------------------------------------------------------------
 
 
-class _APIServer(BaseHTTPRequestHandler):
-    node_list: dict = NODE_LIST
-    status = 200
-    paths: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
-        type(self).paths.append(self.path)
-        body = json.dumps(self.node_list if self.status == 200 else {
-            "kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "code": self.status,
-            "message": 'nodes is forbidden: User "viewer" cannot list resource "nodes"'}).encode()
-        self.send_response(self.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture
 def api_server() -> Iterator[str]:
-    _APIServer.paths, _APIServer.status = [], 200
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _APIServer)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-def _kubeconfig(path: Path, server: str) -> Path:
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "lab",
-        "clusters": [{"name": "lab", "cluster": {"server": server}}],
-        "users": [{"name": "viewer", "user": {"token": "t"}}],
-        "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "viewer"}}],
-    }))
-    return path
+    with serving() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +132,8 @@ def busy_project(tmp_path_factory) -> Path:
 
 
 def test_the_fleet_reads_each_clusters_nodes_through_the_kubeconfig(busy_project, api_server, tmp_path, capsys):
-    kubeconfig = _kubeconfig(tmp_path / "config", api_server)
+    APIServer.objects["/api/v1/nodes"] = NODE_LIST
+    kubeconfig = write_kubeconfig(tmp_path / "config", api_server)
     assert main(["fleet", "--project-dir", str(busy_project), "--kubeconfig", str(kubeconfig)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[out.index("Problems: none") + 1:] == [
@@ -184,11 +147,13 @@ def test_the_fleet_reads_each_clusters_nodes_through_the_kubeconfig(busy_project
         "  staging: not checked: the kubeconfig has no context 'staging' (the stacks' top-level setting `cluster` "
         "names the context to read)",
     ]
-    assert _APIServer.paths == ["/api/v1/nodes"]  # the default cluster's nodes, in the current context, once
+    # The default cluster's nodes, in the current context, once (and its owners' stores: tests/test_fleet_pool_readiness.py).
+    assert [path for path in APIServer.paths if "/namespaces/" not in path] == ["/api/v1/nodes"]
 
 
 def test_the_capacity_as_json(busy_project, api_server, tmp_path, capsys):
-    kubeconfig = _kubeconfig(tmp_path / "config", api_server)
+    APIServer.objects["/api/v1/nodes"] = NODE_LIST
+    kubeconfig = write_kubeconfig(tmp_path / "config", api_server)
     assert main(["fleet", "--project-dir", str(busy_project), "--kubeconfig", str(kubeconfig), "--json"]) == 0
     [default, staging] = json.loads(capsys.readouterr().out)["capacity"]
     assert staging == {"cluster": "staging", "context": None, "ready_nodes": 0, "warnings": []}
@@ -200,8 +165,9 @@ def test_the_capacity_as_json(busy_project, api_server, tmp_path, capsys):
 
 
 def test_an_api_server_that_refuses_the_node_list_is_an_error(busy_project, api_server, tmp_path, capsys):
-    _APIServer.status = 403
-    kubeconfig = _kubeconfig(tmp_path / "config", api_server)
+    APIServer.status = 403
+    APIServer.objects["/api/v1/nodes"] = NODE_LIST
+    kubeconfig = write_kubeconfig(tmp_path / "config", api_server)
     assert main(["fleet", "--project-dir", str(busy_project), "--stack", "svc-1", "--kubeconfig", str(kubeconfig)]) == 1
     assert capsys.readouterr().err == (
         f"error: --kubeconfig {kubeconfig} context lab: listing the nodes was refused: 403 Forbidden\n")

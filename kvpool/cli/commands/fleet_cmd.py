@@ -8,7 +8,7 @@ Examples:
     python -m kvpool fleet --source backend             # the stacks as they are up, from the Pulumi backend
     python -m kvpool fleet --stack service-a --stack service-b   # only these stacks
     python -m kvpool fleet --check-destroy --stack service-a   # before `pulumi destroy` (make destroy runs it)
-    python -m kvpool fleet --source backend --kubeconfig ~/.kube/config   # and each cluster's engine capacity
+    python -m kvpool fleet --source backend --kubeconfig ~/.kube/config   # and each cluster's capacity, each pool's readiness
 
 Two sources, one model. offline (the default): every stack file of the project; an owner's `kv_store` output
 comes from its offline preview (the stacks' programs run in one process per core, or --jobs N). backend: every
@@ -20,7 +20,9 @@ NodePorts, namespaces, objects, host ports (kvpool/cli/fleet/clashes.py; on what
 state holds, on its settings where the source has neither). Exit 1 when there is any problem.
 --kubeconfig FILE also reads each cluster's nodes (the context named as the stacks' `cluster` setting; the current
 context for the default cluster) and warns, without failing, when the engine pods the stacks of a cluster ask for
-do not fit on its Ready nodes that carry their hardware labels (kvpool/cli/fleet/capacity.py).
+do not fit on its Ready nodes that carry their hardware labels (kvpool/cli/fleet/capacity.py); and, in each
+owner's cluster, whether its store serves: the Endpoints of the Service its `kv_store` output names and the
+workload behind it (kvpool/cli/fleet/pools.py), one line per pool, never changing the exit code.
 --check-destroy --stack STACK checks only that no stack file's target_stack names STACK (exit 1 naming each that
 does, on stderr). Exit codes: kvpool/cli/commands/exit_codes.py.
 """
@@ -39,6 +41,7 @@ from kvpool.cli.fleet.backend import backend_facts
 from kvpool.cli.fleet.model import build_fleet, destroy_problems
 from kvpool.cli.fleet.nodes import cluster_nodes
 from kvpool.cli.fleet.offline import consumers_of, offline_facts
+from kvpool.cli.fleet.pools import pool_readiness
 from kvpool.errors import KvpoolError
 
 SOURCES = ("offline", "backend")
@@ -69,8 +72,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--svg", type=Path, metavar="FILE", help="draw the fleet into FILE (SVG)")
     parser.add_argument("--png", type=Path, metavar="FILE", help="draw the fleet into FILE (PNG)")
     parser.add_argument("--kubeconfig", type=Path, metavar="FILE",
-                        help="read each cluster's nodes through FILE and warn when its stacks' engine pods do not fit "
-                             "(context: the `cluster` setting's name, else the current one for the default cluster)")
+                        help="read each cluster's nodes through FILE and warn when its stacks' engine pods do not fit, "
+                             "and whether each owner's store has ready pods (context: the `cluster` setting's name, "
+                             "else the current one for the default cluster)")
     parser.add_argument("--check-destroy", nargs="?", const=CHECK_DESTROY_OF_STACK, metavar="STACK",
                         help="only this check, of the one --stack: exit 1 when `pulumi destroy` of it would leave a "
                              "consumer without a pool (reads the stack files only); `--check-destroy STACK` is the "
@@ -89,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         facts = offline_facts(args.project_dir, args.previews, args.stack, args.jobs)
     nodes = cluster_nodes(args.kubeconfig, {f.settings.cluster for f in facts}) if args.kubeconfig else ()
-    fleet = build_fleet(facts, nodes)
+    readiness = pool_readiness(args.kubeconfig, facts) if args.kubeconfig else None
+    fleet = build_fleet(facts, nodes, readiness)
     for path in (args.svg, args.png):
         if path is not None:
             fleet_graph.render(fleet, path)

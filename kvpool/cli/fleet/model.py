@@ -8,7 +8,8 @@ program runs them on its next `pulumi up`; it adds what no single stack can see:
 there, consumers that a destroy would strand, and what two stacks of one cluster
 both ask the cluster for (NodePorts, namespaces, objects, host ports: kvpool/cli/fleet/clashes.py, over the objects a
 source rendered for the stack, else over its settings); and, for a cluster whose nodes were read, whether its engine
-pods fit there (kvpool/cli/fleet/capacity.py: warnings, not problems).
+pods fit there (kvpool/cli/fleet/capacity.py: warnings, not problems); and, for each owner whose store was read from
+its cluster, whether it serves (kvpool/cli/fleet/pools.py: what the report says, not a problem).
 
 Pool memory per engine pod is what the owner's `kv_store` output configures in every engine that reads the pool
 (the consumers' engines get the same client files): Mooncake's global_segment_size (in the engine's embedded store of
@@ -132,11 +133,31 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class PoolReadiness:
+    """One owner's store as read from its cluster (kvpool/cli/fleet/pools.py): the Endpoints of the Service its
+    `kv_store` output's host names and, where there is one, the workload behind it."""
+
+    owner: str  # the owner's reference
+    cluster: str
+    context: str | None  # the kubeconfig's context it was read in; None: not read (see `unread`)
+    namespace: str = ""
+    service: str = ""
+    ready: int | None = None  # the Endpoints' addresses; None: the Endpoints are not there (no such Service)
+    not_ready: int = 0  # their notReadyAddresses
+    workload: str | None = None  # "Deployment NAME" or "DaemonSet NAME" when one was read
+    available: int | None = None  # its available replicas (ready pods of a DaemonSet); None: it is not there
+    desired: int = 0  # its spec.replicas (desiredNumberScheduled of a DaemonSet)
+    serves: bool = False  # whether a consumer's engines would find a ready store
+    unread: str | None = None  # why it was not read
+
+
+@dataclass(frozen=True)
 class Fleet:
     stacks: tuple[FleetStack, ...]  # sorted by reference
     problems: tuple[Problem, ...]
     nodes: tuple[ClusterNodes, ...] = ()  # the clusters whose nodes were read (none: capacity not checked)
     capacity: tuple[CapacityWarning, ...] = ()  # warnings, not problems: the cluster is short, not the stacks wrong
+    readiness: tuple[PoolReadiness, ...] | None = None  # each owner's store as read from its cluster; None: not read
 
     def consumers_of(self, owner: str) -> list[FleetStack]:
         return [stack for stack in self.stacks if stack.target == owner]
@@ -197,20 +218,27 @@ def _kv_store(facts: StackFacts) -> Any:
     return integral_floats_to_ints((facts.outputs or {}).get(OUTPUT))  # outputs from a backend carry floats
 
 
-def build_fleet(all_facts: list[StackFacts], nodes: Sequence[ClusterNodes] = ()) -> Fleet:
-    """`nodes`: the clusters whose nodes were read, to check their stacks' engine pods against."""
-    by_reference = {facts.reference: facts for facts in all_facts}
+def owner_endpoints(all_facts: Sequence[StackFacts]) -> dict[str, KVStoreEndpoint | None]:
+    """Each owner's store by reference: every stack that reads no other stack's store and has a `kv_store` output
+    (None when the output is not a usable endpoint: its consumers' checks name what is wrong with it)."""
     endpoints: dict[str, KVStoreEndpoint | None] = {}
-    stacks = []
-    problems: list[Problem] = []
-    for reference in sorted(by_reference):
-        facts = by_reference[reference]
+    for facts in sorted(all_facts, key=lambda facts: facts.reference):
         store = facts.settings.kv_cache_store_config
         if store is None or store.target_stack is None:
             output = _kv_store(facts)
             if isinstance(output, dict):
-                endpoint, _ = sanitized_endpoint(facts.settings, reference, output)
-                endpoints[reference] = endpoint  # None: its consumers' checks name what is wrong with it
+                endpoints[facts.reference], _ = sanitized_endpoint(facts.settings, facts.reference, output)
+    return endpoints
+
+
+def build_fleet(all_facts: list[StackFacts], nodes: Sequence[ClusterNodes] = (),
+                readiness: Sequence[PoolReadiness] | None = None) -> Fleet:
+    """`nodes`: the clusters whose nodes were read, to check their stacks' engine pods against; `readiness`: each
+    owner's store as read from its cluster (None: not read)."""
+    by_reference = {facts.reference: facts for facts in all_facts}
+    endpoints = owner_endpoints(all_facts)
+    stacks = []
+    problems: list[Problem] = []
     for reference in sorted(by_reference):
         facts = by_reference[reference]
         settings = facts.settings
@@ -246,7 +274,8 @@ def build_fleet(all_facts: list[StackFacts], nodes: Sequence[ClusterNodes] = ())
             for pods in engine_pods(stack_name(facts.reference), facts.settings)
         ], cluster.nodes)
     ]
-    fleet = Fleet(tuple(stacks), tuple(problems), tuple(nodes), tuple(warnings))
+    fleet = Fleet(tuple(stacks), tuple(problems), tuple(nodes), tuple(warnings),
+                  None if readiness is None else tuple(readiness))
     return dataclasses.replace(fleet, stacks=tuple(_with_sizing(fleet, stack, by_reference) for stack in fleet.stacks))
 
 

@@ -48,9 +48,10 @@ def cluster_nodes(kubeconfig: Path, clusters: Iterable[str]) -> list[ClusterNode
             for cluster, context in cluster_contexts(kubeconfig, clusters).items()]
 
 
-def read(kubeconfig: Path, context: str, doing: str, do: str, call: Callable[[ApiClient], Any]) -> Any:
-    """The JSON `call` reads through a client of `context`; NodesError naming the kubeconfig and the context, and
-    what was `doing` (what it could not `do`)."""
+def read(kubeconfig: Path, context: str, doing: str, do: str, call: Callable[[ApiClient], Any],
+         missing: bool = False) -> Any:
+    """The JSON `call` reads through a client of `context` (None when `missing` and the object is not there: 404);
+    NodesError naming the kubeconfig and the context, and what was `doing` (what it could not `do`)."""
     where = f"--kubeconfig {kubeconfig} context {context}"
     try:
         settings = Configuration()
@@ -62,6 +63,8 @@ def read(kubeconfig: Path, context: str, doing: str, do: str, call: Callable[[Ap
     except ConfigException as error:
         raise NodesError(f"{where}: {error}") from None
     except ApiException as error:
+        if missing and error.status == 404:
+            return None
         raise NodesError(f"{where}: {doing} was refused: {error.status} {error.reason}") from None
     except (urllib3.exceptions.HTTPError, ValueError) as error:
         raise NodesError(f"{where}: cannot {do}: {error}") from None

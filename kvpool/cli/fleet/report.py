@@ -11,6 +11,7 @@ from kvpool.cli.fleet.model import (
     EngineGroup,
     Fleet,
     FleetStack,
+    PoolReadiness,
     Problem,
     stack_name,
 )
@@ -72,6 +73,38 @@ def pool_lines(fleet: Fleet) -> list[str]:
     return ["Pools:", *lines]
 
 
+def _readiness(fleet: Fleet, pool: PoolReadiness) -> str:
+    """`service-a (context lab): Service service-a/mindie-motor-kvs-master 1 ready, 0 not ready; Deployment
+    mindie-motor-kv-store 1/1 available: ready`, and, where it is not, the consumers left without a store."""
+    name = stack_name(pool.owner)
+    if pool.context is None or pool.unread:
+        return f"  {name}: not checked: {pool.unread}"
+    read = [f"Service {pool.namespace}/{pool.service} "
+            + ("not found" if pool.ready is None else f"{pool.ready} ready, {pool.not_ready} not ready")]
+    if pool.workload is not None:
+        counted = "ready" if pool.workload.startswith("DaemonSet") else "available"
+        read.append(f"{pool.workload} " + ("not found" if pool.available is None else
+                                           f"{pool.available}/{pool.desired} {counted}"))
+    if not pool.serves:
+        consumers = [c.name for c in fleet.consumers_of(pool.owner)]
+        verdict = "NOT READY: " + (f"{', '.join(consumers)} would find no store" if consumers else "no consumer reads it")
+    elif pool.available is not None and pool.available < pool.desired:
+        verdict = "degraded"
+    else:
+        verdict = "ready"
+    return f"  {name} (context {pool.context}): {'; '.join(read)}: {verdict}"
+
+
+def readiness_lines(fleet: Fleet) -> list[str]:
+    """Each owner's store as read from its cluster (kvpool/cli/fleet/pools.py), or one line saying it was not."""
+    if not any(stack.role == OWNER for stack in fleet.stacks):
+        return []
+    if fleet.readiness is None:
+        return ["Pool readiness: not checked; add --kubeconfig FILE to read each owner's store from its cluster"]
+    return ["Pool readiness (each owner's store in its cluster, read through --kubeconfig):",
+            *(_readiness(fleet, pool) for pool in fleet.readiness)]
+
+
 def sizing_lines(fleet: Fleet) -> list[str]:
     """Each pool sized for the writers of its owner and of the consumers counted in it."""
     rows = [stack.sizing for stack in fleet.stacks if stack.sizing and stack.role != CONSUMER]
@@ -118,7 +151,7 @@ def capacity_lines(fleet: Fleet) -> list[str]:
 
 
 def report(fleet: Fleet) -> list[str]:
-    return [*table(fleet), "", *pool_lines(fleet), "", *sizing_lines(fleet), "", *problem_lines(fleet.problems),
+    return [*table(fleet), "", *pool_lines(fleet), *readiness_lines(fleet), "", *sizing_lines(fleet), "", *problem_lines(fleet.problems),
             *settings_only_lines(fleet), *capacity_lines(fleet)]
 
 
@@ -154,6 +187,14 @@ def as_json(fleet: Fleet) -> dict[str, Any]:
             for p in fleet.problems
         ],
     }
+    if fleet.readiness is not None:  # only when read, as the capacity
+        document["pool_readiness"] = [
+            {"owner": p.owner, "cluster": p.cluster, "context": p.context, "namespace": p.namespace or None,
+             "service": p.service or None, "ready": p.ready, "not_ready": p.not_ready, "workload": p.workload,
+             "available": p.available, "desired": p.desired, "serves": p.serves, "unread": p.unread,
+             "consumers": [c.reference for c in fleet.consumers_of(p.owner)]}
+            for p in fleet.readiness
+        ]
     if fleet.nodes:  # only when read: without --kubeconfig both sources give the same document
         document["capacity"] = [
             {"cluster": cluster.cluster, "context": cluster.context, "ready_nodes": len(cluster.nodes), "warnings": [

@@ -51,7 +51,7 @@ def store_service(endpoint: KVStoreEndpoint) -> tuple[str, str]:
     """(namespace, name) of the Service the endpoint's `host` names: the store Service the engines dial
     (CRD-prefixed in a service set); for Yuanrong, whose engines reach their own node's worker, the etcd peers'
     headless Service the workers join (kvpool/components/kv_store/hosts.py). What `pulumi up` of a consumer reads
-    (shared.py store_serves)."""
+    (shared.py store_serves) and what `kvpool fleet --kubeconfig` reads (kvpool/cli/fleet/pools.py)."""
     return endpoint.namespace, endpoint.host.split(".", 1)[0]
 
 
