@@ -163,6 +163,12 @@ def _prefill_engine(uc: dict) -> dict:
     return uc["motor_engine_prefill_config"]["engine_config"]
 
 
+def _limit_memory(memory: str) -> Callable[[dict], None]:
+    def change(spec: dict) -> None:
+        spec["containers"][0]["resources"]["limits"]["memory"] = memory
+    return change
+
+
 def _twin(run: ProgramRun) -> ProgramRun:
     original = run.resource(DEPLOYMENT, "vllm-p0")
     twin = dataclasses.replace(original, name="vllm-p0-twin", urn=original.urn + "-twin")
@@ -219,6 +225,9 @@ CASES = [
     Case("kvpool-configure-engine-pod-pool-memory", "kv-affinity",
          lambda run: edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(global_segment_size="20GB")),
          [MOTOR_CONFIG, MOTOR_CONFIG]),
+    # ucm's engines mount a 128Gi /dev/shm (dshm_size): a decode pod limited to 64Gi would be OOM-killed filling it.
+    Case("kvpool-configure-engine-memory-limit", "ucm",
+         lambda run: edit(run, DEPLOYMENT, "vllm-d0", pod_spec(_limit_memory("64Gi"))), [MOTOR_CONFIG]),
     # The stack's kv_pool_sizing asks blocks to live longer than the example's 29GB segments keep them (18.56 s).
     Case("kvpool-configure-block-lifetime", "mooncake-layerwise", _unchanged, [MOTOR_CONFIG], ADVISORY,
          config={"kv_pool_sizing": {"min_block_lifetime_seconds": 19}}),

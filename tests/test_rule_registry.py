@@ -38,7 +38,7 @@ def test_the_settings_run_every_registered_mandatory_rule_on_the_stacks_it_appli
     assert _run(store, owns_store=True) == [r.name for r in checked]
     assert _run(store, owns_store=False) == [r.name for r in checked if r.stacks is not rules.Stacks.OWNER]
     assert _run({}, owns_store=True) == [r.name for r in checked if r.stacks is rules.Stacks.ANY]
-    assert len(checked) == 26 and {r.stacks for r in checked} == set(rules.Stacks)
+    assert len(checked) == 27 and {r.stacks for r in checked} == set(rules.Stacks)
 
 
 def test_the_guards_are_written_once():

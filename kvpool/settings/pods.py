@@ -66,7 +66,9 @@ class StoreResources(ContainerResources):
 class EngineResources(ContainerResources):
     """CPU and memory of each engine container of the side, besides its NPUs (motor_deploy_config.p_pod_npu_num,
     d_pod_npu_num); defaults are deploy.py's engine_template.yaml, which sets no CPU or memory limit. requests.memory
-    must hold the pool memory of the pod's ranks (kvpool-configure-engine-pod-pool-memory)."""
+    must hold the pool memory of the pod's ranks (kvpool-configure-engine-pod-pool-memory); a limits.memory must exceed
+    motor_deploy_config.dshm_size and that pool memory together, /dev/shm being memory the limit counts
+    (kvpool-configure-engine-memory-limit)."""
 
     requests: ResourceAmounts = amounts(cpu="16", memory=rules.ENGINE_MEMORY_REQUEST)
 

@@ -15,6 +15,7 @@ list of `Finding`s; an empty list means the rule holds. Sources are cited per ru
   attention, layerwise transfer with a pool
 - `model_metadata`: what Motor's coordinator reads about the model (max_model_len)
 - `model_kv`: the model's shape (config.json or a table of common models) and its KV bytes per token
+- `engine_memory`: an engine container's memory limit against its /dev/shm and pool memory
 - `pool_sizing`: a pool's capacity, write rate, block lifetime and eviction frontier; the pools that cannot work
 - `store`: one backend, Mooncake eviction and lease, fabric segments, its transport, a standalone store's Motor, protection
 - `ucm`: UCMConnector's place and storage
@@ -45,6 +46,7 @@ from .connectors import (
     dispatch_plan,
     hybrid_attention_reason,
 )
+from .engine_memory import check_engine_memory_limit
 from .env import (
     ASCEND_CONNECT_TIMEOUT_DEFAULT_MS,
     HCCL_RDMA_RETRY_CNT_DEFAULT,
@@ -110,6 +112,7 @@ from .pool_sizing import (
     check_pool_capacity,
     check_standalone_segment_limit,
     default_min_lifetime_seconds,
+    engine_pod_pool_bytes,
     engine_ranks,
     min_lifetime_seconds,
     mooncake_floor,
@@ -208,7 +211,7 @@ from .units import (
 )
 
 __all__ = [
-    "DTYPE_BYTES", "ENGINE_MEMORY_REQUEST", "FRONTIER", "check_engine_pod_memory", "engine_ranks", "KNOWN_MODELS", "MOONCAKE_EVICTION_PERIOD_S", "ModelShape", "PoolSizing", "bytes_text",
+    "DTYPE_BYTES", "ENGINE_MEMORY_REQUEST", "FRONTIER", "check_engine_pod_memory", "check_engine_memory_limit", "engine_pod_pool_bytes", "engine_ranks", "KNOWN_MODELS", "MOONCAKE_EVICTION_PERIOD_S", "ModelShape", "PoolSizing", "bytes_text",
     "check_block_lifetime", "check_pool_capacity", "check_standalone_segment_limit", "default_min_lifetime_seconds",
     "known_model", "min_lifetime_seconds", "model_shape", "mooncake_floor", "pool_sizing", "requests_bytes", "resolve_shape",
     "unit_bytes_for_requests", "unit_bytes_for_resident", "unit_text",

@@ -373,15 +373,21 @@ def check_block_lifetime(
         f"kv_pool_sizing.prefill_tokens_per_second to the rate you measured."), example=wanted)]
 
 
-def check_engine_pod_memory(user_config: Mapping[str, Any], engine_resources: Mapping[str, Any]) -> list[Finding]:
-    """The pool memory one engine pod holds (per rank a Mooncake segment and local buffer, or a MemCache LocalService;
-    in Mooncake standalone mode the store process's segment and a local buffer per rank) fits the memory the pod
-    requests: beyond it the scheduler places the pod on a node without that room. `engine_resources`: side -> the
-    engine container's `resources` as rendered (pods.<side> of the settings)."""
+@dataclass(frozen=True)
+class PodPool:
+    """The pool memory one engine pod of a side holds in its engine container."""
+
+    ranks: int  # the pod's ranks
+    buffer: int  # each rank's local buffer (Mooncake; 0 for MemCache, whose ranks hold none)
+    held: int  # all of it: the ranks' segments (or the pod's one store process or LocalService) and buffers
+
+
+def _pod_pools(user_config: Mapping[str, Any]) -> tuple[PoolSizing, bool, dict[str, PodPool]] | None:
+    """(sizing, standalone, side -> its pod's pool memory) where the pool lives in the engine pods; None otherwise."""
     sizing = pool_sizing(user_config)
     if sizing is None or sizing.unit_bytes is None or sizing.unit_name not in ("engine rank", STORE_PROCESS,
                                                                                 LOCAL_SERVICE):
-        return []
+        return None
     # standalone: the pod's one store process (or LocalService) holds the pool memory, its ranks only their local
     # buffers (Mooncake; a MemCache rank holds none: its conf says dram.size 0GB)
     standalone = sizing.unit_name in (STORE_PROCESS, LOCAL_SERVICE)
@@ -389,14 +395,38 @@ def check_engine_pod_memory(user_config: Mapping[str, Any], engine_resources: Ma
     buffer = mooncake_size_bytes(store.get("local_buffer_size", "1GB")) if sizing.backend == "mooncake" else 0
     deploy = user_config.get("motor_deploy_config") or {}
     kv = kv_transfer_configs(user_config)
-    findings = []
+    pools = {}
     for side in SIDES:
         if not _store_connectors(kv[side]):
             continue
         engine = (user_config.get(engine_section(side)) or {}).get("engine_config") or {}
-        pods_key = f"single_{side[0]}_instance_pod_num"
-        ranks = math.ceil(engine_ranks(engine) / _positive_or_one(deploy.get(pods_key, 1)))
+        ranks = math.ceil(engine_ranks(engine) / _positive_or_one(deploy.get(f"single_{side[0]}_instance_pod_num", 1)))
         held = sizing.unit_bytes + ranks * buffer if standalone else ranks * (sizing.unit_bytes + buffer)
+        pools[side] = PodPool(ranks, buffer, held)
+    return sizing, standalone, pools
+
+
+def engine_pod_pool_bytes(user_config: Mapping[str, Any]) -> dict[str, int]:
+    """side -> the pool memory one engine pod of it holds (what check_engine_pod_memory sums); a side that holds
+    none (no store connector, or the pool lives outside the engine pods) is absent."""
+    pools = _pod_pools(user_config)
+    return {side: pool.held for side, pool in pools[2].items()} if pools else {}
+
+
+def check_engine_pod_memory(user_config: Mapping[str, Any], engine_resources: Mapping[str, Any]) -> list[Finding]:
+    """The pool memory one engine pod holds (per rank a Mooncake segment and local buffer, or a MemCache LocalService;
+    in Mooncake standalone mode the store process's segment and a local buffer per rank) fits the memory the pod
+    requests: beyond it the scheduler places the pod on a node without that room. `engine_resources`: side -> the
+    engine container's `resources` as rendered (pods.<side> of the settings)."""
+    pools = _pod_pools(user_config)
+    if pools is None:
+        return []
+    sizing, standalone, by_side = pools
+    deploy = user_config.get("motor_deploy_config") or {}
+    findings = []
+    for side, pool in by_side.items():
+        ranks, buffer, held = pool.ranks, pool.buffer, pool.held
+        pods_key = f"single_{side[0]}_instance_pod_num"
         npus = deploy.get(f"{side[0]}_pod_npu_num")
         written = _memory_request(engine_resources.get(side) or {})
         request = k8s_quantity_bytes(written) if written else 0

@@ -18,6 +18,7 @@ from .connectors import (
     check_layerwise_pool_patch,
     check_transfer_connectors_match,
 )
+from .engine_memory import check_engine_memory_limit
 from .env import NUMERIC_ENV, check_hash_seed, check_numeric_env, effective_transfer_timeout_ms
 from .host_paths import check_host_paths
 from .instances import check_instance_counts, check_instance_sizes, section_as_written
@@ -219,6 +220,16 @@ RULES: tuple[Rule, ...] = (
         "Lower the segment to the size the message names, raise the side's pods.<side>.requests.memory, or spread the "
         "ranks over more pods.",
         MANDATORY, lambda s, _: check_engine_pod_memory(s.user_config, s.engine_resources), Stacks.OWNER,
+    ),
+    Rule(
+        "kvpool-configure-engine-memory-limit",
+        "Checks that an engine container's memory limit, where pods.<side>.limits.memory sets one, exceeds its "
+        "memory-backed /dev/shm (motor_deploy_config.dshm_size, an emptyDir of medium Memory) plus, in the store's own "
+        "stack, the pool memory its pod's ranks hold (as kvpool-configure-engine-pod-pool-memory sums it): Kubernetes "
+        "counts what /dev/shm holds against the container's memory limit, so the engine is OOM-killed when vLLM and "
+        "the KV pool fill it.",
+        "Raise pods.<side>.limits.memory to the size the message names, or lower motor_deploy_config.dshm_size.",
+        MANDATORY, lambda s, _: check_engine_memory_limit(s.user_config, s.engine_resources, s.owns_store),
     ),
     Rule(
         "kvpool-configure-block-lifetime",
