@@ -26,8 +26,7 @@ from kubernetes.client import AppsV1Api, CoreV1Api
 from kvpool.cli.fleet.model import PoolReadiness, StackFacts, owner_endpoints
 from kvpool.cli.fleet.nodes import REQUEST_TIMEOUT_SECONDS, cluster_contexts, read
 from kvpool.components.kv_store.common import STORE_NAME
-from kvpool.components.kv_store.endpoint import KVStoreEndpoint, store_service
-from kvpool.components.kv_store.yuanrong import WORKER_NAME
+from kvpool.components.kv_store.endpoint import KVStoreEndpoint, store_service, store_workers
 
 
 def pool_readiness(kubeconfig: Path, all_facts: Sequence[StackFacts]) -> list[PoolReadiness]:
@@ -50,8 +49,8 @@ def addresses(endpoints: Mapping[str, Any] | None) -> tuple[int | None, int]:
 
 def _workload(endpoint: KVStoreEndpoint) -> tuple[str, str] | None:
     """(kind, name) of the workload behind the store, when this stack renders it as such."""
-    if endpoint.backend == "yuanrong":
-        return "DaemonSet", WORKER_NAME
+    if workers := store_workers(endpoint):
+        return "DaemonSet", workers[1]
     if endpoint.deploy_mode == "multi_deployment":
         return "Deployment", STORE_NAME
     return None  # a service set: the operator's workload, named by it
