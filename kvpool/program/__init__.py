@@ -8,6 +8,7 @@ resource is then built at top level): the owner's store contract (`target_stack`
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Mapping
@@ -167,11 +168,14 @@ def build_service(
 
 def _leave_quietly(*_: object) -> None:
     # The engine interrupts the program (SIGINT) when it fails the update under it, e.g. on a StackReference to a
-    # stack the backend does not know, and has printed why: leave without a Python traceback. The language host
-    # and then the CLI (stopping the host's process group) each send one; the second, landing in the atexit
-    # handlers, would print a traceback, so it is ignored.
+    # stack the backend does not know or a read of an object the cluster does not have, and has printed why: leave
+    # without a Python traceback. The language host and then the CLI (stopping the host's process group) each send
+    # one, so the second is ignored. No finalizer runs: the SDK's, on its unfinished stack coroutine, needs the
+    # event loop this exit leaves and would print a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.exit(1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(1)
 
 
 def run(settings: ServiceSettings | None = None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -127,24 +128,33 @@ def test_a_namespace_the_owner_does_not_allow_fails_preview_with_our_message(ser
     assert "Traceback" not in result.output, result.output[-4000:]
 
 
+def _owner_exporting(workspace: PulumiWorkspace, offline_out: Path, owner: str, consumer: str,
+                    edit: Callable[[str], str]) -> str:
+    """Stack `owner` exporting service-a's `kv_store` contract as JSON text changed by `edit`, admitting `consumer`,
+    whose stack is service-b's file pointed at it; the owner's reference."""
+    target = f"organization/motor-kvpool/{owner}"
+    real = json.loads((offline_out / "service-a" / "outputs.json").read_text())["kv_store"]
+    contract = json.loads(edit(json.dumps(real)))
+    contract.update(stack=target, allowed_consumers=[consumer])
+    program = workspace.root / owner
+    shutil.copytree(REPO / "tests" / "fixtures" / "programs" / "forged-owner", program)
+    (program / "venv").symlink_to(REPO / "venv")
+    (program / "kv_store.json").write_text(json.dumps(contract))
+    workspace.run("stack", "init", owner, cwd=program).check()
+    workspace.run("up", "-s", owner, cwd=program).check()
+    consumer_stack(workspace, consumer, target_stack=target)
+    return target
+
+
 def test_a_consistent_forgery_of_the_owner_is_refused_under_the_engine(
     offline_workspace: PulumiWorkspace, offline_out: Path
 ) -> None:
     """Issue 27: a program under the project's name exports service-a's contract with every mention of the store's
     host moved to one outside name (host, KVS_MASTER_SERVICE, the LocalService conf's URLs). The real preview of a
     consumer stops on the host, naming the owner stack and the field."""
-    owner, consumer = "e2e-forged-owner", "e2e-forged-consumer"
-    target = f"organization/motor-kvpool/{owner}"
-    real = json.loads((offline_out / "service-a" / "outputs.json").read_text())["kv_store"]
-    forged = json.loads(json.dumps(real).replace(real["host"], "kv.evil.example"))
-    forged.update(stack=target, allowed_consumers=[consumer])
-    program = offline_workspace.root / "forged-owner"
-    shutil.copytree(REPO / "tests" / "fixtures" / "programs" / "forged-owner", program)
-    (program / "venv").symlink_to(REPO / "venv")
-    (program / "kv_store.json").write_text(json.dumps(forged))
-    offline_workspace.run("stack", "init", owner, cwd=program).check()
-    offline_workspace.run("up", "-s", owner, cwd=program).check()
-    consumer_stack(offline_workspace, consumer, target_stack=target)
+    consumer = "e2e-forged-consumer"
+    target = _owner_exporting(offline_workspace, offline_out, "e2e-forged-owner", consumer,
+                              lambda text: text.replace(json.loads(text)["host"], "kv.evil.example"))
     result = offline_workspace.run("preview", "-s", consumer)
     assert result.returncode != 0, result.output[-4000:]
     assert (
@@ -153,3 +163,21 @@ def test_a_consistent_forgery_of_the_owner_is_refused_under_the_engine(
         f"consumer dials no other host" in " ".join(result.output.split())
     ), result.output[-4000:]
     assert "Traceback" not in result.output, result.output[-4000:]
+
+
+def test_an_owner_whose_store_service_is_not_in_the_cluster_fails_preview_and_up_naming_it(
+    service_a_up: PulumiWorkspace, offline_out: Path
+) -> None:
+    """Issue 44 item 4: an owner whose contract is sound but whose namespace holds no store (service-a's contract
+    moved to namespace e2e-ghost). The engine fails the read of the Service's Endpoints, naming the object and, in
+    the read's name, the owner; the program leaves without a traceback."""
+    consumer = "e2e-ghost-consumer"
+    _owner_exporting(service_a_up, offline_out, "e2e-ghost-owner", consumer,
+                     lambda text: text.replace("service-a", "e2e-ghost"))
+    for command in (("preview",), ("up", "--yes", "--skip-preview")):
+        result = service_a_up.run(*command, "-s", consumer, timeout=600)
+        assert result.returncode != 0, result.output[-4000:]
+        assert "kubernetes:core/v1:Endpoints (kv_store-of-organization-motor-kvpool-e2e-ghost-owner):" in \
+            result.output, result.output[-4000:]
+        assert "resource 'e2e-ghost/mindie-motor-kvs-master' does not exist" in result.output, result.output[-4000:]
+        assert "Traceback" not in result.output, result.output[-4000:]
