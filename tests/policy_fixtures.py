@@ -55,7 +55,7 @@ def edit_user_config(run: ProgramRun, change: Callable[[dict], None]) -> Program
         change(user_config)
         inputs["data"]["user_config.json"] = json.dumps(user_config)
 
-    return edit(run, CONFIGMAP, "motor-config", rewrite)
+    return edit(run, CONFIGMAP, "control-plane-motor-config", rewrite)
 
 
 def engine_env(variable: str, value: str) -> Callable[[dict], None]:

@@ -87,7 +87,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         "volumeMounts": [{"name": "sockets", "mountPath": YUANRONG_SOCKET_DIR}, {"name": "shm", "mountPath": "/dev/shm"}],
     }
     ctx.keep(k8s.apps.v1.DaemonSet(
-        WORKER_NAME,
+        ctx.names.name(WORKER_NAME),
         metadata=ctx.metadata(WORKER_NAME, WORKER_NAME),
         spec={
             "selector": {"matchLabels": app_selector(WORKER_NAME)},
@@ -106,7 +106,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
                 },
             },
         },
-        opts=ctx.opts([etcd]),
+        opts=ctx.child_opts(WORKER_NAME, [etcd]),
     ))
     return KVStoreEndpoint(
         backend="yuanrong",
