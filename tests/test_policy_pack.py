@@ -117,5 +117,6 @@ def test_a_teams_own_pack_runs_motor_kvpools_policies_beside_its_own(tmp_path: P
     assert sorted((v.policy_name, v.enforcement_level, v.resource_label) for v in report.mandatory) == [
         ("kvpool-configure-kv-role-by-side", "mandatory", "kubernetes:core/v1:ConfigMap control-plane-motor-config"),
         *[("team-images-from-our-registry", "mandatory", f"kubernetes:apps/v1:Deployment {name}") for name in
-          ("mindie-motor-controller", "mindie-motor-coordinator", "mindie-motor-kv-store", "vllm-d0", "vllm-p0")],
+          ("control-plane-mindie-motor-controller", "control-plane-mindie-motor-coordinator", "decode-vllm-d0",
+           "kv-store-mindie-motor-kv-store", "prefill-vllm-p0")],
     ]
