@@ -23,6 +23,7 @@ from kvpool.internal.checksums import digest
 from kvpool.internal.motor_config import MOTOR_FILES
 from kvpool.internal.ports import Port
 from kvpool.program.args import kv_conductor_args
+from kvpool.settings.pods import ContainerResources
 from kvpool.policies import rules
 from kvpool.settings.loader import load_from_pulumi_config
 from tests.program_runs import Rendered, env_of, render, render_component, stack_values
@@ -75,6 +76,7 @@ def conductor_args(deploy_mode: str = "multi_deployment", **changes: Any) -> KVC
         restart_inputs={"motor-env": {"RUST_LOG": "info"}, "kv-conductor-config": {"http_server_port": 14000},
                         "motor-scripts": None},
         kv_event_ports=(range(5557, 5559), range(6667, 6668)),
+        resources=ContainerResources.model_validate({"requests": {"cpu": "2"}, "limits": {"memory": "3Gi"}}),
         followed_pool=POOL,
     )
     return dataclasses.replace(args, **changes)
@@ -95,6 +97,7 @@ def test_the_component_renders_its_arguments_and_nothing_else():
     container = rendered.container("Deployment", NAME, "kv-conductor")
     assert container["image"] == "motor:1"
     assert container["ports"] == [{"name": "api", "containerPort": 14000, "protocol": "TCP"}]
+    assert container["resources"] == {"requests": {"cpu": "2"}, "limits": {"memory": "3Gi"}}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert container[probe]["tcpSocket"] == {"port": "api"}, probe
     # motor-kvpool's own (field references, ROLE, JOB_NAME, Motor's paths and Services), then `env` in its order

@@ -28,6 +28,7 @@ from kvpool.internal.motor_env import (
 from kvpool.components.workloads import motor_env
 from kvpool.internal.motor_pod import FIELD_ENV
 from kvpool.settings.loader import load_from_pulumi_config
+from tests.hostile.shell_roads import as_user, folder_both_can_write, needs_root_and_setpriv, shell_payloads
 from tests.service_configs import plain_pd
 
 # What the pod gives Motor's own names here: hostile too, so that a reference copies them without running them.
@@ -230,12 +231,32 @@ def test_each_roles_functions_export_its_container_env(motor_checkout, tmp_path)
     """The whole program with Motor's scripts: in each role's pod, bash starts from the container's env as the kubelet
     builds it, runs set_common_env and then the role's own function, and every env.json variable the function
     exports holds the container's value (the derived values are in no container env)."""
+    _run_each_roles_functions(motor_checkout, tmp_path, HOSTILE_ENV, as_nobody=False)
+    assert not (tmp_path / MARKER).exists() and not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("as_nobody", [False, pytest.param(True, marks=needs_root_and_setpriv)],
+                         ids=["root", "nobody"])
+def test_every_shell_road_stays_data_in_each_roles_functions(motor_checkout, as_nobody) -> None:
+    """Issue 45 §1's payloads (tests/hostile/shell_roads.py), every one in every env.json section Motor's scripts
+    export, run by real bash through each role's functions as root and as nobody, in a folder both can write: each
+    arrives byte for byte and none creates its marker."""
+    with folder_both_can_write() as folder:
+        marker = folder / MARKER
+        payloads = {section: {f"ROAD_{number}_{index}": payload for index, payload in enumerate(shell_payloads(marker))}
+                    for number, section in enumerate(HOSTILE_ENV)}
+        _run_each_roles_functions(motor_checkout, folder, payloads, as_nobody)
+        assert sorted(path.name for path in folder.iterdir()) == ["0.sh", "1.sh"]
+
+
+def _run_each_roles_functions(motor_checkout: Path, folder: Path, hostile_env: dict[str, dict[str, str]],
+                              as_nobody: bool) -> None:
     from tests.conformance.test_motor_boot import ROLES, pod_spec
     from tests.program_runs import render, stack_values
 
-    values = {**stack_values("kv-affinity"), "motor_deployer_dir": str(motor_checkout / "examples" / "deployer")}
-    values["env"] = {section: {**values["env"].get(section, {}), **hostile} for section, hostile in HOSTILE_ENV.items()}
-    values["env"]["motor_common_env"] = {**stack_values("kv-affinity")["env"]["motor_common_env"], **HOSTILE_ENV["motor_common_env"]}
+    base = stack_values("kv-affinity")
+    values = {**base, "motor_deployer_dir": str(motor_checkout / "examples" / "deployer")}
+    values["env"] = {section: {**base["env"].get(section, {}), **hostile} for section, hostile in hostile_env.items()}
     rendered = render(values, stack="kv-affinity")
     data = rendered.get("ConfigMap", "motor-config")["data"]
     deployer = motor_checkout / "examples" / "deployer"
@@ -251,18 +272,20 @@ def test_each_roles_functions_export_its_container_env(motor_checkout, tmp_path)
         # the functions alone: what with_env_functions put before Motor's own text
         blocks = {script: data[script].removesuffix(motor_files[script]) for script in ("common.sh", key)}
         for index, block in enumerate(blocks.values()):
-            (tmp_path / f"{index}.sh").write_text(block)
+            (folder / f"{index}.sh").write_text(block)
         names = [n for n in env if n not in DERIVED_ENV_NAMES]
         result = subprocess.run(
-            ["bash", "-c", f'source 0.sh; source 1.sh; set_common_env; {function}; '
-                           'for n in "$@"; do printf "%s\\0%s\\0" "$n" "${!n-<unset>}"; done', "-", *names],
-            cwd=tmp_path, capture_output=True, check=True, env=env,
+            [*as_user(as_nobody), "bash", "-c", f'source 0.sh; source 1.sh; set_common_env; {function}; '
+             'for n in "$@"; do printf "%s\\0%s\\0" "$n" "${!n-<unset>}"; done', "-", *names],
+            cwd=folder, capture_output=True, check=True, env=env,
         )
+        # a function bash cannot parse is never defined and exports nothing: the env would pass for its exports
+        assert result.stderr.decode() == "", role
         fields_out = result.stdout.decode().split("\0")[:-1]
         exported = dict(zip(fields_out[::2], fields_out[1::2], strict=True))
         assert exported == env, role
-        assert "FOO" in env and "BAR" in env, role  # the hostile values did reach the pod
-    assert not (tmp_path / MARKER).exists() and not (tmp_path / "x").exists()
+        section = dict(ENV_FUNCTIONS[key])[function]
+        assert {*hostile_env["motor_common_env"], *hostile_env[section]} <= set(env), role  # they did reach the pod
 
 
 def test_a_name_the_container_lists_before_a_variable_is_a_reference_only_after_it(tmp_path) -> None:

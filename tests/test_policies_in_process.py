@@ -352,6 +352,26 @@ def test_a_secret_in_user_config_json_is_reported_on_motor_config():
     assert [r.resource for r in validate("kvpool-disallow-plaintext-secrets", changed, config)] == [MOTOR_CONFIG]
 
 
+def test_the_pool_memory_policy_reads_each_engine_pods_own_request():
+    """mooncake-layerwise's one rank holds 29GB + 1GB buffer: within the 64Gi its pods ask by default, not within a
+    decode pod asking 16Gi (pods.decode.requests.memory), nor within a pod asking nothing."""
+    run, config = example("mooncake-layerwise")
+    policy = "kvpool-configure-engine-pod-pool-memory"
+    assert validate(policy, run, config) == []
+
+    def asks(memory: str | None) -> Callable[[dict], None]:
+        def change(spec: dict) -> None:
+            requests = spec["containers"][0]["resources"]["requests"]
+            requests.pop("memory")
+            requests.update({"memory": memory} if memory else {})
+        return change
+
+    assert validate(policy, edit(run, DEPLOYMENT, "vllm-d0", pod_spec(asks("31Gi"))), config) == []
+    for memory in ("16Gi", None):
+        reported = validate(policy, edit(run, DEPLOYMENT, "vllm-d0", pod_spec(asks(memory))), config)
+        assert reported == [Reported(policy, MANDATORY, MOTOR_CONFIG)], memory
+
+
 def test_the_backend_of_the_referenced_stack():
     """A consumer whose StackReference returns another backend than its own config says."""
     provider = load_stack_config(PROJECT_DIR, "service-a")

@@ -92,6 +92,13 @@ def test_the_measured_prefill_rate_replaces_the_default():
         1000, "kv_pool_sizing.prefill_tokens_per_second")
 
 
+def test_max_model_len_auto_leaves_the_request_length_unknown():
+    service = mooncake_pool()
+    service["motor_engine_prefill_config"]["engine_config"]["max-model-len"] = -1  # vLLM fits it to memory
+    writer = sizing_of(service).writers[0]
+    assert (writer.max_model_len, writer.request_bytes) == (None, None)
+
+
 def test_a_zero_pool_is_refused_naming_the_size_that_works():
     service = mooncake_pool()
     service["kv_cache_store_config"]["global_segment_size"] = "0GB"
@@ -230,12 +237,45 @@ def test_the_ranks_of_an_engine_pod_hold_their_pool_memory_within_its_request():
     service["motor_engine_prefill_config"]["engine_config"]["tensor_parallel_size"] = 2
     assert problems_of(service) == [
         "kv_cache_store_config.global_segment_size: is 40GB: the 2 ranks of a prefill pod hold 2 x (40 GiB + 1 GiB "
-        "local buffer) = 82 GiB of host memory, more than the 64Gi the engine pod requests, so the scheduler may place "
-        "it on a node without that room; use at most 31GB, or spread the ranks over more pods "
-        "(single_p_instance_pod_num)."
+        "local buffer) = 82 GiB of host memory, more than the 64Gi the engine pod requests "
+        "(pods.prefill.requests.memory), so the scheduler may place it on a node without that room; use at most 31GB, "
+        "raise pods.prefill.requests.memory to 82Gi, or spread the ranks over more pods (single_p_instance_pod_num)."
     ]
     service["kv_cache_store_config"]["global_segment_size"] = "31GB"
     load_from_pulumi_config(service, "svc")
+    service["kv_cache_store_config"]["global_segment_size"] = "40GB"
+    service["pods"] = {"prefill": {"requests": {"memory": "82Gi"}}}  # the other way out the message names
+    load_from_pulumi_config(service, "svc")
+
+
+def test_the_pool_memory_rule_reads_each_sides_own_request():
+    """The default 64Gi holds one rank's 20 GiB segment and 1 GiB buffer; a decode pod asking 16Gi does not, and the
+    prefill pod (still 64Gi) is not named."""
+    service = mooncake_pool()
+    service["kv_cache_store_config"]["global_segment_size"] = "20GB"
+    load_from_pulumi_config(service, "svc")
+    service["pods"] = {"decode": {"requests": {"cpu": "8", "memory": "16Gi"}}}
+    assert problems_of(service) == [
+        "kv_cache_store_config.global_segment_size: is 20GB: the 1 ranks of a decode pod hold 1 x (20 GiB + 1 GiB "
+        "local buffer) = 21 GiB of host memory, more than the 16Gi the engine pod requests "
+        "(pods.decode.requests.memory), so the scheduler may place it on a node without that room; use at most 15GB, "
+        "raise pods.decode.requests.memory to 21Gi, or spread the ranks over more pods (single_d_instance_pod_num)."
+    ]
+
+
+def test_an_engine_pod_without_a_memory_request_asks_for_its_limit_or_nothing():
+    """Kubernetes defaults a missing request to the limit: 32Gi holds 21 GiB; with neither, the pod asks for nothing."""
+    service = mooncake_pool()
+    service["kv_cache_store_config"]["global_segment_size"] = "20GB"
+    service["pods"] = {"prefill": {"requests": {"cpu": "16"}, "limits": {"memory": "32Gi"}}}
+    load_from_pulumi_config(service, "svc")
+    service["pods"] = {"prefill": {"requests": {"cpu": "16"}}}
+    assert problems_of(service) == [
+        "kv_cache_store_config.global_segment_size: is 20GB: the 1 ranks of a prefill pod hold 1 x (20 GiB + 1 GiB "
+        "local buffer) = 21 GiB of host memory, more than what the engine pod requests (nothing: "
+        "pods.prefill.requests.memory is unset), so the scheduler may place it on a node without that room; set "
+        "pods.prefill.requests.memory to 21Gi, or spread the ranks over more pods (single_p_instance_pod_num)."
+    ]
 
 
 def test_a_standalone_store_process_and_the_ranks_buffers_fit_the_engine_pods_request():
@@ -246,9 +286,9 @@ def test_a_standalone_store_process_and_the_ranks_buffers_fit_the_engine_pods_re
     service["motor_engine_prefill_config"]["engine_config"]["tensor_parallel_size"] = 2
     assert problems_of(service) == [
         "kv_cache_store_config.global_segment_size: is 63GB: the store process of a prefill pod holds 63 GiB and its 2 "
-        "ranks 2 x 1 GiB local buffer = 65 GiB of host memory, more than the 64Gi the engine pod requests, so the "
-        "scheduler may place it on a node without that room; use at most 62GB, or spread the ranks over more pods "
-        "(single_p_instance_pod_num)."
+        "ranks 2 x 1 GiB local buffer = 65 GiB of host memory, more than the 64Gi the engine pod requests "
+        "(pods.prefill.requests.memory), so the scheduler may place it on a node without that room; use at most 62GB, "
+        "raise pods.prefill.requests.memory to 65Gi, or spread the ranks over more pods (single_p_instance_pod_num)."
     ]
     service["kv_cache_store_config"]["global_segment_size"] = "62GB"  # 2 x 40GB would not fit embedded
     load_from_pulumi_config(service, "svc")
@@ -326,8 +366,9 @@ def test_a_standalone_local_service_beyond_the_engine_pods_request_is_refused():
     """The LocalService is a thread of the node manager in the engine container: the pod's memory holds it."""
     assert problems_of(standalone_memcache("100GB")) == [
         f"kv_cache_store_config.dram_size: is 100GB: the LocalService of a {side} pod holds 100 GiB of host memory, "
-        f"more than the 64Gi the engine pod requests, so the scheduler may place it on a node without that room; use "
-        f"at most 64GB." for side in ("prefill", "decode")
+        f"more than the 64Gi the engine pod requests (pods.{side}.requests.memory), so the scheduler may place it on a "
+        f"node without that room; use at most 64GB, or raise pods.{side}.requests.memory to 100Gi."
+        for side in ("prefill", "decode")
     ]
     load_from_pulumi_config(standalone_memcache("64GB"), "svc")
 

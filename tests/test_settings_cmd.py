@@ -43,7 +43,7 @@ def test_one_section():
         "error: --section kv_cache_stor_config: not in the settings; known: version, create_namespace, "
         "motor_deployer_dir, vllm_ascend_version, cluster_domain, cluster, motor_deploy_config, motor_controller_config, "
         "motor_coordinator_config, motor_nodemanger_config, motor_engine_prefill_config, motor_engine_decode_config, "
-        "kv_cache_store_config, kv_conductor_config, env, rollout, kv_pool_sizing, secret_env\n"
+        "kv_cache_store_config, kv_conductor_config, env, rollout, kv_pool_sizing, pods, secret_env\n"
     )
 
 

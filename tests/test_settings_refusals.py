@@ -412,8 +412,8 @@ def test_max_num_batched_tokens_is_at_least_one():
     with pytest.raises(SettingsError) as caught:
         load_from_pulumi_config(service, "svc")
     assert caught.value.problems == [
-        "motor_engine_prefill_config.engine_config.max_num_batched_tokens: -8192 is below 1, the least this field "
-        "takes; write 1 or more"
+        "motor_engine_prefill_config.engine_config.max_num_batched_tokens: -8192 is out of range: vLLM 0.17.0's "
+        "--max-num-batched-tokens must be 1 or more; write a value in that range"
     ]
 
 

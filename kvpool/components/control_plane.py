@@ -37,14 +37,12 @@ from kvpool.internal.motor_pod import (
 from kvpool.internal.ports import Port
 from kvpool.internal.rbac import ApiCall, create_rbac
 from kvpool.internal.secret_env import SecretEnv
+from kvpool.settings.pods import ContainerResources
 
 TYPE = "kvpool:index:ControlPlane"
 DEFAULT_NAME = "control-plane"  # kvpool.program's name for it
 CONTROLLER = "mindie-motor-controller"
 COORDINATOR = "mindie-motor-coordinator"
-# deploy.py's templates: the coordinator routes every request, so it gets four times the controller's CPU.
-CONTROLLER_RESOURCES = {"requests": {"cpu": "4", "memory": "2Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}}
-COORDINATOR_RESOURCES = {"requests": {"cpu": "16", "memory": "4Gi"}, "limits": {"cpu": "64", "memory": "8Gi"}}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +55,7 @@ class MotorRoleArgs:
     restart_scripts: dict[str, str] | None  # Motor's files the role runs (motor_config.role_motor_files), None without them
     services: dict[str, Port]  # Service name -> the one port it serves
     log_host_dir: str  # the node folder mounted as its log folder (its section's logging_config.host_log_dir)
+    resources: ContainerResources  # its container's CPU and memory (pods.controller, pods.coordinator)
     # It fetches the store's /metrics (Motor's coordinator), so it carries the label the store's metrics port admits.
     reads_store_metrics: bool = False
     # The node's weight_mount_path, mounted read-only at its own path, when the role reads the model (None: it does
@@ -114,8 +113,8 @@ class ControlPlane(pulumi.ComponentResource):
             self._namespace, CONTROLLER, "mindie-controller", args.controller_calls,
             common_labels(self._namespace, CONTROLLER, CONTROLLER), self, self._names, args.configmap_namespace,
         )
-        self.controller = self._role(CONTROLLER, CONTROLLER_ROLE, args.controller, CONTROLLER_RESOURCES, CONTROLLER)
-        self.coordinator = self._role(COORDINATOR, COORDINATOR_ROLE, args.coordinator, COORDINATOR_RESOURCES)
+        self.controller = self._role(CONTROLLER, CONTROLLER_ROLE, args.controller, CONTROLLER)
+        self.coordinator = self._role(COORDINATOR, COORDINATOR_ROLE, args.coordinator)
         if args.monitoring is not None:
             dashboards.service_monitor(self._names.name(COORDINATOR_OBS_SERVICE),
                                        self._metadata(COORDINATOR_OBS_SERVICE, COORDINATOR), COORDINATOR,
@@ -131,9 +130,9 @@ class ControlPlane(pulumi.ComponentResource):
         })
 
     def _role(
-        self, name: str, role: str, role_args: MotorRoleArgs, resources: dict[str, Any], service_account: str | None = None
+        self, name: str, role: str, role_args: MotorRoleArgs, service_account: str | None = None
     ) -> k8s.apps.v1.Deployment | None:
-        deployment = self._deployment(name, role, role_args, resources, service_account)
+        deployment = self._deployment(name, role, role_args, service_account)
         for service, port in role_args.services.items():
             created = self._service(service, role, name, port)
             if created is not None:
@@ -148,7 +147,7 @@ class ControlPlane(pulumi.ComponentResource):
         return self._names.opts(name, pulumi.ResourceOptions(parent=self, **options))
 
     def _deployment(
-        self, name: str, role: str, role_args: MotorRoleArgs, resources: dict[str, Any], service_account: str | None
+        self, name: str, role: str, role_args: MotorRoleArgs, service_account: str | None
     ) -> k8s.apps.v1.Deployment | None:
         args = self._args
         env = {**motor_env(role, args.workloads, f"{self._namespace}-{role}"), **role_args.env}
@@ -161,7 +160,7 @@ class ControlPlane(pulumi.ComponentResource):
             "command": BOOT_COMMAND,
             "env": env_list(env, CONTROL_PLANE_FIELD_ENV),
             **({"envFrom": args.secret.env_from} if args.secret else {}),
-            "resources": resources,
+            "resources": role_args.resources.manifest(),
             **CONTROL_PLANE_PROBES,
             "securityContext": {**MOTOR_SECURITY_CONTEXT, "capabilities": {"drop": ["ALL"]}},
             "volumeMounts": [MOTOR_CONFIG_MOUNT, LOG_MOUNT, *([weight_mount(weight_dir)] if weight_dir else [])],

@@ -44,7 +44,7 @@ from kvpool.internal.motor_pod import (
 from kvpool.internal.pod_layout import CLIENT_CONFIG_DIR, LOG_VOLUME_NAME, host_files
 from kvpool.internal.rollout import ready_when
 from kvpool.internal.secret_env import SecretEnv
-from kvpool.policies import rules
+from kvpool.settings.pods import VOLCANO_QUEUE_ANNOTATION, ContainerResources
 
 TYPE = "kvpool:index:EnginePool"
 KV_TRANSFER_ANNOTATION = "motor-kvpool.io/kv-transfer-config"
@@ -77,7 +77,9 @@ class EnginePoolArgs:
     log_host_dir: str  # the node folder mounted as the engines' log folder (motor_nodemanger_config's host_log_dir)
     dshm_size: str
     node_selector: dict[str, str]  # the engine nodes' labels, then the side's own selector
-    scheduling_queue: str | None
+    scheduler_name: str  # the pods' schedulerName
+    scheduling_queue: str | None  # Volcano's queue (the settings refuse it under another scheduler)
+    resources: ContainerResources  # CPU and memory of the engine container; its NPUs come from npus_per_pod
     env: dict[str, Any]  # env.json's sections and the store contract, as the engines run them
     kv_transfer_config: dict[str, Any] | None  # what each engine hands vLLM (kvpool/internal/connectors.py)
     restart_inputs: dict[str, Any]  # checksum/<name> -> what the engines read at start
@@ -185,8 +187,7 @@ class EnginePool(pulumi.ComponentResource):
             "command": BOOT_COMMAND,
             "env": self._env(job_name),
             **({"envFrom": args.secret.env_from} if args.secret else {}),
-            "resources": {"requests": {npu: npus, "cpu": "16", "memory": rules.ENGINE_MEMORY_REQUEST},
-                          "limits": {npu: npus}},
+            "resources": {kind: {npu: npus, **amounts} for kind, amounts in args.resources.manifest().items()},
             **ENGINE_PROBES,
             "lifecycle": ENGINE_LIFECYCLE,
             "securityContext": ENGINE_SECURITY_CONTEXT,
@@ -217,7 +218,7 @@ class EnginePool(pulumi.ComponentResource):
         if HARDWARE[args.hardware_type].family == "A3":
             annotations["sp-block"] = str(args.pods_per_instance * args.npus_per_pod)
         if args.scheduling_queue:
-            annotations["scheduling.volcano.sh/queue-name"] = args.scheduling_queue
+            annotations[VOLCANO_QUEUE_ANNOTATION] = args.scheduling_queue
         return annotations
 
     def _workload(self, index: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -227,7 +228,7 @@ class EnginePool(pulumi.ComponentResource):
         job_name = engine_job_name(args.namespace, args.side, index)
         labels = self._labels(name, job_name)
         pod_spec: dict[str, Any] = {
-            "schedulerName": "volcano",
+            "schedulerName": args.scheduler_name,
             "automountServiceAccountToken": False,
             "securityContext": MOTOR_POD_SECURITY_CONTEXT,
             "nodeSelector": args.node_selector,

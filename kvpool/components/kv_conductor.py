@@ -50,6 +50,7 @@ from kvpool.internal.motor_pod import (
     env_list,
 )
 from kvpool.internal.ports import Port
+from kvpool.settings.pods import ContainerResources
 from kvpool.settings.service import ServiceSettings
 
 TYPE = "kvpool:index:KVConductor"
@@ -61,8 +62,6 @@ BOOT_ROLE = "kv_conductor"  # boot.sh's ROLE
 CONTAINER = "kv-conductor"
 ENV_SECTION = "motor_kv_conductor_env"
 CONFIG_FILE = f"{CONFIG_PATH}/kv_conductor_config.json"  # kv_conductor.sh's CONDUCTOR_CONFIG_PATH
-# deploy.py's kv_conductor_template.yaml.
-RESOURCES = {"requests": {"cpu": "4", "memory": "2Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}}
 # Motor's probe.py knows no kv_conductor role (it exits 1 for it) and deploy.py renders no probe: the conductor is
 # checked on its HTTP port, which both Mooncake's conductor and Motor's Rust kv-conductor serve.
 PROBE_TIMING = {
@@ -163,6 +162,7 @@ class KVConductorArgs:
     env: dict[str, Any]  # container env after motor-kvpool's own: KVS_MASTER_SERVICE, env.json's sections
     restart_inputs: dict[str, Any]  # checksum/<name> -> what the conductor reads at start
     kv_event_ports: tuple[range, ...]  # each prefill pod's KV-event and replay ports, which the conductor dials
+    resources: ContainerResources  # its container's CPU and memory (pods.kv_conductor)
     followed_pool: KVStoreEndpoint | None = None  # the pool whose master it follows (kvevent_instance), else None
     depends_on: tuple[pulumi.Resource, ...] = ()  # what its Deployment waits for (ConfigMap motor-config, mounted)
 
@@ -210,7 +210,7 @@ class KVConductor(pulumi.ComponentResource):
             "command": BOOT_COMMAND,
             "env": env_list(env),
             "ports": [args.port.container_port()],
-            "resources": RESOURCES,
+            "resources": args.resources.manifest(),
             **{kind: {**probe, **timing} for kind, timing in PROBE_TIMING.items()},
             "securityContext": {**MOTOR_SECURITY_CONTEXT, "capabilities": {"drop": ["ALL"]}},
             "volumeMounts": [MOTOR_CONFIG_MOUNT],

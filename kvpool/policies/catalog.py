@@ -92,7 +92,7 @@ def _pool_capacity(view: ServiceView, _: dict) -> list[rules.Finding]:
 def _engine_pod_memory(view: ServiceView, _: dict) -> list[rules.Finding]:
     if not view.owns_store:
         return []  # the owner's segment: checked against its engine pods in its stack
-    return rules.check_engine_pod_memory(view.user_config)
+    return rules.check_engine_pod_memory(view.user_config, view.engine_resources)
 
 
 def _block_lifetime(view: ServiceView, _: dict) -> list[rules.Finding]:
@@ -278,10 +278,12 @@ POLICIES = [
     _stack_policy(
         "kvpool-configure-engine-pod-pool-memory",
         f"Checks that the pool memory of one engine pod's ranks (a Mooncake segment and local buffer, or a MemCache "
-        f"LocalService, per rank: vllm-ascend's KVPoolWorker starts one in every worker) fits the "
-        f"{rules.ENGINE_MEMORY_REQUEST} the engine pod requests.",
+        f"LocalService, per rank: vllm-ascend's KVPoolWorker starts one in every worker) fits the memory the engine "
+        f"pod requests (pods.prefill.requests.memory, pods.decode.requests.memory; default "
+        f"{rules.ENGINE_MEMORY_REQUEST}).",
         MANDATORY, _engine_pod_memory,
-        "Lower the segment to the size the message names, or spread the ranks over more pods.",
+        "Lower the segment to the size the message names, raise the side's pods.<side>.requests.memory, or spread the "
+        "ranks over more pods.",
     ),
     _stack_policy(
         "kvpool-configure-block-lifetime",

@@ -34,6 +34,7 @@ STORE_COMPONENT = "kv-store"  # app.kubernetes.io/component of the store's objec
 class ServiceView:
     user_config: dict[str, Any]
     engine_envs: dict[str, dict[str, str]]  # side -> the engine container's env, as the engines run
+    engine_resources: dict[str, Mapping[str, Any]]  # side -> the engine container's resources, as the pods ask
     config_urn: str  # where a finding about the configuration is reported
     owns_store: bool  # False when the store is another stack's (target_stack): its settings are checked there
     hybrid_attention: dict[str, bool] = field(default_factory=dict)
@@ -50,24 +51,24 @@ def _name(resource: Any) -> str:
     return str((resource.props.get("metadata") or {}).get("name", resource.name))
 
 
-def _container_env(pod_template: Mapping[str, Any]) -> dict[str, str]:
+def _engine_container(pod_template: Mapping[str, Any]) -> Mapping[str, Any]:
     containers = (pod_template.get("spec") or {}).get("containers") or []
-    engine = next((c for c in containers if c.get("name") == ENGINE_CONTAINER), None)
-    return {e["name"]: e["value"] for e in (engine or {}).get("env") or [] if "value" in e}
+    return next((c for c in containers if c.get("name") == ENGINE_CONTAINER), None) or {}
 
 
-def _engine_envs(resources: Iterable[Any]) -> dict[str, dict[str, str]]:
-    envs: dict[str, dict[str, str]] = {}
+def _engine_containers(resources: Iterable[Any]) -> dict[str, Mapping[str, Any]]:
+    """side -> its engine container, from the side's first Deployment or its InferServiceSet role."""
+    engines: dict[str, Mapping[str, Any]] = {}
     for resource in resources:
         if resource.resource_type == DEPLOYMENT:
             side = ((resource.props.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/component")
-            if side in SIDES and side not in envs:
-                envs[side] = _container_env((resource.props.get("spec") or {}).get("template") or {})
+            if side in SIDES and side not in engines:
+                engines[side] = _engine_container((resource.props.get("spec") or {}).get("template") or {})
         elif resource.resource_type == SERVICE_SET_TYPE:
             for role, template in role_templates(resource.props):
                 if role in SIDES:
-                    envs[role] = _container_env(template)
-    return envs
+                    engines[role] = _engine_container(template)
+    return engines
 
 
 def role_templates(props: Mapping[str, Any]) -> Iterator[tuple[Any, Mapping[str, Any]]]:
@@ -107,6 +108,7 @@ def service_view(resources: Iterable[Any]) -> ServiceView | None:
         return None
     user_config = json.loads((config_map.props.get("data") or {}).get("user_config.json", "{}"))
     hybrid, version, sizing = _stack_flags()
+    engines = _engine_containers(resources)
     # Props arrive wrapped in pulumi_policy's proxies (not dict instances): read them with .get only.
     references = [
         (r.name, (r.props.get("outputs") or {}).get("kv_store"))
@@ -115,7 +117,9 @@ def service_view(resources: Iterable[Any]) -> ServiceView | None:
     ]
     return ServiceView(
         user_config=user_config,
-        engine_envs=_engine_envs(resources),
+        engine_envs={side: {e["name"]: e["value"] for e in engine.get("env") or [] if "value" in e}
+                     for side, engine in engines.items()},
+        engine_resources={side: engine.get("resources") or {} for side, engine in engines.items()},
         config_urn=config_map.urn,
         owns_store=any(holds_store(r.resource_type, r.props) for r in resources),
         hybrid_attention=hybrid,

@@ -189,6 +189,7 @@ def control_plane_args(
                                          node_port=deploy.controller_observability_node_port),
         },
         log_host_dir=settings.host_log_dir("controller"),
+        resources=settings.pods.controller,
     )
     coordinator_env = {**common, **store_env, **conductor_env, **settings.env.motor_coordinator_env}
     # The containers whose env lists more than their function exports: their functions expand references as they do.
@@ -213,6 +214,7 @@ def control_plane_args(
         # (coordinator/metrics/metrics_collector.py:534-569) and dials no other store port.
         reads_store_metrics="KVS_MASTER_SERVICE" in store_env,
         log_host_dir=settings.host_log_dir("coordinator"),
+        resources=settings.pods.coordinator,
         # deploy.py mounts the weights on every coordinator (lib/generator/coordinator.py:84); ours when Motor reads them.
         weight_host_dir=deploy.weight_mount_path if rules.coordinator_reads_model(settings.user_config()) else None,
     )
@@ -264,7 +266,9 @@ def engine_pool_args(
         log_host_dir=settings.host_log_dir("engine"),
         dshm_size=deploy.dshm_size,
         node_selector=pods.node_selector,
+        scheduler_name=settings.pods.scheduler_name,
         scheduling_queue=deploy.scheduling_queue,
+        resources=getattr(settings.pods, side),
         env=engine_env(settings, side, contract),
         kv_transfer_config=engine_kv_transfer_config(settings.user_config(), side),
         restart_inputs={
@@ -318,6 +322,7 @@ def kv_conductor_args(
             "kv-conductor-config": kv_conductor.conductor_config(settings, user_config, endpoint),
         },
         kv_event_ports=tuple(rules.kv_event_ports(user_config).values()),
+        resources=settings.pods.kv_conductor,
         # check_pool_port made sure the pool's master listens where Motor's script points the conductor.
         followed_pool=endpoint if config.kvevent_instance is not None else None,
         depends_on=depends_on,

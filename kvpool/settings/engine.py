@@ -13,11 +13,13 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
 
 from kvpool.policies import rules
+from kvpool.settings.passthrough import ENGINE_RANGES
 from kvpool.settings.types import Closed, NonEmpty, Open, no_bool
 
 
@@ -109,6 +111,12 @@ class KvTransferConfig(Closed):
 ConnectorExtraConfig.model_rebuild()  # resolve the forward reference to KvTransferConfig
 
 
+def _ranged(option: str) -> Any:
+    """A whole-number engine argument whose range is checked with the pass-through options (ENGINE_RANGES), so both
+    spellings (max_num_seqs, max-num-seqs) get one message; the schema still shows the range."""
+    return Annotated[StrictInt, WithJsonSchema({"type": "integer", **ENGINE_RANGES[option].json_schema()})]
+
+
 class EngineConfig(Open):
     """vLLM engine arguments. The ones motor-kvpool reads are typed; all others pass through untouched."""
 
@@ -117,12 +125,15 @@ class EngineConfig(Open):
         None, max_length=255, description="The name clients ask for; the KV conductor indexes by it. At most 255 "
         "characters: Motor names its log folders after it (MODEL_NAME; deployer startup/common.sh), and a file name has "
         "at most 255 bytes.")
-    data_parallel_size: StrictInt | None = Field(None, ge=1, description="DP x TP x PP ranks must fit the instance's NPUs.")
-    tensor_parallel_size: StrictInt | None = Field(None, ge=1, description="DP x TP x PP ranks must fit the instance's NPUs.")
-    pipeline_parallel_size: StrictInt | None = Field(None, ge=1, description="DP x TP x PP ranks must fit the instance's NPUs.")
+    data_parallel_size: _ranged("data-parallel-size") | None = Field(
+        None, description="DP x TP x PP ranks must fit the instance's NPUs.")
+    tensor_parallel_size: _ranged("tensor-parallel-size") | None = Field(
+        None, description="DP x TP x PP ranks must fit the instance's NPUs.")
+    pipeline_parallel_size: _ranged("pipeline-parallel-size") | None = Field(
+        None, description="DP x TP x PP ranks must fit the instance's NPUs.")
     kv_transfer_config: KvTransferConfig | None = Field(None, description="vLLM's KV transfer configuration.")
-    max_num_batched_tokens: StrictInt | None = Field(
-        None, ge=1, description="vLLM's tokens per scheduler step; the pool sizing takes it as a prefill DP rank's "
+    max_num_batched_tokens: _ranged("max-num-batched-tokens") | None = Field(
+        None, description="vLLM's tokens per scheduler step; the pool sizing takes it as a prefill DP rank's "
         "tokens per second unless kv_pool_sizing.prefill_tokens_per_second says otherwise (docs/sizing.md).")
 
 

@@ -278,6 +278,9 @@ def _pattern_message(path: str, value: Any, project: str) -> str:
         return f"{value!r} needs a unit, e.g. 4Gi or 200Gi"
     if path.endswith(".cpu"):
         return f"{value!r} is not a CPU amount; write e.g. 4 or 500m"
+    if path.endswith("scheduler_name"):
+        return (f"{value!r} is not a scheduler name (a pod's schedulerName is a DNS subdomain): lower-case letters, "
+                "digits, '-' and '.', starting and ending with a letter or digit, e.g. volcano")
     if path.endswith(("storage_class_name", "claim_name")):
         return (f"{value!r} is not a Kubernetes object name: lower-case letters, digits, '-' and '.', starting and "
                 "ending with a letter or digit")
@@ -410,7 +413,10 @@ def _validate(
     owns_store = settings.kv_cache_store_config is None or settings.kv_cache_store_config.target_stack is None
     user_config, env_sections = settings.user_config(), settings.env_sections()
     passthrough = check_passthrough_sections(user_config, motor)
-    findings = rules.check_service(user_config, env_sections, hybrid, owns_store, settings.kv_pool_sizing.as_rule_input())
+    findings = rules.check_service(
+        user_config, env_sections, hybrid, owns_store, settings.kv_pool_sizing.as_rule_input(),
+        engine_resources=settings.pods.engine_resources(),
+    )
     if motor is not None:
         findings += rules.check_standalone_store_motor(user_config.get("kv_cache_store_config") or {},
                                                        motor.store_services, motor.name)

@@ -139,7 +139,8 @@ def _engine_config(path: str, engine_config: Mapping[str, Any]) -> list[str]:
             continue
         if "." in str(key):
             continue
-        problem = _value_problem(_as_parsed(value, options[option]), options[option], f"{VLLM}'s --{option}")
+        parsed = _as_parsed(value, options[option])
+        problem = _value_problem(parsed, options[option], f"{VLLM}'s --{option}") or _range_problem(value, parsed, option)
         if problem:
             problems.append(f"{where}: {problem}")
         elif option == ADDITIONAL_CONFIG and isinstance(value, Mapping):
@@ -149,6 +150,59 @@ def _engine_config(path: str, engine_config: Mapping[str, Any]) -> list[str]:
                 if name not in keys and close:
                     problems.append(f"{where}.{name}: unknown key; did you mean {close[0]!r}?")
     return problems
+
+
+class Range(NamedTuple):
+    """The values a numeric vLLM option takes: from `least` (or strictly above it), up to `most`, and `auto`, a value
+    outside the range that vLLM reads as "choose for me"."""
+
+    least: float
+    above: bool = False
+    most: float | None = None
+    auto: int | None = None
+
+    def holds(self, value: float) -> bool:
+        low = value > self.least if self.above else value >= self.least
+        return value == self.auto or (low and (self.most is None or value <= self.most))
+
+    def __str__(self) -> str:
+        low = f"above {self.least}" if self.above else f"{self.least} or more"
+        text = low if self.most is None else f"{low} and at most {self.most}"
+        return text if self.auto is None else f"{self.auto} (auto) or {text}"
+
+    def json_schema(self) -> dict[str, float]:
+        """The range as JSON Schema keywords, for the reference pages of the options the settings models type."""
+        most = {} if self.most is None else {"maximum": self.most}
+        return {"exclusiveMinimum" if self.above else "minimum": self.least, **most}
+
+
+# vLLM 0.17.0's config dataclasses, which EngineArgs builds from these options: out of range, the engine refuses them
+# only when the pod starts, or (a parallel size, for which vLLM declares no bound) fails later.
+ENGINE_RANGES = {
+    "gpu-memory-utilization": Range(0, above=True, most=1),  # CacheConfig: Field(gt=0, le=1)
+    # ModelConfig: Field(ge=-1), -1 fitting the longest context memory holds; 0 tokens serve no request.
+    "max-model-len": Range(1, auto=-1),
+    "max-num-batched-tokens": Range(1),  # SchedulerConfig: Field(ge=1)
+    "max-num-seqs": Range(1),  # SchedulerConfig: Field(ge=1)
+    # ParallelConfig: plain ints, each a count of groups of at least one rank.
+    "tensor-parallel-size": Range(1),
+    "data-parallel-size": Range(1),
+    "pipeline-parallel-size": Range(1),
+}
+
+
+def _range_problem(written: Any, value: Any, option: str) -> str | None:
+    bounds = ENGINE_RANGES.get(option)
+    if bounds is None:
+        return None
+    if isinstance(value, str):  # an option taking text too (max-model-len: "1k", "auto"): vLLM reads "-5" as -5
+        try:
+            value = int(value.strip())
+        except ValueError:
+            return None
+    if _kind(value) not in ("integer", "number") or bounds.holds(value):
+        return None
+    return f"{json.dumps(written)} is out of range: {VLLM}'s --{option} must be {bounds}; write a value in that range"
 
 
 # Only a near miss of a key vllm-ascend reads is refused in additional_config: Motor's own examples carry keys that

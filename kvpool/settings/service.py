@@ -9,8 +9,9 @@ sections) pass through untouched into the effective user_config.json that Motor'
 This module holds the service (ServiceSettings: defaults derived across sections, checks that span them, the
 effective user_config.json and env.json), kv_conductor_config and env.json. The other sections have their own
 modules: motor_deploy_config in kvpool/settings/deploy.py, the engine sections in kvpool/settings/engine.py,
-kv_cache_store_config in kvpool/settings/store.py, kv_pool_sizing in kvpool/settings/sizing.py, rollout in
-kvpool/internal/rollout.py; the field types they share are in kvpool/settings/types.py.
+kv_cache_store_config in kvpool/settings/store.py, kv_pool_sizing in kvpool/settings/sizing.py, pods in
+kvpool/settings/pods.py, rollout in kvpool/internal/rollout.py; the field types they share are in
+kvpool/settings/types.py.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from kvpool.policies import rules
 from kvpool.settings.deploy import DeployConfig, mount_point
 from kvpool.settings.engine import EngineSection
 from kvpool.settings.namespace import PROJECT
+from kvpool.settings.pods import DEFAULT_SCHEDULER, VOLCANO_QUEUE_ANNOTATION, PodsConfig
 from kvpool.settings.sizing import PoolSizingConfig
 from kvpool.settings.store import (
     DEPLOYMENT_ONLY_STORE_KEYS,
@@ -299,6 +301,12 @@ class ServiceSettings(Closed):
         description="What the pool planner cannot read from the rest of the stack: the model's shape, the "
         "writers' measured rate, the shortest block lifetime to accept (docs/sizing.md).",
     )
+    pods: PodsConfig = motor_kvpool_own(
+        default_factory=PodsConfig,
+        description="What Motor's pods ask the cluster for: the engines' scheduler, the CPU and memory of the "
+        "engines, controller, coordinator and KV conductor (deploy.py's amounts by default; the store's are "
+        "kv_cache_store_config.resources).",
+    )
 
     @field_validator("cluster_domain", mode="before")
     @classmethod
@@ -357,6 +365,18 @@ class ServiceSettings(Closed):
     def _rollout_needs_deployments(self) -> ServiceSettings:
         if "rollout" in self.model_fields_set and self.motor_deploy_config.deploy_mode == "infer_service_set":
             raise ValueError(f"rollout: {SERVICE_SET_MESSAGE}")
+        return self
+
+    @model_validator(mode="after")
+    def _queue_needs_volcano(self) -> ServiceSettings:
+        """The queue is an annotation only Volcano reads: under another scheduler it would stay on the pods, inert."""
+        queue, scheduler = self.motor_deploy_config.scheduling_queue, self.pods.scheduler_name
+        if queue is not None and scheduler != DEFAULT_SCHEDULER:
+            raise ValueError(
+                f"motor_deploy_config.scheduling_queue: {queue!r} is a Volcano queue ({VOLCANO_QUEUE_ANNOTATION}), "
+                f"but pods.scheduler_name is {scheduler!r}, which never reads it; remove scheduling_queue, or set "
+                f"pods.scheduler_name: {DEFAULT_SCHEDULER}"
+            )
         return self
 
     @model_validator(mode="after")

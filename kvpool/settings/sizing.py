@@ -11,6 +11,10 @@ from pydantic import Field, StrictFloat, StrictInt, model_validator
 from kvpool.policies import rules
 from kvpool.settings.types import Closed
 
+# A prompt token costs at least 2 FLOPs per weight: at ~300 TFLOPS (an Ascend 910B's bf16 peak), a 0.5B model's prefill
+# tops out near 3 x 10^5 tokens/s per NPU, ~5 x 10^6 for a 16-NPU instance; 10^8 leaves room for any faster chip.
+MAX_PREFILL_TOKENS_PER_SECOND = 10**8
+
 KnownModel = Literal[tuple(rules.KNOWN_MODELS)]  # type: ignore[valid-type]
 
 
@@ -42,8 +46,9 @@ class PoolSizingConfig(Closed):
     model_shape: ModelShapeConfig | None = Field(
         None, description="The model's KV fields, for a model outside the table; wins over model.")
     prefill_tokens_per_second: StrictInt | None = Field(
-        None, gt=0, description="Prompt tokens one prefill instance processes per second (measured). Default: "
-        "max_num_batched_tokens (8192 when unset) per DP rank per second (docs/sizing.md).")
+        None, gt=0, le=MAX_PREFILL_TOKENS_PER_SECOND, description="Prompt tokens one prefill instance processes per "
+        "second (measured; at most 10^8, beyond any accelerator: a larger number is a unit slip, per minute or per "
+        "hour). Default: max_num_batched_tokens (8192 when unset) per DP rank per second (docs/sizing.md).")
     min_block_lifetime_seconds: StrictInt | StrictFloat | None = Field(
         None, gt=0, le=86400, description="Warn when a block may be evicted sooner (at most a day: a pool sized "
         "to keep blocks longer holds more than any node). Default: the engines' longest ASCEND connect or transfer "

@@ -4,7 +4,6 @@ their etcd, resources and HA, and which keys only say how motor-kvpool deploys t
 from __future__ import annotations
 
 import ipaddress
-from decimal import Decimal
 from typing import Annotated, Any, Literal, Mapping, Union
 
 from pydantic import (
@@ -19,6 +18,7 @@ from pydantic import (
 )
 
 from kvpool.policies import rules
+from kvpool.settings.pods import StoreResources
 from kvpool.settings.types import (
     IMAGE_REFERENCE,
     INT64_MAX,
@@ -29,42 +29,11 @@ from kvpool.settings.types import (
     DnsLabel,
     Labels,
     MooncakeSize,
-    NodeMemory,
     NonEmpty,
     PortNumber,
     VolumeSize,
     no_bool,
 )
-
-CpuQuantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?m?$")]
-
-
-class ResourceAmounts(Closed):
-    cpu: CpuQuantity | None = Field(None, description="CPU cores, e.g. 4 or 500m.")
-    memory: NodeMemory | None = Field(None, description="Memory with a unit, e.g. 2Gi.")
-
-
-class StoreResources(Closed):
-    """Container resources of the store server; defaults are deploy.py's kv_cache_store_template.yaml."""
-
-    requests: ResourceAmounts = Field(default_factory=lambda: ResourceAmounts(cpu="4", memory="2Gi"))
-    limits: ResourceAmounts = Field(default_factory=lambda: ResourceAmounts(cpu="8", memory="4Gi"))
-
-    @model_validator(mode="after")
-    def _requests_within_limits(self) -> StoreResources:
-        """Kubernetes refuses a request above its limit (core validation, ValidateResourceRequirements)."""
-        amounts = {"cpu": _cpu_cores, "memory": rules.k8s_quantity_bytes}
-        for name, amount in amounts.items():
-            request, limit = getattr(self.requests, name), getattr(self.limits, name)
-            if request is not None and limit is not None and amount(request) > amount(limit):
-                raise ValueError(f"requests.{name}: {request} is more than limits.{name} {limit}; Kubernetes refuses a "
-                                 "request above its limit")
-        return self
-
-
-def _cpu_cores(amount: str) -> Decimal:
-    return Decimal(amount[:-1]) / 1000 if amount.endswith("m") else Decimal(amount)
-
 
 class StoreCommon(Closed):
     target_stack: str | None = Field(

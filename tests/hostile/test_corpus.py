@@ -32,6 +32,7 @@ from kvpool.cli.fleet.offline import check_cluster_clashes
 from kvpool.errors import SettingsError
 from kvpool.settings.from_stack import settings_from_config
 from kvpool.settings.loader import load_from_pulumi_config
+from tests.hostile.shell_roads import shell_payloads
 from tests.program_runs import PROJECT_DIR, stack_values
 from tests.service_configs import as_motor_files, memcache_pool, mooncake_pool
 
@@ -134,8 +135,7 @@ SHELL_MESSAGE = ("is read by bash itself, and every Motor container, probe and p
 LOADER_MESSAGE = ("is read by the dynamic loader in every process of a Motor container: its value would load or "
                   "change code there; remove it, and set what it is for in the image (its Dockerfile's ENV), where "
                   "it is reviewed with the image.")
-PAYLOADS = ("$(touch /tmp/kvpool-corpus)", "`id`", "$$(id)", "'; id; '", '"; id; "', "${IFS}id", "\\$(id)",
-            "$((1+1))", "$(</etc/passwd)", "a;b|c&d>e<f", "~root/*", "!!", "() { :; }; id", "%s%n%x")
+PAYLOADS = shell_payloads("/tmp/kvpool-corpus")
 # bash(1) "Shell Variables" and "INVOCATION" (the ones test_shell_env_names.py does not already give).
 BASH_NAMES = ("BASHOPTS", "PS0", "PS1", "PS2", "PS3", "PROMPT_COMMAND", "CDPATH", "GLOBIGNORE", "EXECIGNORE",
               "FIGNORE", "BASH_XTRACEFD", "BASH_COMPAT", "BASH_LOADABLES_PATH", "FUNCNEST", "TMOUT",
@@ -448,6 +448,7 @@ YAML_FILES = {
     "a FIFO": (lambda path: os.mkfifo(path), "is a FIFO, not a regular file; name a file"),
     "a link to /dev/zero": (lambda path: path.symlink_to("/dev/zero"),
                             "is a character device, not a regular file; name a file"),
+    "a folder": (lambda path: path.mkdir(), "is a folder, not a file"),
     "2 MiB": (lambda path: path.write_text("#" * (2 * 1024 * 1024)),
               "larger than 1024 KiB; this is not a configuration file"),
     "a link to /proc/self/mem": (lambda path: path.symlink_to("/proc/self/mem"),
@@ -455,11 +456,7 @@ YAML_FILES = {
 }
 for which in ("Pulumi.yaml", "stacks/Pulumi.dev.yaml"):
     for kind, (make, problem) in YAML_FILES.items():
-        if which == "Pulumi.yaml" and kind in ("a FIFO", "a link to /dev/zero"):  # no regular file: not a project
-            problem = None
-        case(MEMORY, f"{which} {kind}", cli(own_file(make, which)), 1, f"error: {{t}}/project/{which}: {problem}" if
-             problem else "error: no Pulumi.yaml in {t}/project: not a Pulumi project; run kvpool in the project's "
-                          "folder or name it with --project-dir DIR")
+        case(MEMORY, f"{which} {kind}", cli(own_file(make, which)), 1, f"error: {{t}}/project/{which}: {problem}")
 case(MEMORY, "Pulumi.yaml an alias bomb", cli(own_file(lambda path: path.write_text(BOMB + PULUMI_YAML), "Pulumi.yaml")),
      1, "error: {t}/project/Pulumi.yaml:6: aliases expand the document beyond 200000 values; write the sections out "
         "instead of multiplying them with anchors")
@@ -760,6 +757,69 @@ case(DEPLOYS, "a second storage at ///", settings_of("ucm", second_storage("///"
      "motor_deploy_config: storage entries' mount_path lie one inside another (/mnt/ucm inside /); mount each at a "
      "path of its own")
 case(DEPLOYS, "a second storage at /mnt/ucm-cold (legal)", settings_of("ucm", second_storage("/mnt/ucm-cold")), 0)
+
+
+def program_settings(stack: str, change: Callable[[dict[str, Any]], Any]) -> Callable[[Path], Outcome]:
+    """The settings as the program reads them under the preview (each key's JSON text, settings_from_config) from
+    an example stack's values after `change`."""
+    def run(_: Path) -> Outcome:
+        values = stack_values(stack)
+        change(values)
+        texts = {f"motor-kvpool:{key}": json.dumps(value) for key, value in values.items()}
+        try:
+            settings_from_config(texts, set(), stack)
+        except SettingsError as error:
+            return 1, error.problems[0]
+        return 0, ""
+    return run
+
+
+def engine_arg(side: str, key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    """`key` set to `value` in a side's engine_config, in the spelling written (the other spelling removed)."""
+    def change(values: dict[str, Any]) -> None:
+        engine_config = values[f"motor_engine_{side}_config"]["engine_config"]
+        engine_config.pop(key.replace("-", "_"), None)
+        engine_config[key] = value
+    return change
+
+
+OUT_OF_RANGE = "{shown} is out of range: vLLM 0.17.0's --{option} must be {bounds}; write a value in that range"
+ENGINE_BOUNDS = (  # (side, key as written, value, the range the refusal gives; None: legal)
+    ("prefill", "gpu_memory_utilization", -1, "above 0 and at most 1"),
+    ("decode", "gpu_memory_utilization", 1.5, "above 0 and at most 1"),
+    ("prefill", "gpu-memory-utilization", 0, "above 0 and at most 1"),
+    ("prefill", "gpu_memory_utilization", 1, None),
+    ("prefill", "max_model_len", 0, "-1 (auto) or 1 or more"),
+    ("decode", "max-model-len", -2, "-1 (auto) or 1 or more"),
+    ("prefill", "max-model-len", "-5", "-1 (auto) or 1 or more"),  # Motor writes str(value): vLLM parses -5
+    ("prefill", "max_model_len", -1, None),
+    ("prefill", "max-model-len", "auto", None),
+    # The block-lifetime advisory used to advise a pool of negative size for the dashed spelling's -1.
+    ("prefill", "max-num-batched-tokens", -1, "1 or more"),
+    ("decode", "max_num_batched_tokens", 0, "1 or more"),
+    ("prefill", "max_num_seqs", 0, "1 or more"),
+    ("decode", "max-num-seqs", -3, "1 or more"),
+    ("prefill", "tensor_parallel_size", 0, "1 or more"),
+    ("decode", "tensor-parallel-size", -1, "1 or more"),
+    ("prefill", "data_parallel_size", 0, "1 or more"),
+    ("decode", "data-parallel-size", -2, "1 or more"),
+    ("prefill", "pipeline_parallel_size", 0, "1 or more"),
+    ("decode", "pipeline-parallel-size", -1, "1 or more"),
+)
+for side, key, value, bounds in ENGINE_BOUNDS:
+    field = f"motor_engine_{side}_config.engine_config.{key}"
+    refusal = OUT_OF_RANGE.format(shown=json.dumps(value), option=key.replace("_", "-"), bounds=bounds)
+    case(DEPLOYS, f"{field} = {value!r}", program_settings("dev", engine_arg(side, key, value)),
+         *((0,) if bounds is None else (1, f"{field}: {refusal}")))
+for side, key, value in (("prefill", "block_size", 0), ("decode", "block-size", -16)):
+    case(DEPLOYS, f"motor_engine_{side}_config.engine_config.{key} = {value}", program_settings(
+        "dev", engine_arg(side, key, value)), 1, f"motor_engine_{side}_config.engine_config.{key}: {value} is not "
+         "allowed; write one of 1, 8, 16, 32, 64, 128 or 256")
+RATE = "kv_pool_sizing.prefill_tokens_per_second"
+for value in (10**8 + 1, 2**63):
+    case(DEPLOYS, f"{RATE} = {value}", program_settings("dev", set_path(RATE, value)), 1,
+         f"{RATE}: {value} is above 100000000, the most this field takes; write 100000000 or less")
+case(DEPLOYS, f"{RATE} = 10**8 (legal)", program_settings("dev", set_path(RATE, 10**8)), 0)
 
 
 # --- §8 import: numbers beyond 64 bits, duplicate keys, depth, characters that hide text ---------------------------

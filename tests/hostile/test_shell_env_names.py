@@ -8,7 +8,6 @@ as root and as an unprivileged user, alone or with xtrace on, either leaves bash
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,6 +19,7 @@ from kvpool.internal.motor_env import CONTROL_PLANE_INTERNAL_ENV
 from kvpool.policies import rules
 from kvpool.settings.from_stack import settings_from_config
 from kvpool.settings.loader import load_from_pulumi_config
+from tests.hostile.shell_roads import as_user, folder_both_can_write, needs_root_and_setpriv
 from tests.service_configs import mooncake_pool
 
 SECTIONS = ("motor_common_env", "motor_controller_env", "motor_coordinator_env", "motor_engine_prefill_env",
@@ -29,7 +29,6 @@ SHELL = ("is read by bash itself, and every Motor container, probe and preStop s
 LOADER = ("is read by the dynamic loader in every process of a Motor container: its value would load or change code "
           "there; remove it, and set what it is for in the image (its Dockerfile's ENV), where it is reviewed with "
           "the image.")
-NOBODY = 65534
 BASH = shutil.which("bash") or "/bin/bash"  # by path: env would look `bash` up in the PATH under test
 
 
@@ -70,8 +69,7 @@ def _bash_names() -> list[str]:
 
 
 def _run(env: dict[str, str], as_nobody: bool, marker: Path) -> tuple[str, bool]:
-    prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if as_nobody else []
-    done = subprocess.run([*prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()), BASH, "-c", "echo ok x"],
+    done = subprocess.run([*as_user(as_nobody), "env", "-i", *(f"{k}={v}" for k, v in env.items()), BASH, "-c", "echo ok x"],
                           capture_output=True, text=True, timeout=10, cwd="/")
     ran = marker.exists()
     if ran:
@@ -79,13 +77,16 @@ def _run(env: dict[str, str], as_nobody: bool, marker: Path) -> tuple[str, bool]
     return done.stdout + done.stderr, ran
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
-def test_every_name_real_bash_acts_on_is_refused(tmp_path):
-    marker = tmp_path / "ran"
-    tmp_path.chmod(0o777)  # the unprivileged run writes the marker too
+@needs_root_and_setpriv
+def test_every_name_real_bash_acts_on_is_refused():
+    with folder_both_can_write() as folder:
+        _probe_every_name(folder / "ran")
+
+
+def _probe_every_name(marker: Path) -> None:
     payload = f"$(touch {marker})"
     baseline = {as_nobody: _run({}, as_nobody, marker) for as_nobody in (False, True)}
-    acted = set()
+    acted, ran_as = set(), set()
     for name in _bash_names():
         for as_nobody in (False, True):
             for extra in ({}, {"SHELLOPTS": "xtrace"}):
@@ -94,7 +95,11 @@ def test_every_name_real_bash_acts_on_is_refused(tmp_path):
                 changed = output != _run(extra, as_nobody, marker)[0] if extra else output != baseline[as_nobody][0]
                 if ran or changed:
                     acted.add(name)
+                if ran:
+                    ran_as.add((name, "nobody" if as_nobody else "root"))
     assert {"BASH_ENV", "PS4", "SHELLOPTS"} <= acted  # the probe finds what the issue found (bash imports no IFS)
+    # the payload ran as either user where bash runs it: the nobody runs could create their marker
+    assert {("BASH_ENV", "root"), ("BASH_ENV", "nobody"), ("PS4", "nobody")} <= ran_as
     assert sorted(name for name in acted if not rules.changes_the_shell(name)) == []
 
 

@@ -4,7 +4,6 @@ mooncake-ha stacks render; the few changes beyond the loopback ones are listed i
 from __future__ import annotations
 
 import json
-import statistics
 
 import pytest
 
@@ -19,7 +18,8 @@ from tests.live.mooncake_plans import (
     machine_sized_client_files,
     master_flag,
 )
-from tests.live.plans import run_scenario
+from bench.mooncake_capacity import WRITER
+from tests.live.plans import python, run_scenario
 from tests.live.rendered import Rendered, render, render_variant
 
 
@@ -74,45 +74,55 @@ def test_lease_blocks_remove_for_the_rendered_ttl(basic, layerwise):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Capacity under eviction: pass/fail version (bench/mooncake_capacity.py measures with more repetitions)
+# Capacity under eviction: what a refused put is. How many puts each eviction pair keeps at which pace is a timing,
+# measured by bench/mooncake_example_eviction.py (bench/results/mooncake-example-eviction.md), never floored here.
 
 
 @pytest.fixture(scope="module")
 def capacity(work) -> dict:
-    plan = capacity_plan(work, reps=3)
+    plan = capacity_plan(work, reps=1, fills=("same",))
     return run_scenario("mooncake_capacity.py", "mooncake", plan, work / "capacity", timeout=120)
 
 
-def successes(capacity: dict, fill: str) -> tuple[list[int], list[int]]:
-    runs = capacity["runs"][fill]
-    example = next(label for label in runs if label != "0.9/0.1")  # the example stack's pair (bench/results/eviction.md)
-    for r in runs[example] + runs["0.9/0.1"]:
-        assert r["master_total_capacity_bytes"] == 64 * 2**20
-        assert set(r["rcs"]) <= {"0", "-200"}, r  # a failed put is NO_AVAILABLE_HANDLE (pool full), nothing else
-        assert r["master_put_start_alloc_failures_total"] == CAPACITY_PUTS - r["ok"]
-    ours, seed = [r["ok"] for r in runs[example]], [r["ok"] for r in runs["0.9/0.1"]]
-    print(f"\nput success of {CAPACITY_PUTS} ({fill}): {example} {ours}  0.9/0.1 {seed}")
-    return ours, seed
+def test_capacity_fastest_writer_a_refused_put_is_pool_full_and_counted(capacity):
+    """One prepared value put back to back (~2-3 GB/s here) can outrun the eviction thread (it runs every 10 ms): with
+    the example's pair and with 0.9/0.1, every put the master refuses is NO_AVAILABLE_HANDLE (-200, pool full), nothing
+    else, and the master counts each one in master_put_start_alloc_failures_total, the metric the dashboards alert on."""
+    runs = capacity["runs"]["same"]
+    assert sorted(runs) == ["0.6/0.4", "0.9/0.1"]
+    for label, [run] in runs.items():
+        assert run["master_total_capacity_bytes"] == 64 * 2**20, label
+        assert set(run["rcs"]) <= {"0", "-200"}, (label, run["rcs"])
+        assert run["master_put_start_alloc_failures_total"] == CAPACITY_PUTS - run["ok"], label
+        assert run["rcs"].get("-200", 0) == CAPACITY_PUTS - run["ok"], label
 
 
-def test_capacity_fastest_writer_example_eviction_beats_seed(capacity):
-    """One prepared value put back to back (~2-3 GB/s here) can outrun the eviction thread (it runs every
-    10 ms). bench/results/eviction.md: the examples' 0.6/0.4 kept every put in every run where the writer fills
-    a quarter of the pool per 10 ms, 66-100 % where it fills half; 0.9/0.1 40-54 %. Floor: 40 % (a loaded
-    machine slows the master's eviction thread more than the writer)."""
-    ours, seed = successes(capacity, "same")
-    assert min(ours) >= 0.4 * CAPACITY_PUTS, ours
-    assert statistics.mean(ours) > statistics.mean(seed), (ours, seed)
+GENEROUS_PACE_MS = "20"
+"""ms per MiB (bench/mooncake_writer.py `fill N PACE`): 0.8 % of the 64 MB pool per 10 ms eviction period, ten times
+slower than the slowest pace bench/results/eviction.md measured. Above the example's 0.6 watermark the pool has
+25.6 MiB of room, 512 ms of writes at this pace: a put is refused only if the eviction thread stalls that long while
+the master goes on serving puts. How much a faster writer keeps under load is bench/mooncake_example_eviction.py's
+measurement (bench/results/mooncake-example-eviction.md), not a test's."""
 
 
-def test_capacity_paced_writer_example_eviction_keeps_up(capacity):
-    """Each value built from its key just before its put (~0.85 GB/s, about 13 % of the pool per 10 ms): every
-    pair with a watermark <= 0.7 and a ratio >= 0.3 kept every put (bench/results/eviction.md), 0.9/0.1 83-100 %.
-    Floor: 90 %. No comparison with 0.9/0.1 here: at this pace both keep (nearly) every put, so which keeps more in
-    three runs on a loaded machine is noise (ours 188 of 192 once in CI, 0.9/0.1 192); the fastest writer's test
-    above compares them where they differ."""
-    ours, _ = successes(capacity, "distinct")
-    assert min(ours) >= 0.9 * CAPACITY_PUTS, ours
+@pytest.fixture(scope="module")
+def generous(work) -> dict:
+    plan = capacity_plan(work / "generous", reps=1, fills=(GENEROUS_PACE_MS,))
+    plan = {**plan, "settings": plan["settings"][:1],  # the example stack's own pair
+            "engine": {**plan["engine"], "argv": [python("mooncake"), str(WRITER)]}}
+    return run_scenario("mooncake_capacity.py", "mooncake", plan, work / "generous" / "capacity", timeout=60)
+
+
+def test_capacity_at_a_generous_pace_the_example_eviction_accepts_every_put(generous):
+    """3x the pool written at GENEROUS_PACE_MS: every put is accepted, and only because eviction made room (what
+    went in is resident or evicted, nothing refused)."""
+    [(label, [run])] = generous["runs"][GENEROUS_PACE_MS].items()
+    assert label == "0.6/0.4"
+    assert run["master_total_capacity_bytes"] == 64 * 2**20
+    assert (run["ok"], run["rcs"], run["master_put_start_alloc_failures_total"]) == (
+        CAPACITY_PUTS, {"0": CAPACITY_PUTS}, 0)
+    assert (run["master_key_count"] <= 64, run["master_key_count"] + run["master_evicted_key_count"]) == (
+        True, CAPACITY_PUTS)
 
 
 # ---------------------------------------------------------------------------------------------------------------

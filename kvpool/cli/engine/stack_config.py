@@ -291,7 +291,7 @@ def stack_config_dir(project_dir: Path) -> Path | None:
     """The folder stack files of the project in `project_dir` are read from (Pulumi.yaml's stackConfigDir); None
     when `project_dir` holds no Pulumi.yaml."""
     project_file = Path(project_dir) / "Pulumi.yaml"
-    if not project_file.is_file():
+    if not project_file.exists():
         return None
     project = _read_project(project_file)
     return _stack_config_dir(project_file, project)
@@ -313,7 +313,8 @@ def has_stack(project_dir: Path, stack: str) -> bool:
 
 def find_project_file(project_dir: Path) -> Path:
     project_file = Path(project_dir) / "Pulumi.yaml"
-    if not project_file.is_file():
+    # exists(), not is_file(): a FIFO or device there is refused by the reader as not a regular file, not called absent.
+    if not project_file.exists():
         raise StackConfigError(f"no Pulumi.yaml in {Path(project_dir).resolve()}: not a Pulumi project; run kvpool in "
                                "the project's folder or name it with --project-dir DIR")
     return project_file

@@ -21,7 +21,7 @@ from kvpool.internal.labels import (
     common_labels,
 )
 from kvpool.internal.ports import Port
-from kvpool.settings.store import StoreResources
+from kvpool.settings.pods import ContainerResources
 
 # deploy.py's names (kv_cache_store_template.yaml), kept so that Motor's in-pod scripts and docs still apply.
 STORE_NAME = "mindie-motor-kv-store"
@@ -58,7 +58,7 @@ class StoreContext:
     annotations: dict[str, str]
     node_selector: dict[str, str]
     engine_node_labels: dict[str, str]  # what engine nodes carry (stores that run beside the engines use it)
-    resources: StoreResources
+    resources: ContainerResources
     parent: pulumi.Resource
     names: ChildNames  # the KVStore's children's Pulumi names
     protect: bool
@@ -113,13 +113,6 @@ class StoreContext:
         if self.annotations:
             metadata["annotations"] = dict(self.annotations)
         return metadata
-
-
-def container_resources(resources: StoreResources) -> dict[str, dict[str, str]]:
-    return {
-        kind: {key: value for key, value in amounts.model_dump().items() if value is not None}
-        for kind, amounts in (("requests", resources.requests), ("limits", resources.limits))
-    }
 
 
 def container_ports(ports: Sequence[Port]) -> list[dict[str, Any]]:

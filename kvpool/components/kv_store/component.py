@@ -15,10 +15,10 @@ from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.workloads import Workloads
 from kvpool.internal.child_names import ChildNames
 from kvpool.policies import rules
+from kvpool.settings.pods import ContainerResources
 from kvpool.settings.store import (
     MemcacheStoreConfig,
     MooncakeStoreConfig,
-    StoreResources,
     YuanrongStoreConfig,
 )
 
@@ -40,7 +40,7 @@ class KVStoreArgs:
     annotations: dict[str, str]
     node_selector: dict[str, str]
     engine_node_labels: dict[str, str]
-    resources: StoreResources
+    resources: ContainerResources
     protect: bool
     retain_on_delete: bool
     allowed_consumers: tuple[str, ...]

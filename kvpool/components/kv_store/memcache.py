@@ -22,7 +22,6 @@ from kvpool.components.kv_store.common import (
     STORE_NAME,
     StoreContext,
     container_ports,
-    container_resources,
     service_endpoint,
     store_server,
 )
@@ -160,7 +159,7 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
         # what the kubelet's HTTP probe sends, so an httpGet probe would time out (verified on the wheel).
         "readinessProbe": {"tcpSocket": {"port": "meta"}, "periodSeconds": 5},
         "livenessProbe": {"tcpSocket": {"port": METRICS_PORT}, "periodSeconds": 10, "failureThreshold": 3},
-        "resources": container_resources(ctx.resources),
+        "resources": ctx.resources.manifest(),
         "securityContext": RESTRICTED_CONTAINER,
         "volumeMounts": [{"name": "meta-conf", "mountPath": META_CONF_DIR, "readOnly": True}],
     }

@@ -17,7 +17,6 @@ from kvpool.components.kv_store.common import (
     STORE_NAME,
     StoreContext,
     container_ports,
-    container_resources,
     service_endpoint,
     store_server,
 )
@@ -117,7 +116,7 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig, sizing: rules.PoolSizin
         "livenessProbe": {
             "httpGet": {"path": "/health", "port": METRICS_PORT}, "periodSeconds": 10, "failureThreshold": 3,
         },
-        "resources": container_resources(ctx.resources),
+        "resources": ctx.resources.manifest(),
         "securityContext": RESTRICTED_CONTAINER,
     }
     replicas = store.ha.master_replicas if store.ha else 1

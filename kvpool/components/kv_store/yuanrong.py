@@ -14,7 +14,6 @@ from kvpool.components.kv_store.common import (
     RESTRICTED_CONTAINER,
     STORE_NAME,
     StoreContext,
-    container_resources,
 )
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.kv_store.etcd import build_etcd, client_endpoints
@@ -82,7 +81,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         "ports": [Port(name="worker", port=store.port, also_on_host=True).container_port()],
         "readinessProbe": {"exec": {"command": ["test", "-f", "/tmp/datasystem/ready"]}, "periodSeconds": 5},
         "livenessProbe": {"tcpSocket": {"port": store.port}, "periodSeconds": 10, "failureThreshold": 3},
-        "resources": container_resources(ctx.resources),
+        "resources": ctx.resources.manifest(),
         "securityContext": RESTRICTED_CONTAINER,
         "volumeMounts": [{"name": "sockets", "mountPath": YUANRONG_SOCKET_DIR}, {"name": "shm", "mountPath": "/dev/shm"}],
     }

@@ -36,8 +36,8 @@ MEMCACHE_EVICT_HIGH, MEMCACHE_EVICT_LOW = 0.7, 0.6
 # registration); the embedded store splits large segments since Mooncake PR 647.
 MOONCAKE_STANDALONE_SEGMENT_MAX = 64 * 2**30
 
-# The memory every engine container requests (kvpool/components/engine_pool.py); it sets no memory limit. The embedded
-# Mooncake store and the in-process MemCache LocalService of each rank live in that memory.
+# The memory an engine container requests unless pods.<side>.requests.memory says otherwise (deploy.py's; no memory
+# limit). The embedded Mooncake store and the in-process MemCache LocalService of each rank live in that memory.
 ENGINE_MEMORY_REQUEST = "64Gi"
 # The pool's unit in Mooncake standalone mode: the mooncake_store_service Motor's node manager starts in each engine pod.
 STORE_PROCESS = "engine pod's store process"
@@ -219,7 +219,7 @@ def _writer(side: str, instances: int, engine: Mapping[str, Any], setting: Mappi
     max_len = engine_value(engine, "max_model_len")
     # Unset, vllm-ascend's platform.py sets 128, Motor's default too.
     return Writer(side, instances, shape, _positive_or_one(engine_value(engine, "block_size") or MOTOR_DEFAULT_BLOCK_SIZE),
-                  max_len if isinstance(max_len, int) else None, rate, source)
+                  max_len if isinstance(max_len, int) and max_len > 0 else None, rate, source)  # -1: vLLM fits it
 
 
 def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | None = None) -> PoolSizing | None:
@@ -372,10 +372,11 @@ def check_block_lifetime(
         f"kv_pool_sizing.prefill_tokens_per_second to the rate you measured."), example=wanted)]
 
 
-def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
+def check_engine_pod_memory(user_config: Mapping[str, Any], engine_resources: Mapping[str, Any]) -> list[Finding]:
     """The pool memory one engine pod holds (per rank a Mooncake segment and local buffer, or a MemCache LocalService;
     in Mooncake standalone mode the store process's segment and a local buffer per rank) fits the memory the pod
-    requests: beyond it the scheduler places the pod on a node without that room."""
+    requests: beyond it the scheduler places the pod on a node without that room. `engine_resources`: side -> the
+    engine container's `resources` as rendered (pods.<side> of the settings)."""
     sizing = pool_sizing(user_config)
     if sizing is None or sizing.unit_bytes is None or sizing.unit_name not in ("engine rank", STORE_PROCESS,
                                                                                 LOCAL_SERVICE):
@@ -385,7 +386,6 @@ def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
     standalone = sizing.unit_name in (STORE_PROCESS, LOCAL_SERVICE)
     store = user_config.get("kv_cache_store_config") or {}
     buffer = mooncake_size_bytes(store.get("local_buffer_size", "1GB")) if sizing.backend == "mooncake" else 0
-    request = k8s_quantity_bytes(ENGINE_MEMORY_REQUEST)
     deploy = user_config.get("motor_deploy_config") or {}
     kv = kv_transfer_configs(user_config)
     findings = []
@@ -397,15 +397,22 @@ def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
         ranks = math.ceil(engine_ranks(engine) / _positive_or_one(deploy.get(pods_key, 1)))
         held = sizing.unit_bytes + ranks * buffer if standalone else ranks * (sizing.unit_bytes + buffer)
         npus = deploy.get(f"{side[0]}_pod_npu_num")
+        written = _memory_request(engine_resources.get(side) or {})
+        request = k8s_quantity_bytes(written) if written else 0
         if held <= request or isinstance(npus, int) and ranks > npus:  # more ranks than NPUs: check_instance_sizes says so
             continue
         fits = max(request - ranks * buffer if standalone else request // ranks - buffer, 0) // 2**20
-        most = f"{fits // 1024}GB" if fits >= 1024 else f"{fits}MB"
+        most = (f"{fits // 1024}GB" if fits >= 1024 else f"{fits}MB") if fits else None
+        setting = f"pods.{side}.requests.memory"
+        asked = (f"the {written} the engine pod requests ({setting})" if written
+                 else f"what the engine pod requests (nothing: {setting} is unset)")
+        ways = [f"use at most {most}"] if most else []
+        ways.append(f"{'raise' if written else 'set'} {setting} to {math.ceil(held / 2**30)}Gi")
         if sizing.unit_name == LOCAL_SERVICE:  # the pod's one LocalService holds it whatever its ranks
             findings.append(Finding(sizing.field, (
                 f"is {unit_text(sizing, sizing.unit_bytes)}: the LocalService of a {side} pod holds "
-                f"{bytes_text(sizing.unit_bytes)} of host memory, more than the {ENGINE_MEMORY_REQUEST} the engine pod "
-                f"requests, so the scheduler may place it on a node without that room; use at most {most}."),
+                f"{bytes_text(sizing.unit_bytes)} of host memory, more than {asked}, so the scheduler may place it on "
+                f"a node without that room; {_either(ways)}."),
                 example=most))
             continue
         if standalone:
@@ -416,6 +423,18 @@ def check_engine_pod_memory(user_config: Mapping[str, Any]) -> list[Finding]:
             holders = f"the {ranks} ranks of a {side} pod hold {ranks} x ({bytes_text(sizing.unit_bytes)}{buffers})"
         findings.append(Finding(sizing.field, (
             f"{sizing.is_} {unit_text(sizing, sizing.unit_bytes)}: {holders} = {bytes_text(held)} of host memory, more "
-            f"than the {ENGINE_MEMORY_REQUEST} the engine pod requests, so the scheduler may place it on a node without "
-            f"that room; use at most {most}, or spread the ranks over more pods ({pods_key})."), example=most))
+            f"than {asked}, so the scheduler may place it on a node without that room; "
+            f"{_either([*ways, f'spread the ranks over more pods ({pods_key})'])}."), example=most))
     return findings
+
+
+def _either(ways: list[str]) -> str:
+    """`a, b, or c`; `a, or b`; `a`: the ways out a message offers."""
+    return ", or ".join([", ".join(ways[:-1]), ways[-1]]) if len(ways) > 1 else ways[0]
+
+
+def _memory_request(resources: Mapping[str, Any]) -> str | None:
+    """The memory a container requests: its request, else its limit (Kubernetes defaults a missing request to the
+    limit)."""
+    return ((resources.get("requests") or {}).get("memory")
+            or (resources.get("limits") or {}).get("memory"))

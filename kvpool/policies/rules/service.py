@@ -54,10 +54,13 @@ def check_service(
     hybrid_attention: Mapping[str, bool] | None = None,
     owns_store: bool = True,
     sizing: Mapping[str, Any] | None = None,
+    *,
+    engine_resources: Mapping[str, Any],
 ) -> list[Finding]:
     """Every mandatory rule over one service's effective user_config.json and env.json. `owns_store` False: the
     store is another stack's, so its server-side settings (eviction, lease, segment) are that stack's to check.
-    `sizing`: the stack's kv_pool_sizing section (the model's shape, the writers' rate)."""
+    `sizing`: the stack's kv_pool_sizing section (the model's shape, the writers' rate). `engine_resources`: side ->
+    the engine container's resources (check_engine_pod_memory)."""
     kv = kv_transfer_configs(user_config)
     engines = engine_envs(env)
     deploy = user_config.get("motor_deploy_config") or {}
@@ -89,7 +92,7 @@ def check_service(
             findings += check_fabric_segment_alignment(store, engines)
             findings += check_standalone_segment_limit(store)
             findings += check_pool_capacity(pool_sizing(user_config, sizing))
-            findings += check_engine_pod_memory(user_config)
+            findings += check_engine_pod_memory(user_config, engine_resources)
     findings += check_kv_cache_affinity(user_config)
     findings += check_kv_event_ports(user_config)
     findings += check_ports(user_config)
