@@ -61,18 +61,20 @@ def config_map(name: str, data: dict[str, str], component: str = "motor-config")
             "metadata": {"name": name, "namespace": NS, "labels": {COMPONENT: component}}, "data": data}
 
 
-def control_plane() -> list[dict[str, Any]]:
+def control_plane(user_config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     return [
         workload("Deployment", name, name, [{"name": role, "image": IMAGE}], {"motor-scripts": "s1"}, replicas=1)
         for name, role in (("mindie-motor-controller", "controller"), ("mindie-motor-coordinator", "coordinator"))
-    ] + [config_map("motor-config", {"user_config.json": "{}\n"})]
+    ] + [config_map("motor-config", {"user_config.json": json.dumps(user_config or {}) + "\n"})]
 
 
 def mooncake_stack(ha: bool = False, standalone: bool = False) -> list[dict[str, Any]]:
     master = {"name": "mooncake-master", "image": IMAGE, "command": ["mooncake_master"],
               "args": ["--rpc_port=50088", "--eviction_ratio=0.2", *(HA_ARGS if ha else [])]}
+    # what Motor's node manager reads to start a store process in each engine pod (docs/standalone-store.md)
+    store = {"kv_cache_store_config": {"backend": "mooncake", "store_mode": "standalone"}} if standalone else {}
     objects = [
-        *control_plane(),
+        *control_plane(store),
         workload("Deployment", "mindie-motor-kv-store", "kv-store", [master], {"store-config": "m1"},
                  replicas=2 if ha else 1),
         config_map("mindie-motor-kv-client", {"mooncake.json": json.dumps(

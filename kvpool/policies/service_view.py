@@ -8,7 +8,7 @@ version, kv_pool_sizing) from the stack's configuration, which the CLI hands the
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping
 
 import pulumi
@@ -16,8 +16,9 @@ import pulumi
 from .rules import (
     SERVICE_SET_TYPE,
     SIDES,
+    Service,
+    engine_env_section,
     engine_section,
-    kv_transfer_configs,
     role_pod_template,
     service_set_roles,
 )
@@ -30,21 +31,9 @@ ENGINE_CONTAINER = "vllm"
 STORE_COMPONENT = "kv-store"  # app.kubernetes.io/component of the store's objects, and its service-set role
 
 
-@dataclass
-class ServiceView:
-    user_config: dict[str, Any]
-    engine_envs: dict[str, dict[str, str]]  # side -> the engine container's env, as the engines run
-    engine_resources: dict[str, Mapping[str, Any]]  # side -> the engine container's resources, as the pods ask
+@dataclass(kw_only=True)
+class ServiceView(Service):
     config_urn: str  # where a finding about the configuration is reported
-    owns_store: bool  # False when the store is another stack's (target_stack): its settings are checked there
-    hybrid_attention: dict[str, bool] = field(default_factory=dict)
-    vllm_ascend_version: str | None = None
-    sizing: dict[str, Any] = field(default_factory=dict)  # the stack's kv_pool_sizing section
-    # (stack, its `kv_store` output) when the store is another stack's, read through a StackReference.
-    referenced_store: tuple[str, dict[str, Any]] | None = None
-
-    def kv_transfer_configs(self) -> dict[str, Mapping[str, Any] | None]:
-        return kv_transfer_configs(self.user_config)
 
 
 def _name(resource: Any) -> str:
@@ -115,10 +104,12 @@ def service_view(resources: Iterable[Any]) -> ServiceView | None:
         for r in resources
         if r.resource_type == STACK_REFERENCE and (r.props.get("outputs") or {}).get("kv_store")
     ]
+    envs = {side: {e["name"]: e["value"] for e in engine.get("env") or [] if "value" in e}
+            for side, engine in engines.items()}
     return ServiceView(
         user_config=user_config,
-        engine_envs={side: {e["name"]: e["value"] for e in engine.get("env") or [] if "value" in e}
-                     for side, engine in engines.items()},
+        env_sections={engine_env_section(side): env for side, env in envs.items()},
+        engine_envs=envs,
         engine_resources={side: engine.get("resources") or {} for side, engine in engines.items()},
         config_urn=config_map.urn,
         owns_store=any(holds_store(r.resource_type, r.props) for r in resources),

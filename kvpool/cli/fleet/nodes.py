@@ -6,8 +6,9 @@ or its current context for the default cluster when it has no context of that na
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import urllib3
 from kubernetes import config
@@ -34,16 +35,22 @@ def _contexts(kubeconfig: Path) -> tuple[list[str], str | None]:
     return [context["name"] for context in contexts], (current or {}).get("name")
 
 
-def cluster_nodes(kubeconfig: Path, clusters: Iterable[str]) -> list[ClusterNodes]:
+def cluster_contexts(kubeconfig: Path, clusters: Iterable[str]) -> dict[str, str | None]:
+    """The kubeconfig's context of each cluster, by name: the context named as the stacks' `cluster` setting, else
+    the current one for the default cluster; None when it has none (the cluster is then not read)."""
     names, current = _contexts(kubeconfig)
-    found = []
-    for cluster in sorted(set(clusters)):
-        context = cluster if cluster in names else (current if cluster == DEFAULT_CLUSTER else None)
-        found.append(ClusterNodes(cluster, context, () if context is None else _list(kubeconfig, context)))
-    return found
+    return {cluster: cluster if cluster in names else (current if cluster == DEFAULT_CLUSTER else None)
+            for cluster in sorted(set(clusters))}
 
 
-def _list(kubeconfig: Path, context: str) -> tuple[Node, ...]:
+def cluster_nodes(kubeconfig: Path, clusters: Iterable[str]) -> list[ClusterNodes]:
+    return [ClusterNodes(cluster, context, () if context is None else _list(kubeconfig, context))
+            for cluster, context in cluster_contexts(kubeconfig, clusters).items()]
+
+
+def read(kubeconfig: Path, context: str, doing: str, do: str, call: Callable[[ApiClient], Any]) -> Any:
+    """The JSON `call` reads through a client of `context`; NodesError naming the kubeconfig and the context, and
+    what was `doing` (what it could not `do`)."""
     where = f"--kubeconfig {kubeconfig} context {context}"
     try:
         settings = Configuration()
@@ -51,11 +58,16 @@ def _list(kubeconfig: Path, context: str) -> tuple[Node, ...]:
         client: ApiClient = config.new_client_from_config(config_file=str(kubeconfig), context=context,
                                                           persist_config=False, client_configuration=settings)
         with client:
-            response = CoreV1Api(client).list_node(_preload_content=False, _request_timeout=REQUEST_TIMEOUT_SECONDS)
-            return tuple(ready_nodes(json.loads(response.data)))
+            return json.loads(call(client).data)
     except ConfigException as error:
         raise NodesError(f"{where}: {error}") from None
     except ApiException as error:
-        raise NodesError(f"{where}: listing the nodes was refused: {error.status} {error.reason}") from None
+        raise NodesError(f"{where}: {doing} was refused: {error.status} {error.reason}") from None
     except (urllib3.exceptions.HTTPError, ValueError) as error:
-        raise NodesError(f"{where}: cannot list the nodes: {error}") from None
+        raise NodesError(f"{where}: cannot {do}: {error}") from None
+
+
+def _list(kubeconfig: Path, context: str) -> tuple[Node, ...]:
+    nodes = read(kubeconfig, context, "listing the nodes", "list the nodes", lambda client: CoreV1Api(client).list_node(
+        _preload_content=False, _request_timeout=REQUEST_TIMEOUT_SECONDS))
+    return tuple(ready_nodes(nodes))

@@ -27,7 +27,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from kvpool.components.engine_pool import CLIENT_DIR_VOLUME
 from kvpool.internal.rollout import (
     ENGINES_OUTPUT,
     ROLLOUT_OUTPUT,
@@ -287,41 +286,62 @@ def _is_zero_size(value: Any) -> bool:
     return bool(match) and float(match.group(1)) == 0
 
 
+def _config_file(objects: Mapping[str, Mapping[str, Any]], key: str) -> str | None:
+    """The text of the first ConfigMap data entry named `key` (mooncake.json, user_config.json), None without one."""
+    for obj in objects.values():
+        text = (obj.get("data") or {}).get(key) if obj.get("kind") == "ConfigMap" else None
+        if text:
+            return text
+    return None
+
+
+def _json_object(text: str | None) -> Mapping[str, Any] | None:
+    try:
+        value = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return value if isinstance(value, Mapping) else None
+
+
 def mooncake_segment_size(objects: Mapping[str, Mapping[str, Any]]) -> Any:
     """global_segment_size of the engines' mooncake.json (the kv-client ConfigMap), None when there is none."""
-    for obj in objects.values():
-        text = (obj.get("data") or {}).get("mooncake.json") if obj.get("kind") == "ConfigMap" else None
-        if text:
-            try:
-                return json.loads(text).get("global_segment_size")
-            except (ValueError, AttributeError):
-                return None
-    return None
+    client = _json_object(_config_file(objects, "mooncake.json"))
+    return client.get("global_segment_size") if client is not None else None
+
+
+def _user_config(objects: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """motor-config's user_config.json, what Motor's processes read; None when there is none or it does not parse."""
+    return _json_object(_config_file(objects, "user_config.json"))
 
 
 def pool_sides(objects: Mapping[str, Mapping[str, Any]]) -> frozenset[str] | None:
     """The sides whose engines have a store connector, read from motor-config's user_config.json; None when it names
     no engine's kv_transfer_config (every engine configured for a store is then taken to hold its share)."""
-    for obj in objects.values():
-        text = (obj.get("data") or {}).get("user_config.json") if obj.get("kind") == "ConfigMap" else None
-        if text:
-            try:
-                configs = rules.kv_transfer_configs(json.loads(text))
-            except (ValueError, AttributeError):
-                return None
-            if all(config is None for config in configs.values()):
-                return None
-            return frozenset(side for side, config in configs.items() if rules.store_connector_backends(config))
-    return None
+    user_config = _user_config(objects)
+    try:
+        configs = rules.kv_transfer_configs(user_config) if user_config is not None else {}
+    except AttributeError:
+        return None
+    if all(config is None for config in configs.values()):
+        return None
+    return frozenset(side for side, config in configs.items() if rules.store_connector_backends(config))
 
 
-def engine_pool_share(workload: Workload, segment_size: Any, sides: frozenset[str] | None = None) -> str | None:
+def standalone_store_runs(objects: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether Motor's node manager starts a Mooncake store process in each engine pod: read as it reads it, from
+    user_config.json's kv_cache_store_config."""
+    user_config = _user_config(objects) or {}
+    return rules.runs_standalone_store(user_config.get("kv_cache_store_config"))
+
+
+def engine_pool_share(workload: Workload, segment_size: Any, sides: frozenset[str] | None = None,
+                      standalone: bool = False) -> str | None:
     """Why the engine's pod holds part of the pool's memory, or None when it holds none (`sides`: those whose
-    engines have a store connector; an engine without one joins no pool whatever its env says)."""
+    engines have a store connector; an engine without one joins no pool whatever its env says; `standalone`: Motor's
+    node manager runs a store process in each engine pod)."""
     if sides is not None and workload.component not in sides:
         return None
-    volumes = [str(v.get("name")) for v in (workload.template.get("spec") or {}).get("volumes") or []]
-    if CLIENT_DIR_VOLUME in volumes:  # only a standalone store's pods have it (EnginePool)
+    if standalone:
         return "its standalone Mooncake store process holds a pool segment"
     backends = {_env(c).get("KV_STORE_BACKEND") for c in workload.containers}
     if "mooncake" in backends:
@@ -422,7 +442,7 @@ def blast_radius(
     old_workloads, new_workloads = workloads(old), workloads(new)
     result.has_pool = _has_pool(old_workloads) or _has_pool(new_workloads)
     segment_size = mooncake_segment_size(old)  # the running pods are the old ones
-    sides = pool_sides(old)
+    sides, standalone = pool_sides(old), standalone_store_runs(old)
 
     replaced_files = set()
     for file in sorted(old.keys() & new.keys()):
@@ -463,7 +483,7 @@ def blast_radius(
             (result.pool_emptied if emptied else result.pool_kept).append(StoreRestart(before, how, why, short))
         elif before.component in ENGINE_COMPONENTS:
             result.dropped_requests.append(before.name)
-            share = engine_pool_share(before, segment_size, sides)
+            share = engine_pool_share(before, segment_size, sides, standalone)
             if share:
                 result.pool_shares_lost.append((before.name, share))
     if old_outputs is not None and new_outputs is not None:

@@ -42,3 +42,11 @@ class KVStoreEndpoint:
         """The `kv_store` stack output: the contract another stack's StackReference reads. `cluster` is the owner's
         `cluster` setting: a consumer's must be the same, since the store's Service exists in that cluster only."""
         return {"schema": SCHEMA, "stack": stack, "cluster": cluster, **asdict(self)}
+
+
+def store_service(endpoint: KVStoreEndpoint) -> tuple[str, str]:
+    """(namespace, name) of the Service the endpoint's `host` names: the store Service the engines dial
+    (CRD-prefixed in a service set); for Yuanrong, whose engines reach their own node's worker, the etcd peers'
+    headless Service the workers join (kvpool/components/kv_store/hosts.py). What `pulumi up` of a consumer reads
+    (shared.py store_serves)."""
+    return endpoint.namespace, endpoint.host.split(".", 1)[0]

@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 from kvpool.components.kv_store import mooncake
 from kvpool.components.kv_store.compatibility import COMPATIBILITY_FIELDS, compatibility
 from kvpool.components.kv_store.contract import sanitized_endpoint
-from kvpool.components.kv_store.endpoint import SCHEMA, KVStoreEndpoint
+from kvpool.components.kv_store.endpoint import SCHEMA, KVStoreEndpoint, store_service
 from kvpool.errors import KvpoolError
 from kvpool.internal.hardware import HARDWARE
 from kvpool.internal.units import integral_floats_to_ints
@@ -204,15 +204,15 @@ async def store_serves(endpoint: KVStoreEndpoint, own: str, target: str) -> None
     """At `pulumi up`, the Service the engines will dial (the owner's `host`) has a ready pod behind it, read from
     the cluster as its Endpoints: a deleted, scaled-to-0 or crash-looping store is refused before any engine of this
     service is rolled onto it (a missing Service fails the read itself, naming it)."""
-    service = endpoint.host.split(".", 1)[0]
-    live = k8s.core.v1.Endpoints.get(f"{OUTPUT}-of-{target.replace('/', '-')}", f"{endpoint.namespace}/{service}")
+    namespace, service = store_service(endpoint)
+    live = k8s.core.v1.Endpoints.get(f"{OUTPUT}-of-{target.replace('/', '-')}", f"{namespace}/{service}")
     subsets = await live.subsets.future() or []
     ready = sum(len(subset.addresses or []) for subset in subsets)
     if not ready:
         waiting = sum(len(subset.not_ready_addresses or []) for subset in subsets)
         raise SharedStoreError(
             f"{own} cannot use the KV store of {target}:\n  - kv_cache_store_config.target_stack: {target}'s store "
-            f"Service {endpoint.namespace}/{service} has no ready pod behind it ({waiting} not ready): the store is "
+            f"Service {namespace}/{service} has no ready pod behind it ({waiting} not ready): the store is "
             f"scaled to 0, crash-looping or still starting. Bring it back (`pulumi up` on {target}; kubectl -n "
-            f"{endpoint.namespace} get pods), then run `pulumi up` again."
+            f"{namespace} get pods), then run `pulumi up` again."
         )

@@ -1,7 +1,8 @@
 """The consistency rules of a KV-pool service, as pure functions over plain data.
 
-One rule, one place: the settings layer (`kvpool.settings.service`) calls these to fail fast on `pulumi up`, and the
-policy pack (`kvpool/policies/catalog.py`) wraps the same functions for `pulumi preview --policy-pack`. This package
+One rule, one place: `registry.RULES` lists every rule once; the settings layer (`kvpool.settings.service`) runs its
+mandatory entries to fail fast on `pulumi up`, and the policy pack (`kvpool/policies/catalog.py`) makes a policy of
+each for `pulumi preview --policy-pack`. This package
 imports nothing from the rest of the project, because `pulumi policy publish` ships only the pack's folder; its
 modules import one another relatively, so it loads both as `kvpool.policies.rules` (the program) and as `rules` (the pack).
 
@@ -22,7 +23,9 @@ list of `Finding`s; an empty list means the rule holds. Sources are cited per ru
 - `security`: plain-text secrets, host paths, system namespaces, privileged pods
 - `naming`: duplicate object names
 - `ports`: ports sharing a network namespace (a Motor role's pod, a host-network worker's node)
-- `service`: every mandatory rule over one service (what the settings layer runs), instance counts
+- `instances`: Motor's instance counts and the size of one instance
+- `registry`: every rule with its policy's name, level, the stacks it applies to and its words (RULES), from which
+  the settings' checks (check_service) and the pack's policies are built
 - `service_set`: the one walk of an InferServiceSet's roles and the objects they describe
 
 Callers import the package (`from kvpool.policies import rules; rules.check_x(...)`); every public name is here.
@@ -140,6 +143,7 @@ from .sections import (
     engine_section,
     kv_transfer_configs,
     kv_transfer_path,
+    runs_standalone_store,
     store_connector_backends,
     transfer_connector,
     uses_pool,
@@ -163,14 +167,14 @@ from .security import (
     is_read_only_configmap_role,
     looks_secret,
 )
-from .service import (
+from .instances import (
     MAX_PODS_PER_INSTANCE,
     MOTOR_MAX_INSTANCES,
     check_instance_counts,
     check_instance_shape,
     check_instance_sizes,
-    check_service,
 )
+from .registry import ADVISORY, MANDATORY, RULES, Rule, Service, Stacks, check_service
 from .service_set import (
     SERVICE_SET_TYPE,
     role_pod_template,
@@ -231,9 +235,10 @@ __all__ = [
     "DATA_PARENTS", "DEFAULT_WEIGHT_MOUNT_PATH", "MOTOR_HOST_PATHS", "YUANRONG_SOCKET_HOST_DIR", "HostRoot",
     "allowed_host_paths", "check_pod_host_paths", "declared_root_problem", "normal_host_path", "is_decimal",
     "is_read_only_configmap_role", "k8s_quantity_bytes", "kv_event_port", "kv_event_ports", "kv_transfer_configs",
-    "kv_transfer_path", "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "role_port",
+    "kv_transfer_path", "looks_secret", "mooncake_size_bytes", "parse_version", "role_pod_template", "role_port", "runs_standalone_store",
     "service_set_objects", "service_set_roles", "store_connector_backends", "store_protection_problem",
     "transfer_connector", "ucm_store_configs", "uses_pool",
     "SHELL_ENV_NAMES", "changes_the_shell", "check_shell_env_names", "MAX_MODEL_CONFIG_BYTES", "read_model_config",
+    "ADVISORY", "MANDATORY", "RULES", "Rule", "Service", "Stacks",
     "DISPATCH_PROFILES", "check_transfer_connectors_match", "dispatch_plan", "hybrid_attention_reason", "check_pool_readers", "check_ucm_wheel",
 ]

@@ -11,6 +11,7 @@ from .sections import (
     connectors_of,
     engine_section,
     kv_transfer_path,
+    runs_standalone_store,
 )
 from .units import is_decimal
 
@@ -177,7 +178,7 @@ def _transfer_port_ranges(user_config: Mapping[str, Any]) -> list[tuple[str, ran
         if isinstance(value, int) and not isinstance(value, bool):
             found.append((f"{_PREFILL_ENGINE}.{key}", range(value, value + 1), "a vLLM port"))
     store = user_config.get("kv_cache_store_config")
-    if isinstance(store, Mapping) and store.get("backend") == "mooncake" and store.get("store_mode") == "standalone":
+    if runs_standalone_store(store):
         http = store.get("store_http_port")
         if isinstance(http, int) and not isinstance(http, bool) and http > 0:
             found.append(("kv_cache_store_config.store_http_port", range(http, http + 1),

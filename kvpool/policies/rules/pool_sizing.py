@@ -18,6 +18,7 @@ from .sections import (
     connectors_of,
     engine_section,
     kv_transfer_configs,
+    runs_standalone_store,
 )
 from .units import k8s_quantity_bytes, mooncake_size_bytes
 
@@ -249,7 +250,7 @@ def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | Non
     if backend == "mooncake":
         high, ratio = store.get("eviction_high_watermark_ratio") or 0.0, store.get("eviction_ratio") or 0.0
         size = mooncake_size_bytes(store.get("global_segment_size", "1GB"))
-        if store.get("store_mode") == "standalone":  # one store process per engine pod holds the segment
+        if runs_standalone_store(store):  # one store process per engine pod holds the segment
             return PoolSizing(backend, "kv_cache_store_config.global_segment_size", size, pods, STORE_PROCESS,
                               high, mooncake_floor(high, ratio), tuple(writers), ratio=ratio)
         return PoolSizing(backend, "kv_cache_store_config.global_segment_size", size, ranks, "engine rank",
@@ -332,7 +333,7 @@ def check_pool_capacity(sizing: PoolSizing | None) -> list[Finding]:
 
 def check_standalone_segment_limit(store: Mapping[str, Any]) -> list[Finding]:
     """Mooncake issue 1382: a standalone store fails to register a segment above about 64 GiB."""
-    if store.get("backend") != "mooncake" or store.get("store_mode") != "standalone":
+    if not runs_standalone_store(store):
         return []
     size = store.get("global_segment_size", "1GB")
     if mooncake_size_bytes(size) <= MOONCAKE_STANDALONE_SEGMENT_MAX:

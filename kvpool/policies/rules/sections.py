@@ -87,6 +87,12 @@ def uses_pool(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]) -> bo
     return any(store_connector_backends(kv_transfer_configs.get(side)) for side in SIDES)
 
 
+def runs_standalone_store(store: Any) -> bool:
+    """Whether Motor's node manager starts a mooncake_store_service in every engine container: what it reads from
+    user_config.json's kv_cache_store_config (motor/config/node_manager.py, docs/standalone-store.md)."""
+    return isinstance(store, Mapping) and store.get("backend") == "mooncake" and store.get("store_mode") == "standalone"
+
+
 def engine_envs(env: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """What each side's engines run with: motor_common_env under the side's own section (env.json's layering)."""
     common = env.get("motor_common_env") or {}

@@ -13,6 +13,7 @@ from .sections import (
     engine_env_section,
     kv_transfer_configs,
     kv_transfer_path,
+    runs_standalone_store,
     store_connector_backends,
     uses_pool,
 )
@@ -226,7 +227,7 @@ def check_standalone_store_motor(store: Mapping[str, Any], store_services: froze
     motor/node_manager/core/services/registry.py). Motor 8919e55 registers memcache only: there every engine would
     contribute 0 bytes (its mooncake.json says so) and nothing would hold the pool. `store_services`: the backends the
     deployed Motor's node manager starts a store for (None: not known)."""
-    if store.get("backend") != "mooncake" or store.get("store_mode") != "standalone" or store_services is None:
+    if not runs_standalone_store(store) or store_services is None:
         return []
     if "mooncake" in store_services:
         return []
