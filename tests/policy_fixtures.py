@@ -38,14 +38,19 @@ def with_config(config: StackConfig, **changes: Any) -> StackConfig:
 
 
 def edit(run: ProgramRun, type_: str, name: str, change: Callable[[dict], None]) -> ProgramRun:
-    """The run with one resource's inputs changed, as if the program had rendered them so."""
+    """The run with one resource's inputs changed, as if the program had rendered them so. `name` is its Pulumi name
+    (a component's child: `<component>-<Kubernetes name>`); no such resource is an error, not an unchanged run."""
     resources = []
+    found = False
     for resource in run.resources:
         if resource.type == type_ and resource.name == name:
             inputs = copy.deepcopy(resource.inputs)
             change(inputs)
             resource = dataclasses.replace(resource, inputs=inputs)
+            found = True
         resources.append(resource)
+    if not found:
+        raise KeyError(f"no {type_} named {name!r} in the run")
     return dataclasses.replace(run, resources=resources)
 
 

@@ -366,9 +366,9 @@ def test_the_pool_memory_policy_reads_each_engine_pods_own_request():
             requests.update({"memory": memory} if memory else {})
         return change
 
-    assert validate(policy, edit(run, DEPLOYMENT, "vllm-d0", pod_spec(asks("31Gi"))), config) == []
+    assert validate(policy, edit(run, DEPLOYMENT, "decode-vllm-d0", pod_spec(asks("31Gi"))), config) == []
     for memory in ("16Gi", None):
-        reported = validate(policy, edit(run, DEPLOYMENT, "vllm-d0", pod_spec(asks(memory))), config)
+        reported = validate(policy, edit(run, DEPLOYMENT, "decode-vllm-d0", pod_spec(asks(memory))), config)
         assert reported == [Reported(policy, MANDATORY, MOTOR_CONFIG)], memory
 
 
