@@ -38,14 +38,19 @@ def with_config(config: StackConfig, **changes: Any) -> StackConfig:
 
 
 def edit(run: ProgramRun, type_: str, name: str, change: Callable[[dict], None]) -> ProgramRun:
-    """The run with one resource's inputs changed, as if the program had rendered them so."""
+    """The run with one resource's inputs changed, as if the program had rendered them so. `name` is its Pulumi name
+    (a component's child: `<component>-<Kubernetes name>`); no such resource is an error, not an unchanged run."""
     resources = []
+    found = False
     for resource in run.resources:
         if resource.type == type_ and resource.name == name:
             inputs = copy.deepcopy(resource.inputs)
             change(inputs)
             resource = dataclasses.replace(resource, inputs=inputs)
+            found = True
         resources.append(resource)
+    if not found:
+        raise KeyError(f"no {type_} named {name!r} in the run")
     return dataclasses.replace(run, resources=resources)
 
 
@@ -55,7 +60,7 @@ def edit_user_config(run: ProgramRun, change: Callable[[dict], None]) -> Program
         change(user_config)
         inputs["data"]["user_config.json"] = json.dumps(user_config)
 
-    return edit(run, CONFIGMAP, "motor-config", rewrite)
+    return edit(run, CONFIGMAP, "control-plane-motor-config", rewrite)
 
 
 def engine_env(variable: str, value: str) -> Callable[[dict], None]:

@@ -196,7 +196,7 @@ def test_protect_and_retain_reach_every_store_object():
     store_objects = [r for r in rendered.run.resources if "kvpool:index:KVStore" in r.urn and r.custom]
     assert len(store_objects) == 6
     assert all(r.protect and r.retain_on_delete for r in store_objects)
-    engines = [r for r in rendered.run.resources if r.name == "vllm-p0"]
+    engines = [r for r in rendered.run.resources if r.name == "prefill-vllm-p0"]
     assert [r.protect for r in engines] == [False]
 
 

@@ -46,7 +46,7 @@ from tests.program_runs import PROJECT_DIR, render, stack_values
 from tools.reference.policies import catalog
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
-MOTOR_CONFIG = (CONFIGMAP, "motor-config")
+MOTOR_CONFIG = (CONFIGMAP, "control-plane-motor-config")
 ROLE = "kubernetes:rbac.authorization.k8s.io/v1:Role"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 
@@ -170,8 +170,8 @@ def _limit_memory(memory: str) -> Callable[[dict], None]:
 
 
 def _twin(run: ProgramRun) -> ProgramRun:
-    original = run.resource(DEPLOYMENT, "vllm-p0")
-    twin = dataclasses.replace(original, name="vllm-p0-twin", urn=original.urn + "-twin")
+    original = run.resource(DEPLOYMENT, "prefill-vllm-p0")
+    twin = dataclasses.replace(original, name="prefill-vllm-p0-twin", urn=original.urn + "-twin")
     return dataclasses.replace(run, resources=[*run.resources, twin])
 
 
@@ -198,7 +198,7 @@ CASES = [
     Case("kvpool-configure-kv-role-by-side", "dev",
          lambda run: edit_user_config(run, lambda uc: kv(uc, "prefill").update(kv_role="kv_consumer")), [MOTOR_CONFIG]),
     Case("kvpool-configure-lease-above-ascend-timeouts", "mooncake-layerwise",
-         lambda run: edit(run, DEPLOYMENT, "vllm-d0", engine_env("ASCEND_TRANSFER_TIMEOUT", "20000")), [MOTOR_CONFIG]),
+         lambda run: edit(run, DEPLOYMENT, "decode-vllm-d0", engine_env("ASCEND_TRANSFER_TIMEOUT", "20000")), [MOTOR_CONFIG]),
     Case("kvpool-configure-consistent-store-backend", "dev",
          lambda run: edit_user_config(
              run, lambda uc: connectors(uc, "decode")[1]["kv_connector_extra_config"].update(backend="mooncake")),
@@ -245,7 +245,7 @@ CASES = [
     Case("kvpool-configure-layerwise-pool-patch", "mooncake-layerwise", _unchanged, [MOTOR_CONFIG, MOTOR_CONFIG],
          ADVISORY, config={"vllm_ascend_version": "v0.16.0"}),
     Case("kvpool-configure-consistent-hash-seed", "dev",
-         lambda run: edit(run, DEPLOYMENT, "vllm-d0", engine_env("PYTHONHASHSEED", "1")), [MOTOR_CONFIG]),
+         lambda run: edit(run, DEPLOYMENT, "decode-vllm-d0", engine_env("PYTHONHASHSEED", "1")), [MOTOR_CONFIG]),
     Case("kvpool-configure-layerwise-pool-backend", "mooncake-layerwise",
          lambda run: edit_user_config(
              run, lambda uc: connectors(uc, "prefill")[1]["kv_connector_extra_config"].update(use_layerwise=True)),
@@ -268,25 +268,25 @@ CASES = [
              coordinator_api_mgmt_port=1025)),
          [MOTOR_CONFIG]),
     Case("kvpool-configure-numeric-env", "dev",
-         lambda run: edit(run, DEPLOYMENT, "vllm-d0", engine_env("ASCEND_TRANSFER_TIMEOUT", "10s")), [MOTOR_CONFIG]),
+         lambda run: edit(run, DEPLOYMENT, "decode-vllm-d0", engine_env("ASCEND_TRANSFER_TIMEOUT", "10s")), [MOTOR_CONFIG]),
     Case("kvpool-configure-fabric-segment-alignment", "mooncake-layerwise",
          lambda run: edit(
              edit_user_config(run, lambda uc: uc["kv_cache_store_config"].update(global_segment_size="1536MB")),
-             DEPLOYMENT, "vllm-p0", engine_env("ASCEND_ENABLE_USE_FABRIC_MEM", "1")),
+             DEPLOYMENT, "prefill-vllm-p0", engine_env("ASCEND_ENABLE_USE_FABRIC_MEM", "1")),
          [MOTOR_CONFIG]),
-    Case("kvpool-disallow-duplicate-names", "dev", _twin, [(DEPLOYMENT, "vllm-p0-twin")]),
+    Case("kvpool-disallow-duplicate-names", "dev", _twin, [(DEPLOYMENT, "prefill-vllm-p0-twin")]),
     Case("kvpool-disallow-plaintext-secrets", "dev",
-         lambda run: edit(run, DEPLOYMENT, "vllm-p0", engine_env("HF_TOKEN", "hf_abc123")), [(DEPLOYMENT, "vllm-p0")]),
+         lambda run: edit(run, DEPLOYMENT, "prefill-vllm-p0", engine_env("HF_TOKEN", "hf_abc123")), [(DEPLOYMENT, "prefill-vllm-p0")]),
     Case("kvpool-disallow-undeclared-host-paths", "dev",
-         lambda run: edit(run, DEPLOYMENT, "vllm-p0", pod_spec(
+         lambda run: edit(run, DEPLOYMENT, "prefill-vllm-p0", pod_spec(
              lambda spec: spec["volumes"].append({"name": "host", "hostPath": {"path": "/etc/cron.d"}}))),
-         [(DEPLOYMENT, "vllm-p0")]),
-    Case("kvpool-disallow-system-namespaces", "dev", lambda run: edit(run, DEPLOYMENT, "vllm-d0", _into_kube_system),
-         [(DEPLOYMENT, "vllm-d0")]),
+         [(DEPLOYMENT, "prefill-vllm-p0")]),
+    Case("kvpool-disallow-system-namespaces", "dev", lambda run: edit(run, DEPLOYMENT, "decode-vllm-d0", _into_kube_system),
+         [(DEPLOYMENT, "decode-vllm-d0")]),
     Case("kvpool-disallow-shell-env-names", "dev",
-         lambda run: edit(run, DEPLOYMENT, "vllm-p0", engine_env("BASH_ENV", "$(id)")), [(DEPLOYMENT, "vllm-p0")]),
+         lambda run: edit(run, DEPLOYMENT, "prefill-vllm-p0", engine_env("BASH_ENV", "$(id)")), [(DEPLOYMENT, "prefill-vllm-p0")]),
     Case("kvpool-disallow-privileged-containers", "dev",
-         lambda run: edit(run, DEPLOYMENT, "vllm-d0", pod_spec(_escalate)), [(DEPLOYMENT, "vllm-d0")] * 3),
+         lambda run: edit(run, DEPLOYMENT, "decode-vllm-d0", pod_spec(_escalate)), [(DEPLOYMENT, "decode-vllm-d0")] * 3),
 ]
 
 
@@ -335,7 +335,7 @@ def test_production_store_inside_a_service_set_must_be_protected():
     reported = validate("kvpool-enable-store-protection", run, config)
     assert sorted(r.resource for r in reported) == sorted([
         *_store_objects("service-set"),
-        (SERVICE_SET, "vllm"),  # the InferServiceSet holding the store's role
+        (SERVICE_SET, "vllm-vllm"),  # the InferServiceSet holding the store's role
     ])
     protected = with_config(config, kv_cache_store_config=lambda store: {**store, "protect": True})
     assert validate("kvpool-enable-store-protection", run_program(PROJECT_DIR, protected), protected) == []
@@ -350,9 +350,9 @@ def test_the_policy_pack_walks_every_role_of_a_service_set():
             role["spec"]["template"]["spec"]["containers"][0].setdefault("env", []).append(
                 {"name": "HF_TOKEN", "value": "hf_x"})
 
-    reported = validate("kvpool-disallow-plaintext-secrets", edit(run, SERVICE_SET, "vllm", token_in_every_role), config)
-    roles = run.resource(SERVICE_SET, "vllm").inputs["spec"]["template"]["roles"]
-    assert [r.resource for r in reported] == [(SERVICE_SET, "vllm")] * len(roles)
+    reported = validate("kvpool-disallow-plaintext-secrets", edit(run, SERVICE_SET, "vllm-vllm", token_in_every_role), config)
+    roles = run.resource(SERVICE_SET, "vllm-vllm").inputs["spec"]["template"]["roles"]
+    assert [r.resource for r in reported] == [(SERVICE_SET, "vllm-vllm")] * len(roles)
 
 
 def test_a_secret_in_user_config_json_is_reported_on_motor_config():
@@ -375,9 +375,9 @@ def test_the_pool_memory_policy_reads_each_engine_pods_own_request():
             requests.update({"memory": memory} if memory else {})
         return change
 
-    assert validate(policy, edit(run, DEPLOYMENT, "vllm-d0", pod_spec(asks("31Gi"))), config) == []
+    assert validate(policy, edit(run, DEPLOYMENT, "decode-vllm-d0", pod_spec(asks("31Gi"))), config) == []
     for memory in ("16Gi", None):
-        reported = validate(policy, edit(run, DEPLOYMENT, "vllm-d0", pod_spec(asks(memory))), config)
+        reported = validate(policy, edit(run, DEPLOYMENT, "decode-vllm-d0", pod_spec(asks(memory))), config)
         assert reported == [Reported(policy, MANDATORY, MOTOR_CONFIG)], memory
 
 
@@ -400,7 +400,7 @@ def test_the_ascend_host_paths_engines_need_pass():
     values["motor_deploy_config"]["hardware_type"] = "950-SuperPod-Atlas-8"
     values["kv_cache_store_config"]["local_service_mode"] = "inprocess"
     a5 = render(values, stack="dev").run
-    volumes = a5.resource(DEPLOYMENT, "vllm-p0").inputs["spec"]["template"]["spec"]["volumes"]
+    volumes = a5.resource(DEPLOYMENT, "prefill-vllm-p0").inputs["spec"]["template"]["spec"]["volumes"]
     assert {"/usr/lib64", "/etc/hccn.conf", "/root/ascend/log"} <= {v["hostPath"]["path"] for v in volumes if "hostPath" in v}
     assert validate("kvpool-disallow-undeclared-host-paths", a5, load_stack_config(PROJECT_DIR, "dev")) == []
 
@@ -417,7 +417,7 @@ def test_a_storage_hostpath_passes_below_its_declared_root_as_motor_config_carri
     _hostpath_storage(values, ["/data/ucm"])
     run = render(values, stack="ucm").run
     config = load_stack_config(PROJECT_DIR, "ucm")
-    volumes = run.resource(DEPLOYMENT, "vllm-p0").inputs["spec"]["template"]["spec"]["volumes"]
+    volumes = run.resource(DEPLOYMENT, "prefill-vllm-p0").inputs["spec"]["template"]["spec"]["volumes"]
     assert "/data/ucm" in {v["hostPath"]["path"] for v in volumes if "hostPath" in v}
     policy = "kvpool-disallow-undeclared-host-paths"
     assert validate(policy, run, config) == []
@@ -425,7 +425,7 @@ def test_a_storage_hostpath_passes_below_its_declared_root_as_motor_config_carri
         undeclared = edit_user_config(
             run, lambda uc, roots=roots: uc["motor_deploy_config"].update(host_path_roots={"storage": roots}))
         assert validate(policy, undeclared, config) == [
-            Reported(policy, MANDATORY, (DEPLOYMENT, "vllm-p0")), Reported(policy, MANDATORY, (DEPLOYMENT, "vllm-p1"))
+            Reported(policy, MANDATORY, (DEPLOYMENT, "prefill-vllm-p0")), Reported(policy, MANDATORY, (DEPLOYMENT, "prefill-vllm-p1"))
         ]
 
 

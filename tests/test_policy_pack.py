@@ -50,7 +50,7 @@ def test_a_mandatory_violation_is_reported_mandatory_on_its_resource():
     changed = edit_user_config(run, lambda uc: kv(uc, "prefill").update(kv_role="kv_consumer"))
     report = run_policy_pack(PACK, changed, config)
     assert [(v.policy_name, v.enforcement_level, v.resource_label) for v in report.mandatory] == [
-        ("kvpool-configure-kv-role-by-side", "mandatory", "kubernetes:core/v1:ConfigMap motor-config")
+        ("kvpool-configure-kv-role-by-side", "mandatory", "kubernetes:core/v1:ConfigMap control-plane-motor-config")
     ]
 
 
@@ -115,7 +115,8 @@ def test_a_teams_own_pack_runs_motor_kvpools_policies_beside_its_own(tmp_path: P
     assert (report.pack_name, report.pack_version) == ("team-pack", "1.0.0")
     assert len(report.policies) == POLICY_COUNT + 1  # the team's own beside ours
     assert sorted((v.policy_name, v.enforcement_level, v.resource_label) for v in report.mandatory) == [
-        ("kvpool-configure-kv-role-by-side", "mandatory", "kubernetes:core/v1:ConfigMap motor-config"),
+        ("kvpool-configure-kv-role-by-side", "mandatory", "kubernetes:core/v1:ConfigMap control-plane-motor-config"),
         *[("team-images-from-our-registry", "mandatory", f"kubernetes:apps/v1:Deployment {name}") for name in
-          ("mindie-motor-controller", "mindie-motor-coordinator", "mindie-motor-kv-store", "vllm-d0", "vllm-p0")],
+          ("control-plane-mindie-motor-controller", "control-plane-mindie-motor-coordinator", "decode-vllm-d0",
+           "kv-store-mindie-motor-kv-store", "prefill-vllm-p0")],
     ]

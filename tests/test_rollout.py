@@ -93,11 +93,11 @@ def engines_before(prefill: int, decode: int) -> dict:
 
 
 def engine_waits(run) -> dict[str, list[str]]:
-    """Each engine Deployment -> the engine Deployments it depends on (by name)."""
-    names = {r.urn: r.name for r in run.resources if r.type == DEPLOYMENT}
+    """Each engine Deployment -> the engine Deployments it depends on (by Kubernetes name)."""
+    names = {r.urn: r.inputs["metadata"]["name"] for r in run.resources if r.type == DEPLOYMENT}
     return {
-        r.name: sorted(names[u] for u in r.dependencies if names.get(u, "").startswith("vllm-"))
-        for r in run.resources if r.type == DEPLOYMENT and r.name.startswith("vllm-")
+        names[r.urn]: sorted(names[u] for u in r.dependencies if names.get(u, "").startswith("vllm-"))
+        for r in run.resources if r.type == DEPLOYMENT and names[r.urn].startswith("vllm-")
     }
 
 
@@ -139,8 +139,8 @@ def test_each_engine_deployment_is_awaited_until_all_its_new_pods_are_available(
     values = four_and_three()
     values["motor_deploy_config"]["single_p_instance_pod_num"] = 2
     run = render(values, stack_references=engines_before(4, 3)).run
-    annotations = {r.name: r.inputs["metadata"]["annotations"] for r in run.resources
-                   if r.type == DEPLOYMENT and r.name.startswith("vllm-")}
+    annotations = {r.inputs["metadata"]["name"]: r.inputs["metadata"]["annotations"] for r in run.resources
+                   if r.type == DEPLOYMENT and r.inputs["metadata"]["name"].startswith("vllm-")}
     wait = '["jsonpath={{.status.updatedReplicas}}={0}", "jsonpath={{.status.availableReplicas}}={0}"]'
     assert annotations == {
         **{f"vllm-p{i}": {"pulumi.com/waitFor": wait.format(2)} for i in range(4)},

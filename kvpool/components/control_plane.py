@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 from kvpool.components.workloads import Workloads, motor_env
 from kvpool.internal import dashboards, motor_monitoring
 from kvpool.internal.checksums import annotations
+from kvpool.internal.child_names import ChildNames
 from kvpool.internal.dashboards import Signals
 from kvpool.internal.labels import METRICS_SCRAPER_LABEL, app_selector, common_labels
 from kvpool.internal.motor_config import MOTOR_CONFIG_NAME, MotorScriptsError
@@ -39,6 +40,7 @@ from kvpool.internal.secret_env import SecretEnv
 from kvpool.settings.pods import ContainerResources
 
 TYPE = "kvpool:index:ControlPlane"
+DEFAULT_NAME = "control-plane"  # kvpool.program's name for it
 CONTROLLER = "mindie-motor-controller"
 COORDINATOR = "mindie-motor-coordinator"
 
@@ -90,6 +92,7 @@ class ControlPlane(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         self._args = args
         self._namespace = args.namespace
+        self._names = ChildNames(name, DEFAULT_NAME)
         self.services = {}
         if "boot.sh" not in args.motor_config:
             if not pulumi.runtime.is_dry_run():
@@ -101,24 +104,25 @@ class ControlPlane(pulumi.ComponentResource):
                 "motor_deployer_dir is unset: motor-config has none of Motor's scripts; `pulumi up` will refuse", self
             )
         self.motor_config = k8s.core.v1.ConfigMap(
-            MOTOR_CONFIG_NAME,
+            self._names.name(MOTOR_CONFIG_NAME),
             metadata=self._metadata(MOTOR_CONFIG_NAME, "motor-config"),
             data=args.motor_config,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self._opts(MOTOR_CONFIG_NAME),
         )
         self.service_account = create_rbac(
             self._namespace, CONTROLLER, "mindie-controller", args.controller_calls,
-            common_labels(self._namespace, CONTROLLER, CONTROLLER), self, args.configmap_namespace,
+            common_labels(self._namespace, CONTROLLER, CONTROLLER), self, self._names, args.configmap_namespace,
         )
         self.controller = self._role(CONTROLLER, CONTROLLER_ROLE, args.controller, CONTROLLER)
         self.coordinator = self._role(COORDINATOR, COORDINATOR_ROLE, args.coordinator)
         if args.monitoring is not None:
-            dashboards.service_monitor(COORDINATOR_OBS_SERVICE, self._metadata(COORDINATOR_OBS_SERVICE, COORDINATOR),
-                                       COORDINATOR, motor_monitoring.OBS_PORT, self._opts())
+            dashboards.service_monitor(self._names.name(COORDINATOR_OBS_SERVICE),
+                                       self._metadata(COORDINATOR_OBS_SERVICE, COORDINATOR), COORDINATOR,
+                                       motor_monitoring.OBS_PORT, self._opts(COORDINATOR_OBS_SERVICE))
             dashboards.dashboard_objects(
                 args.monitoring, (motor_monitoring.DASHBOARD_NAME, motor_monitoring.RULES_NAME),
                 f"motor-service-{self._namespace}.json", self._metadata(motor_monitoring.DASHBOARD_NAME, COORDINATOR),
-                self._opts(),
+                self._names, pulumi.ResourceOptions(parent=self),
             )
         self.register_outputs({
             "motor_config": self.motor_config, "controller": self.controller, "coordinator": self.coordinator,
@@ -138,8 +142,9 @@ class ControlPlane(pulumi.ComponentResource):
     def _metadata(self, name: str, app: str) -> dict[str, Any]:
         return {"name": name, "namespace": self._namespace, "labels": {**common_labels(self._namespace, app, app), "app": app}}
 
-    def _opts(self) -> pulumi.ResourceOptions:
-        return pulumi.ResourceOptions(parent=self)
+    def _opts(self, name: str, **options: Any) -> pulumi.ResourceOptions:
+        """Of the child whose Kubernetes name is `name`."""
+        return self._names.opts(name, pulumi.ResourceOptions(parent=self, **options))
 
     def _deployment(
         self, name: str, role: str, role_args: MotorRoleArgs, service_account: str | None
@@ -161,7 +166,7 @@ class ControlPlane(pulumi.ComponentResource):
             "volumeMounts": [MOTOR_CONFIG_MOUNT, LOG_MOUNT, *([weight_mount(weight_dir)] if weight_dir else [])],
         }
         return args.workloads.deployment(
-            name,
+            self._names.name(name),
             role,
             metadata=self._metadata(name, name),
             spec={
@@ -190,12 +195,12 @@ class ControlPlane(pulumi.ComponentResource):
                     },
                 },
             },
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.motor_config]),
+            opts=self._opts(name, depends_on=[self.motor_config]),
         )
 
     def _service(self, name: str, role: str, app: str, port: Port) -> k8s.core.v1.Service | None:
         return self._args.workloads.service(
-            name,
+            self._names.name(name),
             role,
             metadata=self._metadata(name, app),
             spec={
@@ -203,5 +208,5 @@ class ControlPlane(pulumi.ComponentResource):
                 "selector": app_selector(app),
                 "ports": [port.service_port()],
             },
-            opts=self._opts(),
+            opts=self._opts(name),
         )

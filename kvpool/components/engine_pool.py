@@ -18,6 +18,7 @@ from kvpool.components.kv_store.client import CLIENT_CONFIG_MAP, mounted_client_
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.workloads import Workloads, motor_env
 from kvpool.internal.checksums import annotations as checksum_annotations
+from kvpool.internal.child_names import ChildNames
 from kvpool.internal.hardware import HARDWARE
 from kvpool.internal.labels import (
     ENGINE_BASE,
@@ -98,12 +99,14 @@ class EnginePool(pulumi.ComponentResource):
     def __init__(self, name: str, args: EnginePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         self._args = args
+        names = ChildNames(name, args.side)  # kvpool.program names a pool after its side
         if args.workloads.is_service_set:
             # One role template; the operator numbers the instances (INSTANCE_INDEX) and Motor's engine.sh
             # derives JOB_NAME and the per-instance kv_transfer_config from them.
+            template = instance_name(args.side, None)
             args.workloads.deployment(
-                instance_name(args.side, None), args.side, *self._workload(None),
-                opts=pulumi.ResourceOptions(parent=self), instances=args.instances,
+                names.name(template), args.side, *self._workload(None),
+                opts=names.opts(template, pulumi.ResourceOptions(parent=self)), instances=args.instances,
             )
             self.deployments = []
         else:
@@ -112,9 +115,9 @@ class EnginePool(pulumi.ComponentResource):
             created: dict[str, k8s.apps.v1.Deployment] = {}
             for index in range(args.instances):  # waves hold instances in index order: a wave's forerunners exist
                 name = instance_name(args.side, index)
+                waits = pulumi.ResourceOptions(parent=self, depends_on=[created[n] for n in waits_for.get(name, ())])
                 created[name] = args.workloads.deployment(
-                    name, args.side, *self._workload(index),
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[created[n] for n in waits_for.get(name, ())]),
+                    names.name(name), args.side, *self._workload(index), opts=names.opts(name, waits),
                 )
             self.deployments = list(created.values())
         self.register_outputs({

@@ -36,6 +36,7 @@ from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.workloads import Workloads, motor_env
 from kvpool.errors import KvpoolError
 from kvpool.internal.checksums import annotations
+from kvpool.internal.child_names import ChildNames
 from kvpool.internal.labels import KV_CLIENT_LABEL, app_selector, common_labels
 from kvpool.internal.motor_env import MOTOR_INTERNAL_ENV, env_text
 from kvpool.internal.motor_pod import (
@@ -53,6 +54,7 @@ from kvpool.settings.pods import ContainerResources
 from kvpool.settings.service import ServiceSettings
 
 TYPE = "kvpool:index:KVConductor"
+DEFAULT_NAME = "kv-conductor"  # kvpool.program's name for it
 NAME = "mindie-motor-kv-conductor"  # deploy.py's Deployment, `app` label and NetworkPolicy
 SERVICE = "kv-conductor"  # deploy.py's Service; the coordinator dials it (KV_CONDUCTOR_SERVICE)
 WORKLOAD_ROLE = "kv-conductor"  # deploy.py's InferServiceSet role
@@ -173,20 +175,21 @@ class KVConductor(pulumi.ComponentResource):
     def __init__(self, name: str, args: KVConductorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         self._args = args
+        self._names = ChildNames(name, DEFAULT_NAME)
         self._labels = {**common_labels(args.namespace, WORKLOAD_ROLE, NAME), "app": NAME, "deploy-name": NAME}
         self.deployment = self._deployment()
         self.service = args.workloads.service(
-            SERVICE,
+            self._names.name(SERVICE),
             WORKLOAD_ROLE,
             metadata={"name": SERVICE, "namespace": args.namespace, "labels": self._labels},
             spec={"type": "ClusterIP", "selector": app_selector(NAME), "ports": [args.port.service_port()]},
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self._names.opts(SERVICE, pulumi.ResourceOptions(parent=self)),
         )
         self.network_policy = k8s.networking.v1.NetworkPolicy(
-            NAME,
+            self._names.name(NAME),
             metadata=self._metadata(),
             spec=self._network_policy_spec(),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=self._names.opts(NAME, pulumi.ResourceOptions(parent=self)),
         )
         self.register_outputs({
             "deployment": self.deployment, "service": self.service, "network_policy": self.network_policy,
@@ -213,7 +216,7 @@ class KVConductor(pulumi.ComponentResource):
             "volumeMounts": [MOTOR_CONFIG_MOUNT],
         }
         return args.workloads.deployment(
-            NAME,
+            self._names.name(NAME),
             WORKLOAD_ROLE,
             metadata=self._metadata(),
             spec={
@@ -232,7 +235,7 @@ class KVConductor(pulumi.ComponentResource):
                     },
                 },
             },
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            opts=self._names.opts(NAME, pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))),
         )
 
     def _network_policy_spec(self) -> dict[str, Any]:

@@ -12,10 +12,12 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from kvpool.internal.child_names import ChildNames
 from kvpool.internal.labels import common_labels
 from kvpool.settings.deploy import HostPathStorage, NfsStorage, PvcStorage, StorageEntry
 
 TYPE = "kvpool:index:UCMStorage"
+DEFAULT_NAME = "ucm-storage"  # kvpool.program's name for it
 
 
 def volume_name(index: int) -> str:
@@ -45,6 +47,7 @@ class UCMStorage(pulumi.ComponentResource):
     def __init__(self, name: str, args: UCMStorageArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         namespace = args.namespace
+        names = ChildNames(name, DEFAULT_NAME)
         self.claims, self.volumes, self.mounts = [], [], []
         for index, entry in enumerate(args.entries):
             if not entry.enable:
@@ -52,7 +55,7 @@ class UCMStorage(pulumi.ComponentResource):
             if isinstance(entry, PvcStorage) and entry.storage_class_name:
                 self.claims.append(
                     k8s.core.v1.PersistentVolumeClaim(
-                        volume_name(index),
+                        names.name(volume_name(index)),
                         metadata={
                             "name": volume_name(index),
                             "namespace": namespace,
@@ -63,7 +66,7 @@ class UCMStorage(pulumi.ComponentResource):
                             "accessModes": [entry.access_mode],
                             "resources": {"requests": {"storage": entry.size}},
                         },
-                        opts=pulumi.ResourceOptions(parent=self),
+                        opts=names.opts(volume_name(index), pulumi.ResourceOptions(parent=self)),
                     )
                 )
             self.volumes.append({"name": volume_name(index), **_volume_source(index, entry)})

@@ -14,6 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from kvpool.internal.child_names import ChildNames
 from kvpool.internal.labels import DEFAULT_CLUSTER_DOMAIN, common_labels, service_fqdn
 from kvpool.internal.motor_pod import (
     CONFIG_PATH,
@@ -72,11 +73,13 @@ class Workloads:
         opts: pulumi.ResourceOptions,
         instances: int = 1,
     ) -> k8s.apps.v1.Deployment | None:
-        """`spec` is a Deployment spec. In a service set, `instances` workloads of it form the role `role`."""
+        """`spec` is a Deployment spec; `name` its Pulumi name. In a service set, `instances` workloads of it form the
+        role `role`."""
         if self.is_service_set:
             if role in self._roles:
                 # One workload per role: a second would be dropped by the operator, so it is a bug here.
-                raise ValueError(f"role {role!r} already has a workload in the InferServiceSet; {name!r} would replace it")
+                raise ValueError(f"role {role!r} already has a workload in the InferServiceSet; "
+                                 f"{metadata['name']!r} would replace it")
             self._roles[role] = Role(role, instances, spec, metadata.get("labels", {}))
             return None
         return k8s.apps.v1.Deployment(name, metadata=metadata, spec=spec, opts=opts)
@@ -84,18 +87,19 @@ class Workloads:
     def service(
         self, name: str, role: str, metadata: dict[str, Any], spec: dict[str, Any], opts: pulumi.ResourceOptions
     ) -> k8s.core.v1.Service | None:
+        """`name`: the Service's Pulumi name (a role's Service is named as in metadata)."""
         if self.is_service_set:
             # The operator selects the role's pods itself; the selector would name pods it renames.
-            self._roles[role].services.append({"name": name, "spec": {k: v for k, v in spec.items() if k != "selector"}})
+            self._roles[role].services.append({"name": metadata["name"], "spec": {k: v for k, v in spec.items() if k != "selector"}})
             return None
         return k8s.core.v1.Service(name, metadata=metadata, spec=spec, opts=opts)
 
-    def finish(self, opts: pulumi.ResourceOptions | None = None) -> ServiceSet | None:
-        """The ServiceSet component owning the InferServiceSet that holds every role (nothing in multi_deployment).
-        `opts`: the InferServiceSet's own (depends_on, protect, retain_on_delete)."""
+    def finish(self, name: str = ISS_NAME, opts: pulumi.ResourceOptions | None = None) -> ServiceSet | None:
+        """The ServiceSet component named `name`, owning the InferServiceSet that holds every role (nothing in
+        multi_deployment). `opts`: the InferServiceSet's own (depends_on, protect, retain_on_delete)."""
         if not self.is_service_set:
             return None
-        return ServiceSet(ISS_NAME, self.namespace, list(self._roles.values()), opts)
+        return ServiceSet(name, self.namespace, list(self._roles.values()), opts)
 
 
 def motor_env(role: str, workloads: Workloads, job_name: str) -> dict[str, str]:
@@ -131,10 +135,11 @@ class ServiceSet(pulumi.ComponentResource):
             }
             for role in roles
         ]
+        names = ChildNames(name, ISS_NAME)
         # Created at the stack's root before this component existed: the alias keeps a running stack's object.
-        own = pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)])
+        own = names.opts(ISS_NAME, pulumi.ResourceOptions(parent=self), was_at_root=True)
         self.infer_service_set = k8s.apiextensions.CustomResource(
-            ISS_NAME,
+            names.name(ISS_NAME),
             api_version=SERVICE_SET_API_VERSION,
             kind=SERVICE_SET_KIND,
             metadata={

@@ -19,6 +19,7 @@ from grafana_foundation_sdk.builders import timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import DataSourceRef
 
+from kvpool.internal.child_names import ChildNames
 from kvpool.internal.labels import app_selector
 
 # kube-prometheus-stack's Grafana sidecar loads every ConfigMap with this label (sidecar.dashboards.label/labelValue).
@@ -139,23 +140,24 @@ def service_monitor(name: str, metadata: dict[str, Any], app: str, port: str,
 
 
 def dashboard_objects(signals: Signals, names: tuple[str, str], key: str, metadata: dict[str, Any],
-                      opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+                      children: ChildNames, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
     """The dashboard ConfigMap (the sidecar's label, the dashboard under `key`) and the PrometheusRule, named
-    `names` (ConfigMap, PrometheusRule), both with `metadata`'s namespace, labels and annotations."""
+    `names` (ConfigMap, PrometheusRule), both with `metadata`'s namespace, labels and annotations; children of the
+    component `children` names."""
     dashboard, rules = names
     return [
         k8s.core.v1.ConfigMap(
-            dashboard,
+            children.name(dashboard),
             metadata={**metadata, "name": dashboard, "labels": {**metadata["labels"], **DASHBOARD_LABEL}},
             data={key: dashboard_json(signals)},
-            opts=opts,
+            opts=children.opts(dashboard, opts),
         ),
         k8s.apiextensions.CustomResource(
-            rules,
+            children.name(rules),
             api_version=MONITORING_API,
             kind="PrometheusRule",
             metadata={**metadata, "name": rules},
             spec={"groups": rule_groups(signals)},
-            opts=opts,
+            opts=children.opts(rules, opts),
         ),
     ]

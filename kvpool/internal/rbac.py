@@ -22,6 +22,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from kvpool.internal.child_names import ChildNames
+
 RBAC_API = "rbac.authorization.k8s.io"
 # Where a call reaches: a cluster-scoped resource, a namespaced resource across all namespaces, or the namespace
 # Motor's controller config names (fault_tolerance_config.configmap_namespace).
@@ -179,13 +181,14 @@ def create_rbac(
     calls: tuple[ApiCall, ...],
     labels: Mapping[str, str],
     parent: pulumi.Resource,
+    names: ChildNames,
     cm_namespace: str = DEFAULT_CONFIGMAP_NAMESPACE,
 ) -> k8s.core.v1.ServiceAccount:
-    """Create rbac_objects(...) as Pulumi resources (logical name = object name, as before) under `parent`."""
-    opts = pulumi.ResourceOptions(parent=parent)
+    """Create rbac_objects(...) as Pulumi resources under `parent`, named by `names` (the parent's)."""
     account: k8s.core.v1.ServiceAccount | None = None
     for obj in rbac_objects(namespace, service_account, role_prefix, calls, labels, cm_namespace):
-        name, kind, metadata = obj["metadata"]["name"], obj["kind"], obj["metadata"]
+        kind, metadata = obj["kind"], obj["metadata"]
+        name, opts = names.name(metadata["name"]), names.opts(metadata["name"], pulumi.ResourceOptions(parent=parent))
         if kind == "ServiceAccount":
             account = k8s.core.v1.ServiceAccount(name, metadata=metadata, opts=opts)
         elif kind == "Role":

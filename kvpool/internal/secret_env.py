@@ -28,15 +28,15 @@ class SecretEnv:
     annotation: dict[str, pulumi.Output[str]]
 
 
-def secret_env(namespace: str, opts: pulumi.ResourceOptions | None) -> SecretEnv | None:
-    """The Secret, or None when the stack sets no secret_env (Pulumi.yaml's default is {})."""
+def secret_env(namespace: str, opts: pulumi.ResourceOptions | None, name: str = SECRET_NAME) -> SecretEnv | None:
+    """The Secret (`name`: its Pulumi name), or None when the stack sets no secret_env (Pulumi.yaml's default is {})."""
     # Emptiness from the raw text: reading the value itself outside a secret would log it as plain.
     if sdk_internals.raw_config(f"{PROJECT}:{SECRET_ENV_KEY}") in (None, "", "{}"):
         return None
     values = pulumi.Config(PROJECT).require_secret_object(SECRET_ENV_KEY)  # read_stack_settings checked it is secret
     string_data = values.apply(lambda data: {str(k): str(v) for k, v in (data or {}).items()})
     k8s.core.v1.Secret(
-        SECRET_NAME,
+        name,
         metadata={"name": SECRET_NAME, "namespace": namespace, "labels": common_labels(namespace, "secret-env", SECRET_NAME)},
         type="Opaque",
         string_data=string_data,

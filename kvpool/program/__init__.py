@@ -18,11 +18,15 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from kvpool.components import control_plane, kv_conductor, ucm_storage
 from kvpool.components.control_plane import ControlPlane
 from kvpool.components.engine_pool import EnginePool
 from kvpool.components.kv_conductor import KVConductor
 from kvpool.components.kv_conductor import service_host as conductor_host
+from kvpool.components.kv_store import component as kv_store
 from kvpool.components.kv_store.client import (
+    CLIENT_CONFIG_MAP,
+    CLIENT_EGRESS_POLICY,
     kv_client_config_map,
     kv_client_egress_policy,
 )
@@ -30,7 +34,7 @@ from kvpool.components.kv_store.component import KVStore
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.kv_store.shared import shared_store
 from kvpool.components.ucm_storage import UCMStorage
-from kvpool.components.workloads import Workloads
+from kvpool.components.workloads import ISS_NAME, Workloads
 from kvpool.errors import user_errors_as_run_errors
 from kvpool.internal.hardware import engine_node_selector
 from kvpool.internal.labels import instance_name
@@ -38,7 +42,7 @@ from kvpool.internal.motor_config import MOTOR_CONFIG_NAME, read_motor_files
 from kvpool.internal.motor_env import script_envs
 from kvpool.internal.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
 from kvpool.internal.rollout import ENGINES_OUTPUT, ROLLOUT_OUTPUT, previous_instances
-from kvpool.internal.secret_env import secret_env
+from kvpool.internal.secret_env import SECRET_NAME, secret_env
 from kvpool.policies import rules
 from kvpool.program.args import (
     control_plane_args,
@@ -55,16 +59,24 @@ def stack_name() -> str:
     return f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
 
 
+def part_name(service: str | None, part: str) -> str:
+    """The Pulumi name of a part (a component, an object of the service's own) of the service named `service` in a
+    program that builds several; None: a program's only service, whose parts keep the names they always had."""
+    return part if service is None else f"{service}-{part}"
+
+
 def build(
     settings: ServiceSettings,
     project_dir: Path,
     shared: KVStoreEndpoint | None = None,
     previous: Mapping[str, Any] | None = None,
     opts: pulumi.ResourceOptions | None = None,
+    name: str | None = None,
 ) -> dict[str, Any]:
     """The whole service, its resources under `opts` (e.g. a parent); returns the stack's outputs, which run()
     exports. `shared` is the checked store contract of `target_stack`, when another stack owns it; `previous`: this
-    stack's outputs as its last update left them (none before the first)."""
+    stack's outputs as its last update left them (none before the first); `name`: what the service's parts are named
+    after (part_name) when one program builds several services."""
     outputs: dict[str, Any] = {}
     if settings.create_namespace:
         namespace = k8s.core.v1.Namespace(
@@ -76,14 +88,15 @@ def build(
     store = settings.kv_cache_store_config
     if shared is not None:
         # Another stack owns the store: nothing of it is created here.
-        build_service(settings, project_dir, workloads, shared, opts, previous, owns_store=False)
+        build_service(settings, project_dir, workloads, shared, opts, previous, name, owns_store=False)
         outputs["kv_store_source"] = store.target_stack
     elif settings.kv_store_wanted:
-        endpoint = KVStore("kv-store", kv_store_args(settings, workloads, project_dir), opts).endpoint
+        endpoint = KVStore(part_name(name, kv_store.DEFAULT_NAME), kv_store_args(settings, workloads, project_dir),
+                           opts).endpoint
         outputs["kv_store"] = endpoint.as_output(stack_name(), settings.cluster)
-        build_service(settings, project_dir, workloads, endpoint, opts, previous, owns_store=True)
+        build_service(settings, project_dir, workloads, endpoint, opts, previous, name, owns_store=True)
     else:
-        build_service(settings, project_dir, workloads, None, opts, previous, owns_store=False)
+        build_service(settings, project_dir, workloads, None, opts, previous, name, owns_store=False)
     outputs["namespace"] = settings.namespace
     outputs["deploy_mode"] = deploy.deploy_mode
     outputs["motor_config"] = f"{settings.namespace}/{MOTOR_CONFIG_NAME}"
@@ -119,15 +132,16 @@ def build_service(
     endpoint: KVStoreEndpoint | None,
     opts: pulumi.ResourceOptions | None,
     previous: Mapping[str, Any] | None,
+    name: str | None,
     *,
     owns_store: bool,
 ) -> None:
     """Everything that uses the store: its client files, the control plane and the engines."""
     if endpoint is not None:
-        kv_client_config_map(endpoint, settings.namespace, opts)
+        kv_client_config_map(endpoint, settings.namespace, opts, part_name(name, CLIENT_CONFIG_MAP))
         if not owns_store:
-            kv_client_egress_policy(endpoint, settings.namespace, opts)
-    secret = secret_env(settings.namespace, opts)
+            kv_client_egress_policy(endpoint, settings.namespace, opts, part_name(name, CLIENT_EGRESS_POLICY))
+    secret = secret_env(settings.namespace, opts, part_name(name, SECRET_NAME))
     contract = dict(endpoint.engine_env) if endpoint else {}
     role_envs = script_envs(settings, contract)
     user_config = settings.user_config()
@@ -138,28 +152,30 @@ def build_service(
     ]:
         pulumi.log.warn(str(finding))
     motor_files = read_motor_files(settings, project_dir)
-    storage = UCMStorage("ucm-storage", ucm_storage_args(settings), opts) if settings.motor_deploy_config.storage else None
-    control_plane = ControlPlane(
-        "control-plane",
+    storage = (UCMStorage(part_name(name, ucm_storage.DEFAULT_NAME), ucm_storage_args(settings), opts)
+               if settings.motor_deploy_config.storage else None)
+    motor = ControlPlane(
+        part_name(name, control_plane.DEFAULT_NAME),
         control_plane_args(settings, workloads, endpoint, motor_files, role_envs, secret),
         opts,
     )
     for side in ("prefill", "decode"):
         side_storage = storage if side == "prefill" else None  # decode never loads UCM
         running = frozenset(previous_instances(previous, side))
-        EnginePool(side, engine_pool_args(settings, side, workloads, endpoint, role_envs, motor_files, secret,
+        EnginePool(part_name(name, side), engine_pool_args(settings, side, workloads, endpoint, role_envs, motor_files, secret,
                                           side_storage, running), opts)
     if settings.kv_conductor_config is not None:
         KVConductor(
-            "kv-conductor",
-            kv_conductor_args(settings, workloads, endpoint, role_envs, motor_files, (control_plane.motor_config,)),
+            part_name(name, kv_conductor.DEFAULT_NAME),
+            kv_conductor_args(settings, workloads, endpoint, role_envs, motor_files, (motor.motor_config,)),
             opts,
         )
     # In a service set the store's Deployment and Service live inside the InferServiceSet: protect it with the store.
     owned = settings.kv_cache_store_config if owns_store else None
     workloads.finish(
+        part_name(name, ISS_NAME),
         pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            depends_on=[control_plane.motor_config],
+            depends_on=[motor.motor_config],
             protect=bool(owned and owned.protect),
             retain_on_delete=bool(owned and owned.retain_on_delete),
         ))

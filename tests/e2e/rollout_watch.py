@@ -32,7 +32,12 @@ def write_stack(workspace: PulumiWorkspace, stack: str, instances: int, max_unav
 
 
 def _name(urn: str) -> str:
-    return urn.rsplit("::", 1)[1]
+    """An engine Deployment's Kubernetes name from its URN: its EnginePool (named after its side) names it
+    `<side>-<name>` (kvpool/internal/child_names.py)."""
+    name = urn.rsplit("::", 1)[1]
+    for side in ENGINE_SIDES:
+        name = name.removeprefix(f"{side}-")
+    return name
 
 
 def engine_waits(workspace: PulumiWorkspace, stack: str) -> dict[str, list[str]]:

@@ -44,9 +44,16 @@ def state_objects(workspace: PulumiWorkspace, stack: str) -> set[ObjectKey]:
 
 
 def pending_operations(workspace: PulumiWorkspace, stack: str) -> list[tuple[str, str]]:
-    """(type of operation, resource name) of what the last run left pending."""
-    return [(op["type"], op["resource"]["urn"].rsplit("::", 1)[-1])
-            for op in checkpoint(workspace, stack).get("pending_operations") or []]
+    """(type of operation, Kubernetes name) of what the last run left pending: the object's metadata.name (a
+    component's child's URN name is `<component>-<name>`), else the URN's name."""
+    def name(resource: dict) -> str:
+        for key in ("inputs", "outputs"):
+            found = ((resource.get(key) or {}).get("metadata") or {}).get("name")
+            if isinstance(found, str) and found:
+                return found
+        return resource["urn"].rsplit("::", 1)[-1]
+
+    return [(op["type"], name(op["resource"])) for op in checkpoint(workspace, stack).get("pending_operations") or []]
 
 
 def lock_files(workspace: PulumiWorkspace) -> list[Path]:

@@ -27,9 +27,9 @@ pytestmark = pytest.mark.e2e
 NAME = "yaml-svc"  # the namespace too, of both programs
 
 
-def settings() -> dict[str, Any]:
+def settings(namespace: str = NAME) -> dict[str, Any]:
     """The template's service, in its own namespace, with Motor's scripts."""
-    text = (REPO / "templates" / "motor-kvpool" / "Pulumi.dev.yaml").read_text().replace("${PROJECT}", NAME)
+    text = (REPO / "templates" / "motor-kvpool" / "Pulumi.dev.yaml").read_text().replace("${PROJECT}", namespace)
     config = yaml.safe_load(text)["config"]
     sections = {key.removeprefix("motor-kvpool:"): value for key, value in config.items()}
     return {**sections, "motor_deployer_dir": str(MOTOR_DEPLOYER)}
@@ -92,3 +92,60 @@ def test_a_yaml_program_goes_up_with_the_objects_of_the_python_program(workspace
     outputs = json.loads(workspace.run("stack", "output", "--json", "-s", "dev", cwd=program).check().stdout)
     assert outputs == {"namespace": NAME, "engines": {"prefill": ["vllm-p0"], "decode": ["vllm-d0"]}}
     workspace.run("destroy", "--yes", "-s", "dev", cwd=program, timeout=1200).check()
+
+
+TWINS = {"svc-a": "yaml-twin-a", "svc-b": "yaml-twin-b"}  # Pulumi name -> namespace
+
+
+def test_a_yaml_program_declares_the_service_twice(workspace: PulumiWorkspace, cluster: Cluster, tmp_path: Path) -> None:
+    """Issue 46: two kvpool:index:Services in one YAML program, in two namespaces, go up side by side: each child is
+    named after its own component (no URN is shared) and each namespace gets the same objects, which are those a
+    single service's program creates."""
+    wheel = build_wheel(tmp_path / "wheel")
+    python = tmp_path / "python"
+    python.mkdir()
+    (python / "requirements.txt").write_text(f"motor-kvpool=={VERSION}\n")
+    (python / "Pulumi.yaml").write_text("name: yaml-twins\nruntime: python\n")
+    (python / "__main__.py").write_text("from kvpool.program import run\n\nrun()\n")
+    (python / "Pulumi.dev.yaml").write_text(yaml.safe_dump(
+        {"config": {f"motor-kvpool:{key}": value for key, value in settings(TWINS["svc-a"]).items()}}))
+    venv = install_requirements(python, wheel.parent)
+    offline = subprocess.run([str(venv / "bin" / "kvpool"), "preview", "--stack", "dev", "--out", str(tmp_path / "out")],
+                             cwd=python, capture_output=True, text=True, timeout=600)
+    assert offline.returncode == 0, offline.stderr
+    single = manifests(tmp_path / "out", "dev")  # one service's objects, in yaml-twin-a
+    program = tmp_path / "yaml-twins"
+    written = subprocess.run([str(venv / "bin" / "kvpool"), "component-package", str(program / "kvpool-package")],
+                             capture_output=True, text=True, timeout=120)
+    assert written.returncode == 0, written.stderr
+    (program / "Pulumi.yaml").write_text(yaml.safe_dump({
+        "name": "yaml-twins", "runtime": "yaml",
+        "packages": {"kvpool": "./kvpool-package"},
+        "config": {"kubernetes:enableConfigMapMutable": {"value": True}},
+        "resources": {name: {"type": "kvpool:index:Service", "properties": {"settings": settings(namespace)}}
+                      for name, namespace in TWINS.items()},
+        "outputs": {f"{name}-namespace": f"${{{name}.namespace}}" for name in TWINS},
+    }, sort_keys=False))
+    workspace.run("stack", "init", "dev", cwd=program).check()
+    preview = json.loads(workspace.run("preview", "--json", "-s", "dev", cwd=program).check().stdout)
+    children = {name: [step["urn"] for step in preview["steps"] if f"kvpool:index:Service::{name}" not in step["urn"]
+                       and step["urn"].split("::")[-1].startswith(f"{name}-")] for name in TWINS}
+    assert all(children.values()), children
+    urns = [step["urn"] for step in preview["steps"]]
+    assert len(urns) == len(set(urns))
+
+    ensure_nodes(cluster, single)
+    workspace.run("up", "--yes", "--skip-preview", "-s", "dev", cwd=program, timeout=1800).check()
+    try:
+        deployment = json.loads(workspace.run("stack", "export", "-s", "dev", cwd=program).check().stdout)["deployment"]
+        objects = kubernetes_objects(deployment)
+        per_namespace = {namespace: sorted((kind, name) for kind, ns, name in objects if ns == namespace)
+                         for namespace in TWINS.values()}
+        assert per_namespace["yaml-twin-a"] == per_namespace["yaml-twin-b"] == sorted(
+            (obj["kind"], obj["metadata"]["name"]) for obj in single if obj["metadata"].get("namespace") == "yaml-twin-a")
+        for namespace in TWINS.values():
+            assert deployments_not_ready(cluster, namespace) == []
+        outputs = json.loads(workspace.run("stack", "output", "--json", "-s", "dev", cwd=program).check().stdout)
+        assert outputs == {f"{name}-namespace": namespace for name, namespace in TWINS.items()}
+    finally:
+        workspace.run("destroy", "--yes", "-s", "dev", cwd=program, timeout=1800).check()

@@ -17,6 +17,7 @@ from tests.e2e.realengine import FORCE, REPO, Cluster, PulumiWorkspace
 from tests.e2e.stack_objects import copy_of
 from tests.e2e.views import (
     api_path,
+    kube_name,
     live_differences,
     offline_in_copy_to,
     preview_json,
@@ -83,7 +84,8 @@ def test_out_of_band_changes_are_shown_restored_and_named(
     # forced (measured: "Server-Side Apply field conflict detected ... conflict with Python-urllib").
     data, shown = preview_json(workspace, STACK, "--refresh", extra_env=FORCE)
     assert shown.returncode == 0, shown.output[-4000:]
-    changes = {(step["op"], *split_urn(step["urn"])) for step in data["steps"] if step["op"] not in ("same", "refresh", "read")}
+    changes = {(step["op"], split_urn(step["urn"])[0], kube_name(step)) for step in data["steps"]
+               if step["op"] not in ("same", "refresh", "read")}
     assert changes == {
         ("update", "kubernetes:core/v1:ConfigMap", "motor-config"),
         ("update", "kubernetes:apps/v1:Deployment", "vllm-d0"),

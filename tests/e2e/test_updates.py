@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.cluster_stacks import StacksUp, ensure_nodes, manifests
 from tests.e2e.realengine import Cluster, PulumiWorkspace
-from tests.e2e.views import changes_both_ways, preview_json, split_urn
+from tests.e2e.views import changes_both_ways, kube_name, preview_json, split_urn
 
 pytestmark = pytest.mark.e2e
 
@@ -27,7 +27,8 @@ def test_scaling_decode_creates_one_deployment_and_updates_motor_config(
     workspace.run("config", "set", "--path", "motor_deploy_config.d_instances_num", "3", "-s", "dev").check()
     data, result = preview_json(workspace, "dev", "--diff")
     assert result.returncode == 0, result.output[-4000:]
-    changes = sorted((step["op"], *split_urn(step["urn"])) for step in data["steps"] if step["op"] != "same")
+    changes = sorted((step["op"], split_urn(step["urn"])[0], kube_name(step))
+                     for step in data["steps"] if step["op"] != "same")
     assert changes == [
         ("create", "kubernetes:apps/v1:Deployment", "vllm-d2"),
         # the stack reads its own last outputs to order the engines' waves (kvpool/internal/rollout.py): a read, no change

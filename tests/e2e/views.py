@@ -74,6 +74,17 @@ def split_urn(urn: str) -> tuple[str, str]:
     return qualified_type.split("$")[-1], name
 
 
+def kube_name(step: dict[str, Any]) -> str:
+    """The Kubernetes name of a step's object: its metadata.name (the URN's name is `<component>-<name>` for a
+    component's child), else the URN's name (a resource without metadata)."""
+    for state in (step.get("newState"), step.get("oldState")):
+        for key in ("inputs", "outputs"):
+            name = ((state or {}).get(key) or {}).get("metadata", {}).get("name")
+            if isinstance(name, str) and name:
+                return name
+    return split_urn(step["urn"])[1]
+
+
 def engine_tree(preview_json: dict[str, Any]) -> set[Resource]:
     resources: set[Resource] = set()
     for step in preview_json.get("steps", []):
@@ -113,7 +124,7 @@ def engine_changes(data: dict[str, Any]) -> set[tuple[str, str, str]]:
     ops = {"create-replacement": "replace", "delete-replaced": "replace", "replace": "replace"}
     found = set()
     for step in data["steps"]:
-        type_, name = split_urn(step["urn"])
+        type_, name = split_urn(step["urn"])[0], kube_name(step)
         # A read (a consumer's owner store Endpoints) changes no object of the cluster.
         if step["op"] in ("same", "read") or not type_.startswith("kubernetes:"):
             continue

@@ -71,6 +71,8 @@ class RecordedResource:
     protect: bool = False
     retain_on_delete: bool = False
     dependencies: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    """The URNs it says it had before (its own aliases, sorted; not those a parent's aliases imply)."""
 
 
 @dataclass(frozen=True)
@@ -234,8 +236,17 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
             resource_id=request.importId or None,
             protect=request.protect,
             retain_on_delete=request.retainOnDelete,
+            aliases=tuple(sorted(self._alias_urn(request, alias) for alias in request.aliases)),
         )
         return response
+
+    def _alias_urn(self, request: Any, alias: Any) -> str:
+        """An alias as the engine resolves it (in this run's stack and project): a spec's unset parts are the resource's own."""
+        if alias.HasField("urn"):
+            return alias.urn
+        spec = alias.spec
+        parent = "" if spec.noParent else spec.parentUrn or request.parent
+        return self.make_urn(parent, spec.type or request.type, spec.name or request.name)
 
     def ReadResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         self._reject_duplicate(request)

@@ -26,12 +26,13 @@ def mounted_client_files(endpoint: KVStoreEndpoint) -> dict[str, str]:
 
 
 def kv_client_config_map(
-    endpoint: KVStoreEndpoint, namespace: str, opts: pulumi.ResourceOptions | None = None
+    endpoint: KVStoreEndpoint, namespace: str, opts: pulumi.ResourceOptions | None = None, name: str = CLIENT_CONFIG_MAP
 ) -> k8s.core.v1.ConfigMap | None:
+    """`name`: its Pulumi name."""
     files = mounted_client_files(endpoint)
     if not files:
         return None
-    return k8s.core.v1.ConfigMap(CLIENT_CONFIG_MAP, metadata=_metadata(CLIENT_CONFIG_MAP, namespace), data=files, opts=opts)
+    return k8s.core.v1.ConfigMap(name, metadata=_metadata(CLIENT_CONFIG_MAP, namespace), data=files, opts=opts)
 
 
 def _metadata(name: str, namespace: str) -> k8s.meta.v1.ObjectMetaArgs:
@@ -64,19 +65,21 @@ def _other_tcp_ports(ports: list[int]) -> list[dict[str, object]]:
 
 
 def kv_client_egress_policy(
-    endpoint: KVStoreEndpoint, namespace: str, opts: pulumi.ResourceOptions | None = None
+    endpoint: KVStoreEndpoint, namespace: str, opts: pulumi.ResourceOptions | None = None,
+    name: str = CLIENT_EGRESS_POLICY,
 ) -> k8s.networking.v1.NetworkPolicy | None:
     """A consumer's KV clients (its pods labelled KV_CLIENT_LABEL) reach the store's ports in the owner's namespace
     only, so a store host that got past the contract check (kvpool/components/kv_store/contract.py) cannot be reached in
     another namespace or outside the cluster. Every other port stays open to any destination: a NetworkPolicy can
     only allow, so the rule lists the other TCP ports as ranges and every UDP and SCTP port. Yuanrong's engines
-    dial their own node's worker on the host network, which no namespace selector names: no rule for it."""
+    dial their own node's worker on the host network, which no namespace selector names: no rule for it. `name`: its
+    Pulumi name."""
     if endpoint.backend not in ("mooncake", "memcache"):
         return None
     ports = store_ports(endpoint)
     owner = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": endpoint.namespace}}}
     return k8s.networking.v1.NetworkPolicy(
-        CLIENT_EGRESS_POLICY,
+        name,
         metadata=_metadata(CLIENT_EGRESS_POLICY, namespace),
         spec={
             "podSelector": {"matchLabels": {KV_CLIENT_LABEL: "true"}},

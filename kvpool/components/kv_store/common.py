@@ -13,6 +13,7 @@ from kvpool.components.workloads import Workloads
 from kvpool.errors import KvpoolError
 from kvpool.internal import dashboards
 from kvpool.internal.checksums import annotations
+from kvpool.internal.child_names import ChildNames
 from kvpool.internal.labels import (
     KV_CLIENT_LABEL,
     METRICS_SCRAPER_LABEL,
@@ -59,6 +60,7 @@ class StoreContext:
     engine_node_labels: dict[str, str]  # what engine nodes carry (stores that run beside the engines use it)
     resources: ContainerResources
     parent: pulumi.Resource
+    names: ChildNames  # the KVStore's children's Pulumi names
     protect: bool
     retain_on_delete: bool
     allowed_consumers: tuple[str, ...]
@@ -77,6 +79,10 @@ class StoreContext:
             retain_on_delete=self.retain_on_delete,
             depends_on=list(depends_on),
         )
+
+    def child_opts(self, name: str, depends_on: Sequence[pulumi.Resource] = ()) -> pulumi.ResourceOptions:
+        """opts() of the child whose Kubernetes name is `name` (its Pulumi name is names.name(name))."""
+        return self.names.opts(name, self.opts(depends_on))
 
     def app_labels(self, app: str) -> dict[str, str]:
         # `app` and `deploy-name` are deploy.py's selector labels; the user's additional labels come first so
@@ -128,13 +134,15 @@ def _service_spec(app: str, ports: Sequence[Port], headless: bool = False) -> di
 
 def service(ctx: StoreContext, name: str, app: str, ports: Sequence[Port]) -> None:
     """The store's own Service: part of the kv-store role in a service set."""
-    ctx.keep(ctx.workloads.service(name, COMPONENT, ctx.metadata(name, app), _service_spec(app, ports), ctx.opts()))
+    ctx.keep(ctx.workloads.service(ctx.names.name(name), COMPONENT, ctx.metadata(name, app), _service_spec(app, ports),
+                                   ctx.child_opts(name)))
 
 
 def headless_service(ctx: StoreContext, name: str, app: str, ports: Sequence[Port]) -> k8s.core.v1.Service:
     """A StatefulSet's peer Service: always a plain object (service sets hold Deployments only)."""
     return ctx.keep(k8s.core.v1.Service(
-        name, metadata=ctx.metadata(name, app), spec=_service_spec(app, ports, headless=True), opts=ctx.opts()
+        ctx.names.name(name), metadata=ctx.metadata(name, app), spec=_service_spec(app, ports, headless=True),
+        opts=ctx.child_opts(name),
     ))
 
 
@@ -181,15 +189,16 @@ def network_policy(
         if admitted:
             ingress.append({"from": sources[group], "ports": admitted})
     return ctx.keep(k8s.networking.v1.NetworkPolicy(
-        name,
+        ctx.names.name(name),
         metadata=ctx.metadata(name, app),
         spec={"podSelector": {"matchLabels": app_selector(app)}, "policyTypes": ["Ingress"], "ingress": ingress},
-        opts=ctx.opts(),
+        opts=ctx.child_opts(name),
     ))
 
 
 def service_monitor(ctx: StoreContext, name: str, app: str, metrics_port: str) -> k8s.apiextensions.CustomResource:
-    return ctx.keep(dashboards.service_monitor(name, ctx.metadata(name, app), app, metrics_port, ctx.opts()))
+    return ctx.keep(dashboards.service_monitor(ctx.names.name(name), ctx.metadata(name, app), app, metrics_port,
+                                               ctx.child_opts(name)))
 
 
 def deployment(
@@ -204,7 +213,7 @@ def deployment(
     # Pod labels are the object's labels; nothing in them changes between runs, so re-running restarts nothing.
     pod_annotations = {**ctx.annotations, **annotations(checksums or {})}
     ctx.keep(ctx.workloads.deployment(
-        name,
+        ctx.names.name(name),
         COMPONENT,
         metadata=ctx.metadata(name, name),
         spec={
@@ -220,7 +229,7 @@ def deployment(
                 },
             },
         },
-        opts=ctx.opts(depends_on),
+        opts=ctx.child_opts(name, depends_on),
     ))
 
 

@@ -13,6 +13,7 @@ from kvpool.components.kv_store import memcache, mooncake, yuanrong
 from kvpool.components.kv_store.common import StoreContext
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.workloads import Workloads
+from kvpool.internal.child_names import ChildNames
 from kvpool.policies import rules
 from kvpool.settings.pods import ContainerResources
 from kvpool.settings.store import (
@@ -22,6 +23,7 @@ from kvpool.settings.store import (
 )
 
 TYPE = "kvpool:index:KVStore"
+DEFAULT_NAME = "kv-store"  # kvpool.program's name for it
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,7 +62,7 @@ class KVStore(pulumi.ComponentResource):
     def __init__(self, name: str, args: KVStoreArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         context = {f.name: getattr(args, f.name) for f in fields(StoreContext) if hasattr(args, f.name)}
-        ctx = StoreContext(**context, parent=self)
+        ctx = StoreContext(**context, parent=self, names=ChildNames(name, DEFAULT_NAME))
         store = args.store
         if isinstance(store, MooncakeStoreConfig):
             endpoint = mooncake.build(ctx, store, args.sizing)

@@ -67,7 +67,7 @@ def build_etcd(
     ports = [Port(name="client", port=etcd.port), Port(name="peer", port=etcd.peer_port)]
     headless = headless_service(ctx, peers, name, ports)
     members = ctx.keep(k8s.apps.v1.StatefulSet(
-        name,
+        ctx.names.name(name),
         metadata=ctx.metadata(name, name),
         spec={
             "serviceName": peers,
@@ -103,7 +103,7 @@ def build_etcd(
                 }
             ],
         },
-        opts=ctx.opts([headless]),
+        opts=ctx.child_opts(name, [headless]),
     ))
     network_policy(
         ctx, name, name, ports, peers=[name, *clients], members=[name], engines=engines,

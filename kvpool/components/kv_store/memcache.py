@@ -146,7 +146,8 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
     conf_name = k8s_name(STORE_NAME, "meta-conf")
     conf_data = {META_TEMPLATE: render_conf(meta_conf(store))}
     conf = ctx.keep(k8s.core.v1.ConfigMap(
-        conf_name, metadata=ctx.metadata(conf_name, STORE_NAME), data=conf_data, opts=ctx.opts()
+        ctx.names.name(conf_name), metadata=ctx.metadata(conf_name, STORE_NAME), data=conf_data,
+        opts=ctx.child_opts(conf_name),
     ))
     meta = {
         "name": "memcache-meta-service",

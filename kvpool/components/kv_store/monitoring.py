@@ -246,5 +246,5 @@ Query(f"max(memcache_evict_running{{{sel}}})", "running"),
 def build(ctx: StoreContext, signals: Signals) -> None:
     """The dashboard ConfigMap (the sidecar's label) and the PrometheusRule, beside the store."""
     for made in dashboard_objects(signals, (DASHBOARD_NAME, RULES_NAME), f"kv-pool-{ctx.namespace}.json",
-                                  ctx.metadata(DASHBOARD_NAME, STORE_NAME), ctx.opts()):
+                                  ctx.metadata(DASHBOARD_NAME, STORE_NAME), ctx.names, ctx.opts()):
         ctx.keep(made)

@@ -85,7 +85,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         "volumeMounts": [{"name": "sockets", "mountPath": YUANRONG_SOCKET_DIR}, {"name": "shm", "mountPath": "/dev/shm"}],
     }
     ctx.keep(k8s.apps.v1.DaemonSet(
-        YUANRONG_WORKERS,
+        ctx.names.name(YUANRONG_WORKERS),
         metadata=ctx.metadata(YUANRONG_WORKERS, YUANRONG_WORKERS),
         spec={
             "selector": {"matchLabels": app_selector(YUANRONG_WORKERS)},
@@ -104,7 +104,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
                 },
             },
         },
-        opts=ctx.opts([etcd]),
+        opts=ctx.child_opts(WORKER_NAME, [etcd]),
     ))
     return KVStoreEndpoint(
         backend="yuanrong",
