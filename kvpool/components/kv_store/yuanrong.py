@@ -104,7 +104,7 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
                 },
             },
         },
-        opts=ctx.child_opts(WORKER_NAME, [etcd]),
+        opts=ctx.child_opts(YUANRONG_WORKERS, [etcd]),
     ))
     return KVStoreEndpoint(
         backend="yuanrong",
