@@ -19,7 +19,8 @@ POD_ENV_NAMES = (
     "POD_IP", "HOST_IP", "ROLE", "JOB_NAME", "CONFIGMAP_PATH", "CONFIG_PATH",
     "CONTROLLER_SERVICE", "COORDINATOR_SERVICE", "COORDINATOR_INFER_SERVICE", "COORDINATOR_OBS_SERVICE",
 )
-# What motor_derived_env (kvpool/program/role_env.py) adds to the functions: no container env holds them, so their values are exported as written.
+# What motor_derived_env (kvpool/program/role_env.py) adds to the functions: no container env holds them, so their
+# values are exported as written.
 DERIVED_ENV_NAMES = ("ENGINE_TYPE", "MODEL_NAME", "SERVICE_ID")
 # Every name motor-kvpool sets for Motor's processes, the one list env.json's sections (motor_pod.check_internal_env)
 # and secret_env (settings/from_stack.py) are refused from; the control plane's pods also get POD_NAMESPACE.
