@@ -18,15 +18,10 @@ from hypothesis import strategies as st
 
 from kvpool.components.workloads import Workloads
 from kvpool.internal.motor_config import ENV_FUNCTIONS, MOTOR_FILES, motor_config_data
-from kvpool.internal.motor_env import (
-    DERIVED_ENV_NAMES,
-    POD_ENV_NAMES,
-    env_text,
-    motor_derived_env,
-    script_envs,
-)
+from kvpool.internal.motor_env import DERIVED_ENV_NAMES, POD_ENV_NAMES, env_text
 from kvpool.components.workloads import motor_env
 from kvpool.internal.motor_pod import FIELD_ENV
+from kvpool.program.role_env import motor_derived_env, script_envs
 from kvpool.settings.loader import load_from_pulumi_config
 from tests.hostile.shell_roads import as_user, folder_both_can_write, needs_root_and_setpriv, shell_payloads
 from tests.service_configs import plain_pd
@@ -110,7 +105,7 @@ ENGINE_CONTRACT = {"KV_STORE_BACKEND": "mooncake", "MOONCAKE_LOCAL_HOSTNAME": "$
 def check_functions(service: dict[str, Any], folder: Path) -> None:
     settings_ = load_from_pulumi_config(service, "svc")
     role_envs = script_envs(settings_, ENGINE_CONTRACT)
-    data = motor_config_data(settings_, FAKE_MOTOR_FILES, role_envs, {})
+    data = motor_config_data(settings_.user_config(), FAKE_MOTOR_FILES, role_envs, {})
     scripts = {key: data[key] for key in ENV_FUNCTIONS}
     sections = {function: section for pairs in ENV_FUNCTIONS.values() for function, section in pairs}
     common = role_envs["motor_common_env"]
@@ -188,7 +183,7 @@ def test_references_and_escapes_follow_kubernetes(tmp_path) -> None:
     }}
     settings_ = load_from_pulumi_config(service, "svc")
     exported = exported_by_bash(
-        {"common.sh": motor_config_data(settings_, FAKE_MOTOR_FILES, script_envs(settings_, {}), {})["common.sh"]},
+        {"common.sh": motor_config_data(settings_.user_config(), FAKE_MOTOR_FILES, script_envs(settings_, {}), {})["common.sh"]},
         ["set_common_env"], ["FOO", "BAR", "BAZ", "ASCEND_HOME_PATH"], tmp_path,
     )["set_common_env"]
     assert exported == {

@@ -13,8 +13,6 @@ import hashlib
 import json
 from typing import Any, Mapping
 
-from kvpool.settings.service import ServiceSettings
-
 PREFIX = "checksum/"
 # checksum/<name> -> what it digests, and the pods that carry it (docs/restarts.md; tests/test_restarts.py finds
 # exactly these names on the example stacks' pods).
@@ -43,11 +41,11 @@ def digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def engine_config_inputs(settings: ServiceSettings, side: str) -> dict[str, Any]:
-    """What an engine of `side` reads from user_config.json at start: its side's engine section (vLLM's arguments),
-    the store keys of its node manager, the node manager's section and TLS. Not the other side's section, the
-    instance counts or the control plane's sections."""
-    user_config = settings.user_config()
+def engine_config_inputs(user_config: Mapping[str, Any], side: str) -> dict[str, Any]:
+    """What an engine of `side` reads from user_config.json at start (`user_config`: the effective one,
+    ServiceSettings.user_config()): its side's engine section (vLLM's arguments), the store keys of its node manager,
+    the node manager's section and TLS. Not the other side's section, the instance counts or the control plane's
+    sections."""
     deploy = user_config.get("motor_deploy_config", {})
     store = user_config.get("kv_cache_store_config") or {}
     return {

@@ -21,7 +21,6 @@ from kvpool.errors import KvpoolError
 from kvpool.internal.input_files import InputFileError, read_text
 from kvpool.internal.motor_env import shell_exports
 from kvpool.internal.project_files import ProjectFileError, inside_folder
-from kvpool.settings.service import ServiceSettings
 
 MOTOR_CONFIG_NAME = "motor-config"
 USER_CONFIG_KEY = "user_config.json"
@@ -95,20 +94,22 @@ class MotorScriptsError(KvpoolError):
     """motor_deployer_dir is unset where it is needed, unreadable, or lacks a file deploy.py ships."""
 
 
-def render_user_config(settings: ServiceSettings) -> str:
-    """Stable text: key order as Motor writes its files, so an unchanged config never shows a diff."""
-    return json.dumps(settings.user_config(), indent=2, ensure_ascii=False) + "\n"
+def render_user_config(user_config: Mapping[str, Any]) -> str:
+    """The effective user_config.json (ServiceSettings.user_config()) as stable text: key order as Motor writes its
+    files, so an unchanged config never shows a diff."""
+    return json.dumps(user_config, indent=2, ensure_ascii=False) + "\n"
 
 
-def read_motor_files(settings: ServiceSettings, project_dir: Path) -> dict[str, str]:
-    """deploy.py's files by ConfigMap key. Never copied into this repository: Motor's code stays Motor's.
+def read_motor_files(motor_deployer_dir: str | None, project_dir: Path) -> dict[str, str]:
+    """deploy.py's files by ConfigMap key, from the settings' motor_deployer_dir (relative to `project_dir`; None:
+    none). Never copied into this repository: Motor's code stays Motor's.
 
     The folder may lie outside the project (it is Motor's checkout), but only MOTOR_FILES are read from it, each
     resolved (symlinks, `..`) and refused unless it stays inside the folder: a symlinked boot.sh pointing at
     /proc/self/environ or /etc/shadow would otherwise be published in motor-config. Errors never quote content."""
-    if settings.motor_deployer_dir is None:
+    if motor_deployer_dir is None:
         return {}
-    folder = project_dir / settings.motor_deployer_dir
+    folder = project_dir / motor_deployer_dir
     hint = "point motor_deployer_dir at Motor's examples/deployer folder (the one holding deploy.py)"
     if not folder.is_dir():
         raise MotorScriptsError(f"motor_deployer_dir: {folder} is not a folder; {hint}")
@@ -160,13 +161,14 @@ def with_env_functions(
 
 
 def motor_config_data(
-    settings: ServiceSettings,
+    user_config: Mapping[str, Any],
     motor_files: Mapping[str, str],
     role_envs: Mapping[str, Mapping[str, Any]],
     client_files: Mapping[str, str],
     role_containers: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, str]:
-    """`motor_files`: read_motor_files(); `role_envs`: env.json section name -> what its set_*_env function exports
+    """`user_config`: the effective user_config.json (ServiceSettings.user_config()); `motor_files`:
+    read_motor_files(); `role_envs`: env.json section name -> what its set_*_env function exports
     (motor_common_env included; a section without an entry exports motor_common_env's);
     `client_files`: the store's client files by endpoint file name; `role_containers`: section name -> the env names
     (past Motor's own) of the container running its function, where they are not the function's own (shell_exports)."""
@@ -182,5 +184,5 @@ def motor_config_data(
     for name, key in CLIENT_FILE_KEYS.items():
         if name in client_files:
             data[key] = client_files[name]
-    data[USER_CONFIG_KEY] = render_user_config(settings)
+    data[USER_CONFIG_KEY] = render_user_config(user_config)
     return data

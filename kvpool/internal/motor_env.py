@@ -1,4 +1,6 @@
-"""What each Motor role's processes find in their environment, from env.json's sections and the store contract.
+"""What each Motor role's processes find in their environment, written as container env and as shell functions: the
+names motor-kvpool sets itself and the shell words (shell_exports). Which values each role gets, from env.json's
+sections and the store contract, is kvpool/program/role_env.py's.
 
 The same values reach a pod twice, as in deploy.py plus what Kubernetes shows: as container env (visible to
 `kubectl describe` and read by the policy pack) and as the `set_*_env` functions deploy.py writes into Motor's
@@ -10,10 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from kvpool.errors import KvpoolError
-from kvpool.policies import rules
-from kvpool.settings.service import ServiceSettings
-
 # Names every Motor pod's container env defines before any env.json entry (motor_pod.FIELD_ENV and motor_pod.motor_env,
 # which env.json may not set: motor_pod.check_internal_env). Motor's scripts leave them alone before a set_*_env
 # function runs, but for JOB_NAME in an engine: engine.sh appends the instance's indexes first (roles/engine.sh:43).
@@ -21,15 +19,13 @@ POD_ENV_NAMES = (
     "POD_IP", "HOST_IP", "ROLE", "JOB_NAME", "CONFIGMAP_PATH", "CONFIG_PATH",
     "CONTROLLER_SERVICE", "COORDINATOR_SERVICE", "COORDINATOR_INFER_SERVICE", "COORDINATOR_OBS_SERVICE",
 )
-# What motor_derived_env adds to the functions: no container env holds them, so their values are exported as written.
+# What motor_derived_env (kvpool/program/role_env.py) adds to the functions: no container env holds them, so their
+# values are exported as written.
 DERIVED_ENV_NAMES = ("ENGINE_TYPE", "MODEL_NAME", "SERVICE_ID")
 # Every name motor-kvpool sets for Motor's processes, the one list env.json's sections (motor_pod.check_internal_env)
 # and secret_env (settings/from_stack.py) are refused from; the control plane's pods also get POD_NAMESPACE.
 MOTOR_INTERNAL_ENV = (*POD_ENV_NAMES, *DERIVED_ENV_NAMES)
 CONTROL_PLANE_INTERNAL_ENV = (*MOTOR_INTERNAL_ENV, "POD_NAMESPACE")
-
-class EngineEnvConflict(KvpoolError):
-    """env.json sets a variable the KV store contract sets to another value."""
 
 
 def env_text(value: Any) -> str:
@@ -100,48 +96,3 @@ def shell_exports(env: Mapping[str, Any], container: Sequence[str] | None = None
         ) or "''"
         lines.append(f"    export {name}={word}\n")
     return "".join(lines) or "    :\n"  # `:` keeps an empty function valid bash
-
-
-def motor_derived_env(settings: ServiceSettings) -> dict[str, str]:
-    """What deploy.py's set_env_to_shell adds to motor_common_env (Motor's alarms and log folders read them).
-    SERVICE_ID is the job_id alone: deploy.py appends the deploy time, which would change motor-config (and
-    Motor's log folder) on every run. NORTH_PLATFORM is left unset: deploy.py writes the text `None` when
-    user_config.json has no north_config, and Motor's reader defaults to "" (motor-kvpool takes no north_config)."""
-    prefill = settings.motor_engine_prefill_config
-    return {
-        "ENGINE_TYPE": prefill.engine_type,
-        "MODEL_NAME": prefill.engine_config.served_model_name or "Unknown",
-        "SERVICE_ID": settings.namespace,
-    }
-
-
-def engine_env(settings: ServiceSettings, side: str, contract: Mapping[str, str]) -> dict[str, Any]:
-    """An engine's env: motor_common_env, then its side's section (with motor-kvpool's defaults), then the store
-    contract, which env.json may repeat but never contradict."""
-    sections = settings.env_sections()
-    side_section = rules.engine_env_section(side)
-    origin = {name: "motor_common_env" for name in sections["motor_common_env"]}
-    origin.update({name: side_section for name in sections[side_section]})
-    user = {**sections["motor_common_env"], **sections[side_section]}
-    conflicts = sorted(key for key in contract if key in user and env_text(user[key]) != contract[key])
-    if conflicts:
-        raise EngineEnvConflict(
-            "; ".join(
-                f"env.{origin[key]}.{key} is {user[key]!r} but the KV store needs {contract[key]!r}" for key in conflicts
-            )
-            + ". Remove them from env.json: motor-kvpool sets them from the store."
-        )
-    return {**user, **contract}
-
-
-def script_envs(settings: ServiceSettings, engine_contract: Mapping[str, str]) -> dict[str, dict[str, Any]]:
-    """env.json section -> what its set_*_env function exports (motor_common_env and Motor's derived values first,
-    as deploy.py merges them). Sections of roles motor-kvpool does not deploy export the common env only; the
-    union engine reuses prefill's, as deploy.py does when env.json has no union section."""
-    sections = settings.env_sections()
-    common = {**sections["motor_common_env"], **motor_derived_env(settings)}
-    envs = {section: {**common, **values} for section, values in sections.items()}
-    for side in rules.SIDES:
-        envs[rules.engine_env_section(side)] = {**common, **engine_env(settings, side, engine_contract)}
-    envs["motor_engine_union_env"] = envs[rules.engine_env_section("prefill")]
-    return envs

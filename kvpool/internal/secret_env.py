@@ -12,8 +12,6 @@ import pulumi_kubernetes as k8s
 from kvpool.internal import sdk_internals
 from kvpool.internal.checksums import PREFIX, digest
 from kvpool.internal.labels import common_labels
-from kvpool.settings.from_stack import SECRET_ENV_KEY
-from kvpool.settings.service import PROJECT
 
 SECRET_NAME = "motor-kvpool-secret-env"
 
@@ -28,12 +26,15 @@ class SecretEnv:
     annotation: dict[str, pulumi.Output[str]]
 
 
-def secret_env(namespace: str, opts: pulumi.ResourceOptions | None, name: str = SECRET_NAME) -> SecretEnv | None:
-    """The Secret (`name`: its Pulumi name), or None when the stack sets no secret_env (Pulumi.yaml's default is {})."""
+def secret_env(namespace: str, opts: pulumi.ResourceOptions | None, project: str, key: str,
+               name: str = SECRET_NAME) -> SecretEnv | None:
+    """The Secret (`name`: its Pulumi name), or None when the stack sets no secret_env (Pulumi.yaml's default is {}).
+    `project` and `key`: where the stack configuration holds it (the settings' PROJECT and from_stack.SECRET_ENV_KEY,
+    `motor-kvpool:secret_env`)."""
     # Emptiness from the raw text: reading the value itself outside a secret would log it as plain.
-    if sdk_internals.raw_config(f"{PROJECT}:{SECRET_ENV_KEY}") in (None, "", "{}"):
+    if sdk_internals.raw_config(f"{project}:{key}") in (None, "", "{}"):
         return None
-    values = pulumi.Config(PROJECT).require_secret_object(SECRET_ENV_KEY)  # read_stack_settings checked it is secret
+    values = pulumi.Config(project).require_secret_object(key)  # read_stack_settings checked it is secret
     string_data = values.apply(lambda data: {str(k): str(v) for k, v in (data or {}).items()})
     k8s.core.v1.Secret(
         name,

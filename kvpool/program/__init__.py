@@ -39,7 +39,6 @@ from kvpool.errors import user_errors_as_run_errors
 from kvpool.internal.hardware import engine_node_selector
 from kvpool.internal.labels import instance_name
 from kvpool.internal.motor_config import MOTOR_CONFIG_NAME, read_motor_files
-from kvpool.internal.motor_env import script_envs
 from kvpool.internal.motor_pod import COORDINATOR_INFER_SERVICE, COORDINATOR_ROLE
 from kvpool.internal.rollout import ENGINES_OUTPUT, ROLLOUT_OUTPUT, previous_instances
 from kvpool.internal.secret_env import SECRET_NAME, secret_env
@@ -51,7 +50,9 @@ from kvpool.program.args import (
     kv_store_args,
     ucm_storage_args,
 )
-from kvpool.settings.from_stack import read_stack_settings
+from kvpool.program.role_env import script_envs
+from kvpool.settings.from_stack import SECRET_ENV_KEY, read_stack_settings
+from kvpool.settings.namespace import PROJECT
 from kvpool.settings.service import ServiceSettings
 
 
@@ -141,7 +142,7 @@ def build_service(
         kv_client_config_map(endpoint, settings.namespace, opts, part_name(name, CLIENT_CONFIG_MAP))
         if not owns_store:
             kv_client_egress_policy(endpoint, settings.namespace, opts, part_name(name, CLIENT_EGRESS_POLICY))
-    secret = secret_env(settings.namespace, opts, part_name(name, SECRET_NAME))
+    secret = secret_env(settings.namespace, opts, PROJECT, SECRET_ENV_KEY, part_name(name, SECRET_NAME))
     contract = dict(endpoint.engine_env) if endpoint else {}
     role_envs = script_envs(settings, contract)
     user_config = settings.user_config()
@@ -151,7 +152,7 @@ def build_service(
         *rules.check_ucm_wheel(user_config), *rules.check_mooncake_protocol(user_config),
     ]:
         pulumi.log.warn(str(finding))
-    motor_files = read_motor_files(settings, project_dir)
+    motor_files = read_motor_files(settings.motor_deployer_dir, project_dir)
     storage = (UCMStorage(part_name(name, ucm_storage.DEFAULT_NAME), ucm_storage_args(settings), opts)
                if settings.motor_deploy_config.storage else None)
     motor = ControlPlane(

@@ -23,12 +23,7 @@ from kvpool.internal.connectors import engine_kv_transfer_config
 from kvpool.internal.hardware import engine_node_selector
 from kvpool.internal.labels import DEFAULT_CLUSTER_DOMAIN, instance_name
 from kvpool.internal.motor_config import motor_config_data, role_motor_files
-from kvpool.internal.motor_env import (
-    CONTROL_PLANE_INTERNAL_ENV,
-    MOTOR_INTERNAL_ENV,
-    engine_env,
-    env_text,
-)
+from kvpool.internal.motor_env import CONTROL_PLANE_INTERNAL_ENV, MOTOR_INTERNAL_ENV, env_text
 from kvpool.internal.motor_monitoring import OBS_PORT, motor_service
 from kvpool.internal.motor_pod import (
     CONTROLLER_OBS_SERVICE,
@@ -44,6 +39,7 @@ from kvpool.internal.rbac import configmap_namespace, controller_calls
 from kvpool.internal.rollout import waves
 from kvpool.internal.secret_env import SecretEnv
 from kvpool.policies import rules
+from kvpool.program.role_env import engine_env
 from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import StoreConfig
 
@@ -65,7 +61,7 @@ def check_internal_env(settings: ServiceSettings, coordinator_store_env: Mapping
     """env.json may not set what motor-kvpool sets for Motor's processes: as container env the later entry would
     win silently, and in the scripts' set_*_env functions it would rewrite a pod's ROLE or its config paths.
     `coordinator_store_env`: the store variables the coordinator gets (env.json may repeat them, never contradict
-    them, as for the engines: kvpool/internal/motor_env.py engine_env). The engines' store variables are checked there."""
+    them, as for the engines: kvpool/program/role_env.py engine_env). The engines' store variables are checked there."""
     sections = settings.env.model_dump(mode="json")
     problems = [
         f"env.{section}.{name}: motor-kvpool sets {name} itself for Motor's processes"
@@ -168,7 +164,7 @@ def control_plane_args(
     role_envs: Mapping[str, Mapping[str, Any]],
     secret: SecretEnv | None,
 ) -> ControlPlaneArgs:
-    """`motor_files`: read_motor_files(); `role_envs`: motor_env.script_envs()."""
+    """`motor_files`: read_motor_files(); `role_envs`: role_env.script_envs()."""
     contract = dict(endpoint.engine_env) if endpoint else {}
     store_env = {key: value for key, value in contract.items() if key in COORDINATOR_STORE_ENV}
     check_internal_env(settings, store_env)
@@ -223,7 +219,7 @@ def control_plane_args(
         workloads=workloads,
         image=deploy.image_name,
         motor_config=motor_config_data(
-            settings, motor_files, role_envs, endpoint.client_files if endpoint else {}, role_containers
+            settings.user_config(), motor_files, role_envs, endpoint.client_files if endpoint else {}, role_containers
         ),
         controller=controller,
         coordinator=coordinator,
@@ -272,7 +268,7 @@ def engine_pool_args(
         env=engine_env(settings, side, contract),
         kv_transfer_config=engine_kv_transfer_config(settings.user_config(), side),
         restart_inputs={
-            "engine-config": engine_config_inputs(settings, side),
+            "engine-config": engine_config_inputs(settings.user_config(), side),
             "motor-env": dict(role_envs[rules.engine_env_section(side)]),
             "motor-scripts": role_motor_files(motor_files, side, contract.get("KV_STORE_BACKEND")),
             "kv-client": dict(endpoint.client_files) if endpoint else None,
@@ -303,7 +299,7 @@ def kv_conductor_args(
     motor_files: Mapping[str, str],
     depends_on: tuple[pulumi.Resource, ...] = (),
 ) -> KVConductorArgs:
-    """`role_envs`: motor_env.script_envs(); `motor_files`: read_motor_files(); `depends_on`: what its Deployment waits for (ConfigMap motor-config)."""
+    """`role_envs`: role_env.script_envs(); `motor_files`: read_motor_files(); `depends_on`: what its Deployment waits for (ConfigMap motor-config)."""
     config = settings.kv_conductor_config
     if config is None:
         raise ValueError("KVConductor needs kv_conductor_config")

@@ -10,7 +10,7 @@ This module holds the service (ServiceSettings: defaults derived across sections
 effective user_config.json and env.json), kv_conductor_config and env.json. The other sections have their own
 modules: motor_deploy_config in kvpool/settings/deploy.py, the engine sections in kvpool/settings/engine.py,
 kv_cache_store_config in kvpool/settings/store.py, kv_pool_sizing in kvpool/settings/sizing.py, pods in
-kvpool/settings/pods.py, rollout in kvpool/internal/rollout.py; the field types they share are in
+kvpool/settings/pods.py, rollout in kvpool/settings/rollout.py; the field types they share are in
 kvpool/settings/types.py.
 """
 
@@ -39,13 +39,13 @@ from kvpool.internal.pod_layout import (
     YUANRONG_SOCKET_DIR,
     host_files,
 )
-from kvpool.internal.rollout import SERVICE_SET_MESSAGE, RolloutConfig
 from kvpool.internal.units import DNS_SUBDOMAIN, is_dns_label
 from kvpool.policies import rules
 from kvpool.settings.deploy import DeployConfig, mount_point
 from kvpool.settings.engine import EngineSection
 from kvpool.settings.namespace import PROJECT
 from kvpool.settings.pods import DEFAULT_SCHEDULER, VOLCANO_QUEUE_ANNOTATION, PodsConfig
+from kvpool.settings.rollout import SERVICE_SET_MESSAGE, RolloutConfig
 from kvpool.settings.sizing import PoolSizingConfig
 from kvpool.settings.store import (
     DEPLOYMENT_ONLY_STORE_KEYS,
