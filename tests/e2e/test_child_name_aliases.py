@@ -164,5 +164,9 @@ def test_a_yaml_service_up_with_the_old_package_updates_with_no_object_created_d
         assert after != before, "no child was renamed, so no alias was exercised"
         again = json.loads(workspace.run("preview", "--json", "-s", "dev", cwd=program).check().stdout)
         assert steps_changed(again) == []
+        # Once no resource of the stack has an old URN, a second Service is only created.
+        yaml_program(program, {"service": YAML_NAMESPACE, "second": f"{YAML_NAMESPACE}-b"})
+        added = json.loads(workspace.run("preview", "--json", "-s", "dev", cwd=program).check().stdout)
+        assert {op for op, _ in steps_changed(added)} == {"create"}
     finally:
         workspace.run("destroy", "--yes", "-s", "dev", cwd=program, timeout=1200)
