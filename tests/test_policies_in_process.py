@@ -227,7 +227,7 @@ CASES = [
          [MOTOR_CONFIG, MOTOR_CONFIG]),
     # ucm's engines mount a 128Gi /dev/shm (dshm_size): a decode pod limited to 64Gi would be OOM-killed filling it.
     Case("kvpool-configure-engine-memory-limit", "ucm",
-         lambda run: edit(run, DEPLOYMENT, "vllm-d0", pod_spec(_limit_memory("64Gi"))), [MOTOR_CONFIG]),
+         lambda run: edit(run, DEPLOYMENT, "decode-vllm-d0", pod_spec(_limit_memory("64Gi"))), [MOTOR_CONFIG]),
     # The stack's kv_pool_sizing asks blocks to live longer than the example's 29GB segments keep them (18.56 s).
     Case("kvpool-configure-block-lifetime", "mooncake-layerwise", _unchanged, [MOTOR_CONFIG], ADVISORY,
          config={"kv_pool_sizing": {"min_block_lifetime_seconds": 19}}),
