@@ -15,7 +15,9 @@ aliases against the resources it found by them): two Services in a new stack, or
 alias the same old URNs and go up. A stack from before upgrades with its one Service first; a second Service is
 added in a later update, when no resource of the stack has an old URN any more. Programs that build several services
 through kvpool.program.build name all but one (`name`) and those alias nothing: their default-named one still has
-its parts' current URNs, which an alias of theirs would claim."""
+its parts' current URNs, which an alias of theirs would claim. On the real engine: tests/e2e/test_child_name_aliases.py
+(the upgrade, the refused second Service in it, the second Service after it) and tests/e2e/test_component_package.py
+(two Services in a new stack)."""
 
 from __future__ import annotations
 
