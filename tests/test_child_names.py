@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from kvpool.cli.engine.mock_engine import ProgramRun, RecordedResource
 from kvpool.component_package.service import as_stack_config
 from kvpool.cli.views.manifests import kubernetes_objects
@@ -119,3 +121,19 @@ def test_no_urn_is_claimed_twice_in_any_example() -> None:
             continue
         claims = [urn for r in render_stack(stack).run.resources for urn in (r.urn, *r.aliases)]
         assert len(claims) == len(set(claims)), stack
+
+
+@pytest.mark.parametrize("stack", ["dev", "ucm", "service-set"])
+def test_the_component_packages_service_parts_and_their_children_carry_their_old_names(stack: str) -> None:
+    """The Service names its parts after itself (`service-kv-store`); up to 0.3.0 they were named as a program's only
+    service's, their children by Kubernetes name alone. Each part aliases its old name and each child its Kubernetes
+    name: under the part's alias, the engine makes of them the old URNs."""
+    named = render_component(lambda: build(settings(stack), PROJECT_DIR, name="service", renamed=True)).run
+    alone = render_stack(stack).run
+    # The namespace is named by its Kubernetes name; the program reads its own stack, which build() does not.
+    kept = ("pulumi:pulumi:Stack", "kubernetes:core/v1:Namespace", "pulumi:pulumi:StackReference")
+    assert {r.name: sorted({a.split("::")[-1] for a in renamed_from(r)}) for r in named.resources
+            if r.type not in kept} == {
+        f"service-{r.name}": sorted({a.split("::")[-1] for a in renamed_from(r)} or {r.name})
+        for r in alone.resources if r.type not in kept
+    }

@@ -107,7 +107,7 @@ class Service(pulumi.ComponentResource):
             settings = service_settings(args)
             every_instance = {ENGINES_OUTPUT: engine_instances(settings)}
             outputs = build(settings, Path.cwd(), previous=every_instance, opts=pulumi.ResourceOptions(parent=self),
-                            name=name)
+                            name=name, renamed=True)
         self.namespace = pulumi.Output.from_input(outputs["namespace"])
         self.coordinator = pulumi.Output.from_input(outputs["coordinator"])
         self.kv_store = pulumi.Output.from_input(outputs.get("kv_store", {}))

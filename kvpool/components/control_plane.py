@@ -92,7 +92,7 @@ class ControlPlane(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         self._args = args
         self._namespace = args.namespace
-        self._names = ChildNames(name, DEFAULT_NAME)
+        self._names = ChildNames.of(name, DEFAULT_NAME, opts)
         self.services = {}
         if "boot.sh" not in args.motor_config:
             if not pulumi.runtime.is_dry_run():

@@ -99,7 +99,7 @@ class EnginePool(pulumi.ComponentResource):
     def __init__(self, name: str, args: EnginePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         self._args = args
-        names = ChildNames(name, args.side)  # kvpool.program names a pool after its side
+        names = ChildNames.of(name, args.side, opts)  # kvpool.program names a pool after its side
         if args.workloads.is_service_set:
             # One role template; the operator numbers the instances (INSTANCE_INDEX) and Motor's engine.sh
             # derives JOB_NAME and the per-instance kv_transfer_config from them.

@@ -175,7 +175,7 @@ class KVConductor(pulumi.ComponentResource):
     def __init__(self, name: str, args: KVConductorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         self._args = args
-        self._names = ChildNames(name, DEFAULT_NAME)
+        self._names = ChildNames.of(name, DEFAULT_NAME, opts)
         self._labels = {**common_labels(args.namespace, WORKLOAD_ROLE, NAME), "app": NAME, "deploy-name": NAME}
         self.deployment = self._deployment()
         self.service = args.workloads.service(

@@ -47,7 +47,7 @@ class UCMStorage(pulumi.ComponentResource):
     def __init__(self, name: str, args: UCMStorageArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         namespace = args.namespace
-        names = ChildNames(name, DEFAULT_NAME)
+        names = ChildNames.of(name, DEFAULT_NAME, opts)
         self.claims, self.volumes, self.mounts = [], [], []
         for index, entry in enumerate(args.entries):
             if not entry.enable:

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kvpool.internal.child_names import ChildNames
+from kvpool.internal.child_names import ChildNames, renamed_from
 from kvpool.internal.labels import DEFAULT_CLUSTER_DOMAIN, common_labels, service_fqdn
 from kvpool.internal.motor_pod import (
     CONFIG_PATH,
@@ -94,12 +94,14 @@ class Workloads:
             return None
         return k8s.core.v1.Service(name, metadata=metadata, spec=spec, opts=opts)
 
-    def finish(self, name: str = ISS_NAME, opts: pulumi.ResourceOptions | None = None) -> ServiceSet | None:
+    def finish(self, name: str = ISS_NAME, opts: pulumi.ResourceOptions | None = None,
+               was_named: str | None = None) -> ServiceSet | None:
         """The ServiceSet component named `name`, owning the InferServiceSet that holds every role (nothing in
-        multi_deployment). `opts`: the InferServiceSet's own (depends_on, protect, retain_on_delete)."""
+        multi_deployment). `opts`: the InferServiceSet's own (depends_on, protect, retain_on_delete); `was_named`: the
+        component's name before, kept as its alias (kvpool/internal/child_names.py)."""
         if not self.is_service_set:
             return None
-        return ServiceSet(name, self.namespace, list(self._roles.values()), opts)
+        return ServiceSet(name, self.namespace, list(self._roles.values()), opts, renamed_from(was_named, None))
 
 
 def motor_env(role: str, workloads: Workloads, job_name: str) -> dict[str, str]:
@@ -122,8 +124,9 @@ class ServiceSet(pulumi.ComponentResource):
 
     infer_service_set: k8s.apiextensions.CustomResource
 
-    def __init__(self, name: str, namespace: str, roles: list[Role], child_opts: pulumi.ResourceOptions | None) -> None:
-        super().__init__(SERVICE_SET_TYPE, name, None, None)
+    def __init__(self, name: str, namespace: str, roles: list[Role], child_opts: pulumi.ResourceOptions | None,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(SERVICE_SET_TYPE, name, None, opts)  # `opts`: the component's own (its aliases)
         role_specs = [
             {
                 "name": role.name,
@@ -135,7 +138,7 @@ class ServiceSet(pulumi.ComponentResource):
             }
             for role in roles
         ]
-        names = ChildNames(name, ISS_NAME)
+        names = ChildNames.of(name, ISS_NAME, opts)
         # Created at the stack's root before this component existed: the alias keeps a running stack's object.
         own = names.opts(ISS_NAME, pulumi.ResourceOptions(parent=self), was_at_root=True)
         self.infer_service_set = k8s.apiextensions.CustomResource(

@@ -36,6 +36,7 @@ from kvpool.components.kv_store.shared import shared_store
 from kvpool.components.ucm_storage import UCMStorage
 from kvpool.components.workloads import ISS_NAME, Workloads
 from kvpool.errors import user_errors_as_run_errors
+from kvpool.internal.child_names import renamed_from
 from kvpool.internal.hardware import engine_node_selector
 from kvpool.internal.labels import instance_name
 from kvpool.internal.motor_config import MOTOR_CONFIG_NAME, read_motor_files
@@ -66,6 +67,14 @@ def part_name(service: str | None, part: str) -> str:
     return part if service is None else f"{service}-{part}"
 
 
+def part_options(service: str | None, part: str, opts: pulumi.ResourceOptions | None,
+                 renamed: bool) -> pulumi.ResourceOptions | None:
+    """`opts` for the part `part` of the service named `service`; `renamed`: with the part's name from before the
+    service was named (`part`) as its alias, which also gives its children their old names
+    (kvpool/internal/child_names.py)."""
+    return renamed_from(part if renamed and service is not None else None, opts)
+
+
 def build(
     settings: ServiceSettings,
     project_dir: Path,
@@ -73,11 +82,14 @@ def build(
     previous: Mapping[str, Any] | None = None,
     opts: pulumi.ResourceOptions | None = None,
     name: str | None = None,
+    renamed: bool = False,
 ) -> dict[str, Any]:
     """The whole service, its resources under `opts` (e.g. a parent); returns the stack's outputs, which run()
     exports. `shared` is the checked store contract of `target_stack`, when another stack owns it; `previous`: this
     stack's outputs as its last update left them (none before the first); `name`: what the service's parts are named
-    after (part_name) when one program builds several services."""
+    after (part_name) when one program builds several services; `renamed`: the parts had the names of a program's
+only service before they were named after `name` (the component package's Service up to 0.3.0), and keep them as
+aliases (part_options)."""
     outputs: dict[str, Any] = {}
     if settings.create_namespace:
         namespace = k8s.core.v1.Namespace(
@@ -89,15 +101,15 @@ def build(
     store = settings.kv_cache_store_config
     if shared is not None:
         # Another stack owns the store: nothing of it is created here.
-        build_service(settings, project_dir, workloads, shared, opts, previous, name, owns_store=False)
+        build_service(settings, project_dir, workloads, shared, opts, previous, name, renamed, owns_store=False)
         outputs["kv_store_source"] = store.target_stack
     elif settings.kv_store_wanted:
         endpoint = KVStore(part_name(name, kv_store.DEFAULT_NAME), kv_store_args(settings, workloads, project_dir),
-                           opts).endpoint
+                           part_options(name, kv_store.DEFAULT_NAME, opts, renamed)).endpoint
         outputs["kv_store"] = endpoint.as_output(stack_name(), settings.cluster)
-        build_service(settings, project_dir, workloads, endpoint, opts, previous, name, owns_store=True)
+        build_service(settings, project_dir, workloads, endpoint, opts, previous, name, renamed, owns_store=True)
     else:
-        build_service(settings, project_dir, workloads, None, opts, previous, name, owns_store=False)
+        build_service(settings, project_dir, workloads, None, opts, previous, name, renamed, owns_store=False)
     outputs["namespace"] = settings.namespace
     outputs["deploy_mode"] = deploy.deploy_mode
     outputs["motor_config"] = f"{settings.namespace}/{MOTOR_CONFIG_NAME}"
@@ -134,15 +146,23 @@ def build_service(
     opts: pulumi.ResourceOptions | None,
     previous: Mapping[str, Any] | None,
     name: str | None,
+    renamed: bool,
     *,
     owns_store: bool,
 ) -> None:
     """Everything that uses the store: its client files, the control plane and the engines."""
+
+    def part(kind: str) -> tuple[str, pulumi.ResourceOptions | None]:
+        return part_name(name, kind), part_options(name, kind, opts, renamed)
+
     if endpoint is not None:
-        kv_client_config_map(endpoint, settings.namespace, opts, part_name(name, CLIENT_CONFIG_MAP))
+        config_map, config_map_opts = part(CLIENT_CONFIG_MAP)
+        kv_client_config_map(endpoint, settings.namespace, config_map_opts, config_map)
         if not owns_store:
-            kv_client_egress_policy(endpoint, settings.namespace, opts, part_name(name, CLIENT_EGRESS_POLICY))
-    secret = secret_env(settings.namespace, opts, PROJECT, SECRET_ENV_KEY, part_name(name, SECRET_NAME))
+            policy, policy_opts = part(CLIENT_EGRESS_POLICY)
+            kv_client_egress_policy(endpoint, settings.namespace, policy_opts, policy)
+    secret_name, secret_opts = part(SECRET_NAME)
+    secret = secret_env(settings.namespace, secret_opts, PROJECT, SECRET_ENV_KEY, secret_name)
     contract = dict(endpoint.engine_env) if endpoint else {}
     role_envs = script_envs(settings, contract)
     user_config = settings.user_config()
@@ -153,24 +173,22 @@ def build_service(
     ]:
         pulumi.log.warn(str(finding))
     motor_files = read_motor_files(settings.motor_deployer_dir, project_dir)
-    storage = (UCMStorage(part_name(name, ucm_storage.DEFAULT_NAME), ucm_storage_args(settings), opts)
+    storage_name, storage_opts = part(ucm_storage.DEFAULT_NAME)
+    storage = (UCMStorage(storage_name, ucm_storage_args(settings), storage_opts)
                if settings.motor_deploy_config.storage else None)
-    motor = ControlPlane(
-        part_name(name, control_plane.DEFAULT_NAME),
-        control_plane_args(settings, workloads, endpoint, motor_files, role_envs, secret),
-        opts,
-    )
+    motor_name, motor_opts = part(control_plane.DEFAULT_NAME)
+    motor = ControlPlane(motor_name, control_plane_args(settings, workloads, endpoint, motor_files, role_envs, secret),
+                         motor_opts)
     for side in ("prefill", "decode"):
         side_storage = storage if side == "prefill" else None  # decode never loads UCM
         running = frozenset(previous_instances(previous, side))
-        EnginePool(part_name(name, side), engine_pool_args(settings, side, workloads, endpoint, role_envs, motor_files, secret,
-                                          side_storage, running), opts)
+        pool, pool_opts = part(side)
+        EnginePool(pool, engine_pool_args(settings, side, workloads, endpoint, role_envs, motor_files, secret,
+                                          side_storage, running), pool_opts)
     if settings.kv_conductor_config is not None:
-        KVConductor(
-            part_name(name, kv_conductor.DEFAULT_NAME),
-            kv_conductor_args(settings, workloads, endpoint, role_envs, motor_files, (motor.motor_config,)),
-            opts,
-        )
+        conductor, conductor_opts = part(kv_conductor.DEFAULT_NAME)
+        KVConductor(conductor, kv_conductor_args(settings, workloads, endpoint, role_envs, motor_files,
+                                                 (motor.motor_config,)), conductor_opts)
     # In a service set the store's Deployment and Service live inside the InferServiceSet: protect it with the store.
     owned = settings.kv_cache_store_config if owns_store else None
     workloads.finish(
@@ -179,7 +197,8 @@ def build_service(
             depends_on=[motor.motor_config],
             protect=bool(owned and owned.protect),
             retain_on_delete=bool(owned and owned.retain_on_delete),
-        ))
+        )),
+        ISS_NAME if renamed and name is not None else None,
     )
 
 

@@ -62,7 +62,7 @@ class KVStore(pulumi.ComponentResource):
     def __init__(self, name: str, args: KVStoreArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         context = {f.name: getattr(args, f.name) for f in fields(StoreContext) if hasattr(args, f.name)}
-        ctx = StoreContext(**context, parent=self, names=ChildNames(name, DEFAULT_NAME))
+        ctx = StoreContext(**context, parent=self, names=ChildNames.of(name, DEFAULT_NAME, opts))
         store = args.store
         if isinstance(store, MooncakeStoreConfig):
             endpoint = mooncake.build(ctx, store, args.sizing)
