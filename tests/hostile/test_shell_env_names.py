@@ -151,3 +151,20 @@ def test_secret_env_refuses_the_names_motor_kvpool_sets(name):
         f"secret_env.{name}: motor-kvpool sets {name} itself for Motor's processes, and its value beats the Secret's; "
         f"remove it: `pulumi config rm --path secret_env.{name}`"
     ]
+
+
+def test_the_pack_refuses_path_and_gconv_path_in_any_container():
+    """The pack's side (kvpool-disallow-shell-env-names) of the names added for the audit: PATH decides which program
+    each command of `bash -c` runs, GCONV_PATH where iconv loads code from; a name the C library leaves alone passes."""
+    from types import SimpleNamespace
+
+    from kvpool.policies import catalog
+
+    env = [{"name": "PATH", "value": "/tmp/evil:/usr/bin:/bin"}, {"name": "GCONV_PATH", "value": "/tmp/evil"},
+           {"name": "TZ", "value": "Asia/Shanghai"}]
+    props = {"spec": {"template": {"spec": {"containers": [{"name": "vllm", "env": env}]}}}}
+    reported: list[str] = []
+    catalog._shell_env_names(SimpleNamespace(resource_type="kubernetes:apps/v1:Deployment", name="prefill-vllm-p0",
+                                             props=props), lambda message, urn=None: reported.append(message))
+    assert reported == [f"Deployment prefill-vllm-p0: containers.vllm.env.PATH: {SHELL}",
+                        f"Deployment prefill-vllm-p0: containers.vllm.env.GCONV_PATH: {LIBC}"]
