@@ -219,6 +219,10 @@ HOSTILE_ENV = {
     "motor_engine_prefill_env": {"ENG": f"\\$(touch {MARKER}) $(MOONCAKE_CONFIG_PATH) $(POD_IP)"},
     "motor_engine_decode_env": {"ENG": "'; touch x; '", "BAR": "decode's"},
     "motor_kv_conductor_env": {"COND": "$(COORDINATOR_SERVICE) $(KVS_MASTER_SERVICE) `id`"},
+    # No motor_kv_cache_store_env: motor-config carries kv_cache_store.sh's set_kv_store_env, but no pod runs it. The
+    # store's containers start mooncake_master, or `/bin/sh -c` with a fixed command (memcache.META_COMMAND,
+    # yuanrong.WORKER_COMMAND), and get the section as plain container env (StoreContext.with_store_env), which no
+    # shell expands; its names are refused like every section's (tests/hostile/test_shell_env_names.py).
 }
 
 

@@ -175,7 +175,7 @@ def test_two_merge_keys_in_one_mapping_are_refused_as_the_cli_refuses_them(tmp_p
         load_stack_config(tmp_path, "dev")
     assert str(raised.value) == (
         f"{tmp_path / 'Pulumi.dev.yaml'}:5: duplicate key '<<' (first at line 4); the Pulumi CLI refuses a key given "
-        "twice, keep one"
+        'twice (mapping key "<<" already defined), keep one'
     )
 
 

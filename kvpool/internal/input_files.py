@@ -343,6 +343,12 @@ def check_yaml_bounds(text: str, label: str) -> None:
     _check_events(text, label)
 
 
+def _go_quoted(text: str) -> str:
+    """`text` as yaml.v3 names a key in its errors (Go's %#v, a double-quoted Go string literal: the same as JSON's for
+    printable text)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
 def _check_nodes(root: yaml.Node, label: str) -> None:
     """Duplicate keys (the CLI refuses them: one would silently win) and tags beyond JSON's types."""
     seen: set[int] = set()
@@ -373,7 +379,8 @@ def _check_nodes(root: yaml.Node, label: str) -> None:
                 if key_node.value in first_lines:
                     raise InputFileError(
                         f"{label}:{line}: duplicate key {key_node.value!r} (first at line "
-                        f"{first_lines[key_node.value]}); the Pulumi CLI refuses a key given twice, keep one"
+                        f"{first_lines[key_node.value]}); the Pulumi CLI refuses a key given twice (mapping key "
+                        f"{_go_quoted(key_node.value)} already defined), keep one"
                     )
                 first_lines[key_node.value] = line
         elif isinstance(node, yaml.SequenceNode):

@@ -312,12 +312,17 @@ _PATH_BREAKER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # Bidirectional controls (Unicode's Bidi_Control: ALM, LRM, RLM, the embeddings, overrides and isolates) reorder
 # what a reviewer sees of a name in a diff or a terminal ("Trojan Source"), as the others hide it.
 _BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_CONTROL_CHARACTER = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_BIDI_CONTROLS}]")
+# Zero-width characters (ZERO WIDTH SPACE, NON-JOINER, JOINER, WORD JOINER, and U+FEFF, the byte order mark or ZERO
+# WIDTH NO-BREAK SPACE) show as nothing: `qwen\u200b3` reads as `qwen3` in a diff, a terminal and a review, yet is
+# another name to every program that compares it.
+_ZERO_WIDTH = "\u200b-\u200d\u2060\ufeff"
+_CONTROL_CHARACTER = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_BIDI_CONTROLS}{_ZERO_WIDTH}]")
 
 
 def _which(character: str) -> str:
     kind = ("lone surrogate" if "\ud800" <= character <= "\udfff"
-            else "bidirectional control" if re.fullmatch(f"[{_BIDI_CONTROLS}]", character) else "control character")
+            else "bidirectional control" if re.fullmatch(f"[{_BIDI_CONTROLS}]", character)
+            else "zero-width character" if re.fullmatch(f"[{_ZERO_WIDTH}]", character) else "control character")
     return f"the {kind} {character!a}"
 
 

@@ -192,7 +192,8 @@ def test_texts_the_cli_keeps_are_kept_offline_and_the_rest_refused(offline_works
     assert len(kept) > 100 and len(lost) > 12, (len(kept), len(lost))
 
 
-# Stack file shapes yaml.v3 refuses when the CLI decodes its ProjectStack (issue 45 §5), with the words it says.
+# Stack file shapes yaml.v3 refuses when the CLI decodes its ProjectStack (issue 45 §5), with the words it says: the
+# CLI refuses each with them, and the offline refusal names the file and gives the same reason.
 CLI_REFUSED_SHAPES = {
     "two merge keys": (f"a: &a {{{PROJECT}:x: 1}}\nb: &b {{{PROJECT}:y: 2}}\nconfig:\n  <<: *a\n  <<: *b\n",
                        'mapping key "<<" already defined'),
@@ -208,8 +209,10 @@ def test_a_stack_file_shape_the_cli_refuses_is_refused_offline(offline_workspace
     cli, error = offline_workspace.config_json(project, "shape", text)
     assert cli is None and reason in error, f"the CLI: {cli} {error[-500:]}"
     (project / "Pulumi.offline.yaml").write_text(text)
-    with pytest.raises(KvpoolError):
+    with pytest.raises(KvpoolError) as refused:
         load_stack_config(project, "offline")
+    assert str(refused.value).startswith(f"{project / 'Pulumi.offline.yaml'}") and reason in str(refused.value), (
+        f"the offline refusal does not give the CLI's reason ({reason}): {refused.value}")
 
 
 # Project files (issue 45 §5), each in a folder of its own: how pulumi 3.274.1 takes it, and how the offline reader

@@ -324,6 +324,17 @@ def test_a_bidirectional_control_is_refused_like_any_control_character(character
     ]
 
 
+@pytest.mark.parametrize("character", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"])
+def test_a_zero_width_character_is_refused_like_a_bidirectional_control(character):
+    """`qwen\u200b3` shows as `qwen3` in a diff or a terminal, and is another name to the router and the clients."""
+    change = lambda values: values["motor_engine_decode_config"]["engine_config"].update(  # noqa: E731
+        served_model_name=f"qwen{character}3")
+    assert problems("dev", change) == [
+        f"motor_engine_decode_config.engine_config.served_model_name: holds the zero-width character "
+        f"{character!a} (at offset 4); names, paths, labels and values take none: remove it"
+    ]
+
+
 @pytest.mark.parametrize(("mount_path", "problem"), [
     ("/", "is the container's root, which a volume would replace"),
     ("/proc/ucm", "lies in /proc, /sys, /dev, the kernel's filesystems, which a volume would hide"),

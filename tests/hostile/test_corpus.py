@@ -498,7 +498,7 @@ PROJECT_FILES: dict[str, tuple[str, int, str]] = {
     "name a list": (replaced("name: motor-kvpool", "name: [a]"), 1, "'name' (the project name) is required"),
     "name empty": (replaced("name: motor-kvpool", "name: ''"), 1, "'name' (the project name) is required"),
     "name twice": ("name: other\n" + PULUMI_YAML, 1, "3: duplicate key 'name' (first at line 1); the Pulumi CLI "
-                   "refuses a key given twice, keep one"),
+                   'refuses a key given twice (mapping key "name" already defined), keep one'),
     "runtime go": (replaced(RUNTIME, "runtime: go\n"), 1, "runtime: is 'go', but this project is a Python program: "
                    "the Pulumi CLI would run it with the language host of 'go' (pulumi-language-go), not this "
                    "program; write `runtime: python`"),
@@ -560,7 +560,7 @@ PROJECT_FILES: dict[str, tuple[str, int, str]] = {
     "an unknown top-level field": (top("x-team: {owner: infra}"), 0, ""),
     "a list at the top": ("- name: motor-kvpool\n", 1, "expected a mapping at the top level, found list"),
     "two merge keys": (top("x: &a {a: 1}\ny: {<<: *a, <<: *a}"), 1, "11: duplicate key '<<' (first at line 11); the "
-                       "Pulumi CLI refuses a key given twice, keep one"),
+                       'Pulumi CLI refuses a key given twice (mapping key "<<" already defined), keep one'),
 }
 for kind, (text, code, problem) in PROJECT_FILES.items():
     case(PROJECT, f"Pulumi.yaml {kind}", cli(project_yaml(text)), code,
@@ -592,7 +592,7 @@ case(PROJECT, "stack file two merge keys in a section", cli(stack_file(replaced(
     "  motor-kvpool:kv_cache_store_config:\n    backend: memcache\n",
     "  motor-kvpool:kv_cache_store_config:\n    <<: {backend: memcache}\n    <<: {backend: memcache}\n", DEV))), 1,
      re.compile(r"error: \{t\}/project/stacks/Pulumi\.dev\.yaml:\d+: duplicate key '<<' \(first at line \d+\); the "
-                r"Pulumi CLI refuses a key given twice, keep one"))
+                r'Pulumi CLI refuses a key given twice \(mapping key "<<" already defined\), keep one'))
 case(PROJECT, "stack file encryptionsalt a number (yaml.v3 reads a scalar into text)",
      cli(stack_file("encryptionsalt: 5\n" + DEV)), 0)
 
@@ -640,9 +640,10 @@ SIBLINGS_BROKEN: dict[str, tuple[Callable[[Path], Any], str]] = {
                    "{p}:1: nested more than 64 levels deep"),
     "a duplicate key": (lambda path: path.write_text("config:\n  motor-kvpool:x: 1\n  motor-kvpool:x: 2\n"),
                         "{p}:3: duplicate key 'motor-kvpool:x' (first at line 2); the Pulumi CLI refuses a key given "
-                        "twice, keep one"),
+                        'twice (mapping key "motor-kvpool:x" already defined), keep one'),
     "two merge keys": (lambda path: path.write_text("a: &a {x: 1}\nconfig:\n  <<: *a\n  <<: *a\n"), "{p}:4: duplicate "
-                       "key '<<' (first at line 3); the Pulumi CLI refuses a key given twice, keep one"),
+                       "key '<<' (first at line 3); the Pulumi CLI refuses a key given twice (mapping key "
+                       '"<<" already defined), keep one'),
     "encryptionsalt a list": (lambda path: path.write_text("encryptionsalt: [a]\nconfig: {}\n"), "{p}: encryptionsalt: "
                               "is a list, but the Pulumi CLI reads it as text and refuses the file (cannot unmarshal "
                               "!!seq into string)"),

@@ -391,9 +391,9 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "kvpool-disallow-shell-env-names",
-        "Checks that no container's environment sets a variable bash or the dynamic loader acts on "
-        "(BASH_ENV, SHELLOPTS, PS4, IFS, BASH_FUNC_*, LD_*, GLIBC_TUNABLES ...): every Motor container starts with "
-        "bash -c, so such a value would run as code however it is quoted.",
+        "Checks that no container's environment sets a variable bash, the dynamic loader or the C library acts on "
+        "(BASH_ENV, SHELLOPTS, PS4, IFS, PATH, BASH_FUNC_*, LD_*, GLIBC_TUNABLES, GCONV_PATH ...): every Motor "
+        "container starts with bash -c, so such a value would run as code however it is quoted.",
         "Remove the variable from env.json and secret_env; set a library preload in the image.",
         MANDATORY, _shell_env_names, severity=CRITICAL,
     ),

@@ -156,34 +156,48 @@ def check_privileged_pod(pod_spec: Mapping[str, Any], where: str) -> list[Findin
 
 # Variables that change what bash runs or how it reads a script when it inherits them, and so make an inert value
 # run: every Motor container starts with `bash -c` (its probes and preStop too). From the Bash Reference Manual
-# (GNU bash 5.2): "Bash Startup Files" (BASH_ENV read by every non-interactive shell, ENV in POSIX mode),
+# (GNU bash 5.2): "Bourne Shell Variables" (PATH decides which program every command of Motor's scripts runs, and
+# where `source NAME` looks; CDPATH changes cd; IFS splits every unquoted expansion; PS1 and PS2 prompts. Left
+# alone: HOME, which bash reads only for `~` and a bare `cd`, neither in Motor's scripts; MAIL, MAILPATH (and
+# MAILCHECK), read only by an interactive shell; OPTIND, which bash resets to 1 at start; OPTARG, set by getopts
+# before it is read), "Bash Startup Files" (BASH_ENV read by every non-interactive shell, ENV in POSIX mode),
 # "Bash Variables" (SHELLOPTS and BASHOPTS set options at start, xtrace among them, whose PS4 is expanded, so a
-# `$(...)` in it runs; PROMPT_COMMAND and PS0-PS3; IFS splits every unquoted expansion; CDPATH, GLOBIGNORE,
-# EXECIGNORE and FIGNORE change cd, globs and command lookup; BASH_XTRACEFD, BASH_COMPAT, BASH_LOADABLES_PATH,
-# FUNCNEST, TMOUT change tracing, compatibility, loadable builtins, function depth and reads; POSIXLY_CORRECT
-# turns on POSIX mode), and "Shell Functions" (an exported function travels as BASH_FUNC_<name>%%).
+# `$(...)` in it runs; PROMPT_COMMAND and PS0-PS3; GLOBIGNORE, EXECIGNORE and FIGNORE change globs and command
+# lookup; BASH_XTRACEFD, BASH_COMPAT, BASH_LOADABLES_PATH, FUNCNEST, TMOUT change tracing, compatibility, loadable
+# builtins, function depth and reads; POSIXLY_CORRECT turns on POSIX mode), and "Shell Functions" (an exported
+# function travels as BASH_FUNC_<name>%%).
 SHELL_ENV_NAMES = frozenset({
-    "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "IFS", "CDPATH",
-    "GLOBIGNORE", "EXECIGNORE", "FIGNORE", "BASH_XTRACEFD", "BASH_COMPAT", "BASH_LOADABLES_PATH", "FUNCNEST",
-    "TMOUT", "POSIXLY_CORRECT",
+    "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "IFS",
+    "CDPATH", "GLOBIGNORE", "EXECIGNORE", "FIGNORE", "BASH_XTRACEFD", "BASH_COMPAT", "BASH_LOADABLES_PATH",
+    "FUNCNEST", "TMOUT", "POSIXLY_CORRECT",
 })
 # The dynamic loader reads every LD_* variable of ld.so(8) ("Environment": LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT,
 # LD_DEBUG_OUTPUT, ...) and GLIBC_TUNABLES (tunables(7)) in every process the container starts.
 SHELL_ENV_PREFIXES = ("BASH_FUNC_", "LD_")
 LOADER_ENV_NAMES = frozenset({"GLIBC_TUNABLES"})
+# glibc's list of variables it drops for setuid programs (UNSECURE_ENVVARS, sysdeps/generic/unsecvars.h), the ones
+# that make the C library load, read or write a file the value names: GCONV_PATH (iconv loads gconv modules, code,
+# from it), GETCONF_DIR (getconf runs a program from it), LOCPATH (locale files), NLSPATH (message catalogs, whose
+# strings are printf formats), HOSTALIASES and RESOLV_HOST_CONF (the resolver's alias and host.conf files), TZDIR
+# (time zone files), MALLOC_TRACE (mtrace(3) writes its log there). Left alone from that list: LOCALDOMAIN and
+# RES_OPTIONS (resolver options, no file), TMPDIR (where temporary files are made), NIS_PATH (NIS+ lookups only);
+# its LD_* entries and GLIBC_TUNABLES are the loader's above.
+LIBC_ENV_NAMES = frozenset({"GCONV_PATH", "GETCONF_DIR", "LOCPATH", "NLSPATH", "HOSTALIASES", "RESOLV_HOST_CONF",
+                            "TZDIR", "MALLOC_TRACE"})
 
 
 def changes_the_shell(name: str) -> bool:
-    return name in SHELL_ENV_NAMES or name in LOADER_ENV_NAMES or name.startswith(SHELL_ENV_PREFIXES)
+    return (name in SHELL_ENV_NAMES or name in LOADER_ENV_NAMES or name in LIBC_ENV_NAMES
+            or name.startswith(SHELL_ENV_PREFIXES))
 
 
 def check_shell_env_names(names_by_place: Mapping[str, Iterable[str]]) -> list[Finding]:
-    """No environment variable named so that bash or the dynamic loader acts on it: its value would run (BASH_ENV's
-    file, PS4's `$(...)`) or load code (LD_PRELOAD), however it is quoted. `names_by_place`: where the names are
-    written (env.motor_common_env, secret_env) -> the names."""
+    """No environment variable named so that bash, the dynamic loader or the C library acts on it: its value would
+    run (BASH_ENV's file, PS4's `$(...)`, a program PATH finds first) or load code (LD_PRELOAD, GCONV_PATH), however
+    it is quoted. `names_by_place`: where the names are written (env.motor_common_env, secret_env) -> the names."""
     return [
         Finding(f"{place}.{name}", _LOADER_MESSAGE if name in LOADER_ENV_NAMES or name.startswith("LD_")
-                else _SHELL_MESSAGE)
+                else _LIBC_MESSAGE if name in LIBC_ENV_NAMES else _SHELL_MESSAGE)
         for place, names in names_by_place.items()
         for name in names
         if changes_the_shell(name)
@@ -195,3 +209,7 @@ _SHELL_MESSAGE = ("is read by bash itself, and every Motor container, probe and 
 _LOADER_MESSAGE = ("is read by the dynamic loader in every process of a Motor container: its value would load or change "
                    "code there; remove it, and set what it is for in the image (its Dockerfile's ENV), where it is "
                    "reviewed with the image.")
+_LIBC_MESSAGE = ("is read by the C library in a Motor container's processes: it names files they would load, run or "
+                 "read (gconv modules, getconf's programs, locales, message catalogs, resolver files), so its value "
+                 "would load or change code there; remove it, and set what it is for in the image (its Dockerfile's "
+                 "ENV), where it is reviewed with the image.")
