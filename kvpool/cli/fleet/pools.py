@@ -17,11 +17,11 @@ error naming the kubeconfig and the context, as the node list's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kubernetes.client import AppsV1Api, CoreV1Api
+from kubernetes.client import ApiClient, AppsV1Api, CoreV1Api
 
 from kvpool.cli.fleet.model import PoolReadiness, StackFacts, owner_endpoints
 from kvpool.cli.fleet.nodes import REQUEST_TIMEOUT_SECONDS, cluster_contexts, read
@@ -65,11 +65,14 @@ def _read_pool(kubeconfig: Path, context: str | None, owner: str, cluster: str,
     if endpoint is None:
         return PoolReadiness(owner, cluster, context, unread="its kv_store output is not a usable endpoint")
     namespace, service = store_service(endpoint)
-    ready, not_ready = addresses(read(
-        kubeconfig, context, f"reading the Endpoints {namespace}/{service}", f"read the Endpoints {namespace}/{service}",
-        lambda client: CoreV1Api(client).read_namespaced_endpoints(
-            service, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_SECONDS),
-        missing=True))
+
+    def get(kind: str, name: str, reader: Callable[[ApiClient], Callable[..., Any]]) -> Any:
+        """The object `kind` `name` of the owner's namespace as JSON; None when it is not there."""
+        what = f"the {kind} {namespace}/{name}"
+        return read(kubeconfig, context, f"reading {what}", f"read {what}", lambda client: reader(client)(
+            name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_SECONDS), missing=True)
+
+    ready, not_ready = addresses(get("Endpoints", service, lambda client: CoreV1Api(client).read_namespaced_endpoints))
     serves = bool(ready)
     workload, available, desired = None, None, 0
     found = _workload(endpoint)
@@ -77,20 +80,12 @@ def _read_pool(kubeconfig: Path, context: str | None, owner: str, cluster: str,
         kind, name = found
         workload = f"{kind} {name}"
         if kind == "DaemonSet":
-            status = (read(kubeconfig, context, f"reading the DaemonSet {namespace}/{name}",
-                           f"read the DaemonSet {namespace}/{name}",
-                           lambda client: AppsV1Api(client).read_namespaced_daemon_set(
-                               name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_SECONDS),
-                           missing=True) or {}).get("status")
+            status = (get(kind, name, lambda client: AppsV1Api(client).read_namespaced_daemon_set) or {}).get("status")
             if status is not None:
                 available, desired = status.get("numberReady") or 0, status.get("desiredNumberScheduled") or 0
             serves = bool(available)  # the etcd peers' addresses count members that are not ready
         else:
-            deployment = read(kubeconfig, context, f"reading the Deployment {namespace}/{name}",
-                              f"read the Deployment {namespace}/{name}",
-                              lambda client: AppsV1Api(client).read_namespaced_deployment(
-                                  name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_SECONDS),
-                              missing=True)
+            deployment = get(kind, name, lambda client: AppsV1Api(client).read_namespaced_deployment)
             if deployment is not None:
                 available = (deployment.get("status") or {}).get("availableReplicas") or 0
                 desired = (deployment.get("spec") or {}).get("replicas", 1)

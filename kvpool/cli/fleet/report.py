@@ -151,8 +151,8 @@ def capacity_lines(fleet: Fleet) -> list[str]:
 
 
 def report(fleet: Fleet) -> list[str]:
-    return [*table(fleet), "", *pool_lines(fleet), *readiness_lines(fleet), "", *sizing_lines(fleet), "", *problem_lines(fleet.problems),
-            *settings_only_lines(fleet), *capacity_lines(fleet)]
+    return [*table(fleet), "", *pool_lines(fleet), *readiness_lines(fleet), "", *sizing_lines(fleet), "",
+            *problem_lines(fleet.problems), *settings_only_lines(fleet), *capacity_lines(fleet)]
 
 
 def _stack_json(fleet: Fleet, stack: FleetStack) -> dict[str, Any]:
