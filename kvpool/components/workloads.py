@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kvpool.internal.child_names import ChildNames, renamed_from
+from kvpool.internal.child_names import ChildNames
 from kvpool.internal.labels import DEFAULT_CLUSTER_DOMAIN, common_labels, service_fqdn
 from kvpool.internal.motor_pod import (
     CONFIG_PATH,
@@ -95,13 +95,13 @@ class Workloads:
         return k8s.core.v1.Service(name, metadata=metadata, spec=spec, opts=opts)
 
     def finish(self, name: str = ISS_NAME, opts: pulumi.ResourceOptions | None = None,
-               was_named: str | None = None) -> ServiceSet | None:
+               component_opts: pulumi.ResourceOptions | None = None) -> ServiceSet | None:
         """The ServiceSet component named `name`, owning the InferServiceSet that holds every role (nothing in
-        multi_deployment). `opts`: the InferServiceSet's own (depends_on, protect, retain_on_delete); `was_named`: the
-        component's name before, kept as its alias (kvpool/internal/child_names.py)."""
+        multi_deployment). `opts`: the InferServiceSet's own (depends_on, protect, retain_on_delete);
+        `component_opts`: the component's own (its name from before as an alias: kvpool/internal/child_names.py)."""
         if not self.is_service_set:
             return None
-        return ServiceSet(name, self.namespace, list(self._roles.values()), opts, renamed_from(was_named, None))
+        return ServiceSet(name, self.namespace, list(self._roles.values()), opts, component_opts)
 
 
 def motor_env(role: str, workloads: Workloads, job_name: str) -> dict[str, str]:

@@ -88,8 +88,8 @@ def build(
     exports. `shared` is the checked store contract of `target_stack`, when another stack owns it; `previous`: this
     stack's outputs as its last update left them (none before the first); `name`: what the service's parts are named
     after (part_name) when one program builds several services; `renamed`: the parts had the names of a program's
-only service before they were named after `name` (the component package's Service up to 0.3.0), and keep them as
-aliases (part_options)."""
+    only service before they were named after `name` (the component package's Service up to 0.3.0), and keep them
+    as aliases (part_options)."""
     outputs: dict[str, Any] = {}
     if settings.create_namespace:
         namespace = k8s.core.v1.Namespace(
@@ -198,7 +198,7 @@ def build_service(
             protect=bool(owned and owned.protect),
             retain_on_delete=bool(owned and owned.retain_on_delete),
         )),
-        ISS_NAME if renamed and name is not None else None,
+        part_options(name, ISS_NAME, None, renamed),
     )
 
 
