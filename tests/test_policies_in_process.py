@@ -235,6 +235,10 @@ CASES = [
     Case("kvpool-configure-ucm-storage", "ucm",
          lambda run: edit_user_config(run, lambda uc: _ucm_store(uc).update(storage_backends="/data/ucm")),
          [MOTOR_CONFIG]),
+    # dev pools through MemCache at the default 4Gi /dev/shm: fine at its 2048 tokens, not at the FAQ's 80k inputs.
+    Case("kvpool-configure-memcache-long-context-shm", "dev",
+         lambda run: edit_user_config(run, lambda uc: uc["motor_engine_decode_config"]["engine_config"].update(
+             max_model_len=81920)), [MOTOR_CONFIG], ADVISORY),
     Case("kvpool-configure-dispatch-connector", "dev", lambda run: edit_user_config(run, _unknown_dispatch_connector),
          [MOTOR_CONFIG, MOTOR_CONFIG]),
     Case("kvpool-configure-matched-transfer-connectors", "mooncake-layerwise",

@@ -34,6 +34,7 @@ from .pool_sizing import (
 from .ports import check_ports
 from .sections import DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, Finding, engine_envs, kv_transfer_configs
 from .security import check_shell_env_names, check_system_namespace
+from .shared_memory import FAQ_DSHM_SIZE, FAQ_INPUT_TOKENS, check_memcache_long_context_shm
 from .store import (
     check_backend_consistency,
     check_fabric_segment_alignment,
@@ -254,6 +255,18 @@ RULES: tuple[Rule, ...] = (
         MANDATORY,
         lambda s, _: check_ucm_storage(s.kv_transfer_configs()["prefill"], s.deploy.get("storage") or [],
                                        s.deploy.get("dshm_size", DEFAULT_DSHM_SIZE)),
+    ),
+    Rule(
+        "kvpool-configure-memcache-long-context-shm",
+        f"Checks that the engines' /dev/shm (motor_deploy_config.dshm_size) is at least {FAQ_DSHM_SIZE} where an "
+        f"engine loads the MemCache pool with a max_model_len of {FAQ_INPUT_TOKENS} tokens or more (Motor's MemCache "
+        f"FAQ: long-sequence requests crash decode with shm_crash at the default 4Gi; 128 requests of 80k input and "
+        f"1k output tokens ran at {FAQ_DSHM_SIZE}).",
+        f"Set motor_deploy_config.dshm_size: {FAQ_DSHM_SIZE} or more.",
+        ADVISORY,
+        lambda s, _: check_memcache_long_context_shm(s.user_config, s.kv_transfer_configs(), s.store,
+                                                     s.deploy.get("dshm_size")),
+        severity=MEDIUM,
     ),
     Rule(
         "kvpool-configure-dispatch-connector",
