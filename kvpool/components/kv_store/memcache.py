@@ -84,6 +84,13 @@ def parse_conf(text: str, source: str) -> dict[str, str]:
     return entries
 
 
+def client_ports(endpoint: KVStoreEndpoint) -> list[int]:
+    """The ports the engines' conf names: the MetaService's and its config store's."""
+    conf = parse_conf(endpoint.client_files[LOCAL_FILE], LOCAL_FILE)
+    return [int(conf[key].rpartition(":")[2])
+            for key in ("ock.mmc.meta_service_url", "ock.mmc.local_service.config_store_url")]
+
+
 def meta_conf(store: MemcacheStoreConfig) -> dict[str, str]:
     return {
         "ock.mmc.meta_service_url": f"tcp://${{POD_IP}}:{store.port}",
@@ -137,7 +144,7 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
 
 
 def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> KVStoreEndpoint:
-    host = store_host("memcache", ctx.workloads)
+    host = store_host(rules.MEMCACHE.name, ctx.workloads)
     ports = [
         Port(name="meta", port=store.port),
         Port(name="config-store", port=store.config_store_port),
@@ -168,7 +175,7 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
     if store.dashboards:
         monitoring.build(ctx, monitoring.memcache(store, ctx.namespace))
     return service_endpoint(
-        ctx, "memcache", host, store.port, store.metrics_port,
+        ctx, rules.MEMCACHE.name, host, store.port, store.metrics_port,
         engine_env(str(store.local_service_mode)),
         client_files={LOCAL_FILE: render_conf(local_conf(store, host, ctx.hardware_type, project_dir))},
     )

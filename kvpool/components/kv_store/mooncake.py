@@ -75,6 +75,12 @@ def master_endpoints(address: str) -> list[str]:
     return address.removeprefix(ETCD_SCHEME).split(";")
 
 
+def client_ports(endpoint: KVStoreEndpoint) -> list[int]:
+    """The ports mooncake.json's master_server_address names: the master's, or Mooncake HA's etcd members'."""
+    address = json.loads(endpoint.client_files[CLIENT_FILE])["master_server_address"]
+    return [int(member.rpartition(":")[2]) for member in master_endpoints(address)]
+
+
 def client_config(store: MooncakeStoreConfig, master_address: str) -> dict[str, Any]:
     """The engines' mooncake.json. In standalone mode the engine contributes no segment: the store process Motor's
     node manager starts in each engine container owns the memory, so the pool survives an engine crash (seed 000,
@@ -97,7 +103,7 @@ def render_json(data: dict[str, Any]) -> str:
 
 
 def build(ctx: StoreContext, store: MooncakeStoreConfig, sizing: rules.PoolSizing | None) -> KVStoreEndpoint:
-    host = store_host("mooncake", ctx.workloads)
+    host = store_host(rules.MOONCAKE.name, ctx.workloads)
     ports = [Port(name="rpc", port=store.port), Port(name=METRICS_PORT, port=store.metrics_port)]
     etcd_endpoints: list[str] = []
     depends_on = []
@@ -126,7 +132,7 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig, sizing: rules.PoolSizin
     address = master_server_address(store, host, etcd_endpoints)
     files = {CLIENT_FILE: render_json(client_config(store, address))}
     return service_endpoint(
-        ctx, "mooncake", host, store.port, store.metrics_port,
+        ctx, rules.MOONCAKE.name, host, store.port, store.metrics_port,
         engine_env(),
         client_files=files, standalone_store=store.store_mode == "standalone", lease_ttl_ms=store.default_kv_lease_ttl,
     )
