@@ -34,6 +34,7 @@ from kvpool.internal.pod_layout import MOTOR_CONF_DIR
 from kvpool.internal.ports import Port
 from kvpool.internal.project_files import read_project_file
 from kvpool.policies import rules
+from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import MemcacheStoreConfig
 
 META_CONF_DIR = "/etc/memcache"
@@ -89,6 +90,12 @@ def client_ports(endpoint: KVStoreEndpoint) -> list[int]:
     conf = parse_conf(endpoint.client_files[LOCAL_FILE], LOCAL_FILE)
     return [int(conf[key].rpartition(":")[2])
             for key in ("ock.mmc.meta_service_url", "ock.mmc.local_service.config_store_url")]
+
+
+def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings) -> tuple[int | None, bool]:
+    """The stack's own dram_size, once per engine pod (rules.pool_sizing)."""
+    sizing = settings.pool_sizing()
+    return (sizing.unit_bytes if sizing else None), False
 
 
 def meta_conf(store: MemcacheStoreConfig) -> dict[str, str]:

@@ -26,6 +26,7 @@ from kvpool.components.kv_store.hosts import store_host
 from kvpool.internal.pod_layout import CLIENT_CONFIG_DIR
 from kvpool.internal.ports import Port
 from kvpool.policies import rules
+from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import MooncakeStoreConfig
 
 CLIENT_FILE = "mooncake.json"
@@ -79,6 +80,14 @@ def client_ports(endpoint: KVStoreEndpoint) -> list[int]:
     """The ports mooncake.json's master_server_address names: the master's, or Mooncake HA's etcd members'."""
     address = json.loads(endpoint.client_files[CLIENT_FILE])["master_server_address"]
     return [int(member.rpartition(":")[2]) for member in master_endpoints(address)]
+
+
+def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings) -> tuple[int, bool]:
+    """Embedded, every engine rank's client holds the segment its mooncake.json names; standalone, the store process
+    of each pod holds the segment the stack's own user_config.json sizes."""
+    if endpoint.standalone_store:
+        return rules.mooncake_size_bytes(settings.kv_cache_store_config.global_segment_size), False
+    return rules.mooncake_size_bytes(json.loads(endpoint.client_files[CLIENT_FILE])["global_segment_size"]), True
 
 
 def client_config(store: MooncakeStoreConfig, master_address: str) -> dict[str, Any]:
