@@ -21,6 +21,7 @@ from kvpool.errors import KvpoolError
 from kvpool.internal.input_files import InputFileError, read_text
 from kvpool.internal.motor_env import shell_exports
 from kvpool.internal.project_files import ProjectFileError, inside_folder
+from kvpool.policies import rules
 
 MOTOR_CONFIG_NAME = "motor-config"
 USER_CONFIG_KEY = "user_config.json"
@@ -67,9 +68,10 @@ ROLE_SCRIPTS: dict[str, tuple[str, ...]] = {
     # kv_conductor.sh runs `mooncake_config.py conductor`; the conductor's probes are TCP checks, not probe.sh.
     "kv_conductor": (*BOOT_SCRIPTS, "kv_conductor.sh", "mooncake_config.py"),
 }
-# What engine.sh adds by the engines' KV_STORE_BACKEND (roles/engine.sh:23-26): Mooncake's client file is rebuilt
-# with mooncake_config.py (common.sh's gen_kv_store_config); MemCache's conf is ours (CLIENT_FILE_KEYS, checksum/kv-client).
-ENGINE_BACKEND_SCRIPTS: dict[str, tuple[str, ...]] = {"mooncake": ("mooncake_config.py",)}
+# What engine.sh adds by the engines' KV_STORE_BACKEND (rules.Backend.engine_scripts); MemCache's conf is ours
+# (CLIENT_FILE_KEYS, checksum/kv-client).
+ENGINE_BACKEND_SCRIPTS: dict[str, tuple[str, ...]] = {
+    backend.name: backend.engine_scripts for backend in rules.BACKENDS.values() if backend.engine_scripts}
 # Store client files that Motor's scripts read from motor-config (by their endpoint file name).
 CLIENT_FILE_KEYS = {"mmc-local.conf": MMC_LOCAL_KEY}
 # The `set_*_env` functions each script calls, with the env.json section each exports (after

@@ -29,7 +29,7 @@ class ConnectorExtraConfig(Open):
     connectors: list[KvTransferConfig] | None = Field(
         None, description="MultiConnector's connectors: the P/D transfer connector first, the store connector second."
     )
-    backend: Literal["mooncake", "memcache", "yuanrong"] | None = Field(
+    backend: Literal[tuple(rules.BACKENDS)] | None = Field(  # type: ignore[valid-type]
         None, description="AscendStoreConnector's pool; must be kv_cache_store_config.backend."
     )
 

@@ -31,12 +31,7 @@ from kvpool.settings.passthrough import (
     deployed_motor,
 )
 from kvpool.settings.service import PROJECT, USER_CONFIG_VERSION, ServiceSettings
-from kvpool.settings.store import (
-    MemcacheStoreConfig,
-    MooncakeStoreConfig,
-    YuanrongStoreConfig,
-    pool_config_as_store_config,
-)
+from kvpool.settings.store import STORE_CONFIGS, pool_config_as_store_config
 from kvpool.settings.types import key_path
 
 # Every top-level key is a ServiceSettings field (in its order); which of them Motor never reads, the field says.
@@ -87,7 +82,7 @@ MIGRATIONS = {
     ),
 }
 
-_UNION_TAGS = {"pvc", "nfs", "hostpath", "mooncake", "memcache", "yuanrong"}
+_UNION_TAGS = {"pvc", "nfs", "hostpath", *rules.BACKENDS}
 # pydantic's names for the members of a plain union (`int | str`): they appear in an error's location but are
 # not keys the user wrote.
 _MEMBER_TAG = re.compile(r"^(int|str|float|bool|none|bytes|constrained-\w+|[a-z-]+\[.*\])$")
@@ -189,7 +184,7 @@ def _has_tag(model: type[BaseModel], tag: str) -> bool:
 def _other_backends_with(key: str) -> list[str]:
     return [
         model.model_fields["backend"].annotation.__args__[0]
-        for model in (MooncakeStoreConfig, MemcacheStoreConfig, YuanrongStoreConfig)
+        for model in STORE_CONFIGS
         if key in model.model_fields
     ]
 
@@ -206,7 +201,7 @@ def _describe(error: Mapping[str, Any], project: str) -> str:
         known = _known_keys(loc)
         hint = ""
         backends = _other_backends_with(key) if loc[0] == "kv_cache_store_config" else []
-        backend = next((e for e in loc if e in ("mooncake", "memcache", "yuanrong")), None)
+        backend = next((e for e in loc if e in rules.BACKENDS), None)
         if backends and backend not in backends:
             hint = f"; it is an option of backend {' / '.join(backends)}: set backend accordingly or remove it"
         else:

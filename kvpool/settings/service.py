@@ -51,7 +51,6 @@ from kvpool.settings.store import (
     DEPLOYMENT_ONLY_STORE_KEYS,
     MemcacheStoreConfig,
     StoreConfig,
-    YuanrongStoreConfig,
 )
 from kvpool.settings.types import Closed, ClusterName, EnvName, EnvValue
 
@@ -158,7 +157,7 @@ def engine_mount_paths(hardware_type: str, store: Any) -> dict[str, str]:
     taken = {CONFIGMAP_PATH: "ConfigMap motor-config", "/dev/shm": "the shared-memory volume (dshm_size)"}
     taken.update({spec[0]: f"the host file {spec[0]}" for spec in host_files(hardware_type).values()})
     taken[f"{CLIENT_CONFIG_DIR}/"] = "the KV store's client configuration"
-    if isinstance(store, YuanrongStoreConfig):
+    if store is not None and store.backend == rules.YUANRONG.name:
         taken[YUANRONG_SOCKET_DIR] = "the openYuanrong worker sockets"
     return taken
 
@@ -344,8 +343,8 @@ class ServiceSettings(Closed):
                 "to own the store here, or name the stack that owns it"
             )
         if store is None and self.kv_store_wanted:
-            store = self.kv_cache_store_config = MemcacheStoreConfig(backend="memcache")
-        if isinstance(store, MemcacheStoreConfig) and store.local_service_mode is None:
+            store = self.kv_cache_store_config = MemcacheStoreConfig(backend=rules.MEMCACHE.name)
+        if store is not None and store.backend == rules.MEMCACHE.name and store.local_service_mode is None:
             mode = MEMCACHE_LOCAL_SERVICE_MODE.get(deploy.hardware_type)
             if mode is None:
                 raise ValueError(

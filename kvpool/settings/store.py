@@ -282,12 +282,14 @@ def pool_config_as_store_config(pool: Any) -> Any:
     """kv_cache_pool_config read as kv_cache_store_config: without a backend but with Mooncake's keys it is a
     Mooncake pool (seed 001's block), not the current default memcache, which would refuse every key it has."""
     if isinstance(pool, Mapping) and "backend" not in pool and MOONCAKE_ONLY_KEYS.intersection(pool):
-        return {"backend": "mooncake", **pool}
+        return {"backend": rules.MOONCAKE.name, **pool}
     return pool
 
 
+# One settings class per backend of rules.BACKENDS (tests/test_backend_facts.py), in its order.
+STORE_CONFIGS: tuple[type[StoreCommon], ...] = (MooncakeStoreConfig, MemcacheStoreConfig, YuanrongStoreConfig)
 StoreConfig = Annotated[
-    Union[MooncakeStoreConfig, MemcacheStoreConfig, YuanrongStoreConfig],
+    Union[STORE_CONFIGS],  # type: ignore[valid-type]
     Field(discriminator="backend"),
     BeforeValidator(_default_backend),
 ]

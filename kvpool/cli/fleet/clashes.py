@@ -35,7 +35,6 @@ from kvpool.cli.apiserver.checks import NODE_PORT_RANGE
 from kvpool.cli.views.manifests import object_label, pod_specs
 from kvpool.policies import rules
 from kvpool.settings.service import ServiceSettings
-from kvpool.settings.store import YuanrongStoreConfig
 
 NODE_PORT = "node-port"
 SHARED_NAMESPACE = "shared-namespace"
@@ -89,9 +88,10 @@ def node_port_fields(settings: ServiceSettings) -> dict[int, str]:
 
 
 def _setting_host_ports(settings: ServiceSettings) -> dict[int, str]:
-    """Host ports whose value is a setting: a Yuanrong store's worker port (its workers run on the host network)."""
+    """Host ports whose value is a setting: the worker port of a store whose workers run on the host network
+    (Yuanrong)."""
     store = settings.kv_cache_store_config
-    if isinstance(store, YuanrongStoreConfig) and not store.target_stack:
+    if store is not None and rules.BACKENDS[store.backend].node_workers and not store.target_stack:
         return {store.port: "kv_cache_store_config.port"}
     return {}
 

@@ -23,7 +23,6 @@ use no store connector writes nothing into a pool and holds none of it (docs/siz
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,10 +42,10 @@ from kvpool.cli.fleet.clashes import (
     footprint_from_settings,
 )
 from kvpool.cli.views import sizing
-from kvpool.components.kv_store import mooncake
 from kvpool.components.kv_store.compatibility import compatibility
 from kvpool.components.kv_store.contract import OUTPUT, sanitized_endpoint
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
+from kvpool.components.kv_store.registry import RENDERERS
 from kvpool.components.kv_store.shared import (
     COMPATIBILITY,
     CONTRACT,
@@ -55,10 +54,9 @@ from kvpool.components.kv_store.shared import (
     contract_findings,
 )
 from kvpool.internal.local_backend import LOCAL_ORGANIZATION
-from kvpool.internal.units import integral_floats_to_ints, mooncake_size_bytes
+from kvpool.internal.units import integral_floats_to_ints
 from kvpool.policies import rules
 from kvpool.settings.service import ServiceSettings
-from kvpool.settings.store import YuanrongStoreConfig
 
 MISSING_STACK = "missing-stack"
 DESTROY = "destroy"
@@ -185,14 +183,7 @@ def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings)
     """Pool memory one store process holds (None: not known), as the owner's endpoint configures every engine that
     reads the pool, and whether every engine rank runs one (else one per pod: the standalone store process, or
     MemCache's standalone LocalService)."""
-    if endpoint.backend == "mooncake":
-        if endpoint.standalone_store:  # the stack's own user_config.json sizes the store process of its pods
-            return mooncake_size_bytes(settings.kv_cache_store_config.global_segment_size), False
-        return mooncake_size_bytes(json.loads(endpoint.client_files[mooncake.CLIENT_FILE])["global_segment_size"]), True
-    if endpoint.backend == "memcache":  # the stack's own dram_size, once per engine pod (rules.pool_sizing)
-        sizing = settings.pool_sizing()
-        return (sizing.unit_bytes if sizing else None), False
-    return 0, False  # yuanrong: each node's datasystem worker holds the memory, not the engines
+    return RENDERERS[endpoint.backend].pool_bytes_per_process(endpoint, settings)
 
 
 def _engines(settings: ServiceSettings, user_config: dict[str, Any], endpoint: KVStoreEndpoint | None,
@@ -252,7 +243,7 @@ def build_fleet(all_facts: list[StackFacts], nodes: Sequence[ClusterNodes] = (),
         elif reference in endpoints:
             output = _kv_store(facts)
             role, backend, allowed, owner_endpoint = OWNER, output.get("backend"), tuple(output.get("allowed_consumers", ())), own_endpoint
-            worker_mib = store.shared_memory_size_mb if isinstance(store, YuanrongStoreConfig) else None
+            worker_mib = store.shared_memory_size_mb if rules.BACKENDS[store.backend].node_workers else None
         else:
             role, backend, allowed, owner_endpoint, worker_mib = NO_POOL, None, (), None, None
         user_config = settings.user_config()

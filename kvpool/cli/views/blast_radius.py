@@ -344,13 +344,12 @@ def engine_pool_share(workload: Workload, segment_size: Any, sides: frozenset[st
     if standalone:
         return "its standalone Mooncake store process holds a pool segment"
     backends = {_env(c).get("KV_STORE_BACKEND") for c in workload.containers}
-    if "mooncake" in backends:
-        if segment_size is not None and _is_zero_size(segment_size):
-            return None
-        return "its embedded Mooncake store holds a pool segment"
-    if "memcache" in backends:
-        return "its MemCache LocalService holds pool memory"
-    return None  # yuanrong: the datasystem worker of the node holds the memory; or no pool
+    held = next((facts for facts in rules.BACKENDS.values() if facts.name in backends and facts.engine_pool_share), None)
+    if held is None:  # a node's worker holds the memory (Yuanrong); or no pool
+        return None
+    if held is rules.MOONCAKE and segment_size is not None and _is_zero_size(segment_size):
+        return None
+    return held.engine_pool_share
 
 
 def _is_mooncake_ha(workload: Workload) -> bool:

@@ -28,8 +28,9 @@ class SizePlan:
 
 
 def _eviction_pair(pool: rules.PoolSizing) -> rules.PoolSizing:
-    """Mooncake runs the pair that kept every put up to FRONTIER_MAX_SHARE; the others evict as they do."""
-    if pool.backend != "mooncake":
+    """A backend whose eviction was measured (Mooncake) runs the pair that kept every put up to FRONTIER_MAX_SHARE;
+    the others evict as they do."""
+    if not pool.measured_eviction:
         return pool
     high, ratio = rules.SUSTAINABLE_HIGH_WATERMARK, rules.SUSTAINABLE_EVICTION_RATIO
     return dataclasses.replace(pool, high=high, ratio=ratio, floor=rules.mooncake_floor(high, ratio))
@@ -56,7 +57,7 @@ def plan(pool: rules.PoolSizing | None, lifetime_seconds: float | None = None, t
         raise SizingInputError(_beyond_node_memory(target, planned))
     needs = {target: rules.unit_bytes_for_resident(planned, resident),
              "one max_model_len request per writing instance": rules.unit_bytes_for_requests(planned)}
-    if pool.backend == "mooncake":
+    if pool.measured_eviction:
         needs[f"at most {FRONTIER_MAX_SHARE:.0%} of the pool written per 10 ms"] = math.ceil(
             rate * rules.MOONCAKE_EVICTION_PERIOD_S / (FRONTIER_MAX_SHARE * planned.units))
     decided_by = max(needs, key=lambda need: needs[need])
@@ -74,13 +75,7 @@ def _beyond_node_memory(need: str, pool: rules.PoolSizing) -> str:
 def stack_lines(result: SizePlan) -> list[str]:
     """What to paste into the stack file."""
     pool = result.pool
-    lines = ["  motor-kvpool:kv_cache_store_config:"]
-    if pool.backend == "memcache":  # per engine pod: Motor's node manager sizes the LocalService memory from it
-        lines.append(f"    dram_size: {result.size_text}")
-    elif pool.backend == "mooncake":
-        lines += [f"    global_segment_size: {result.size_text}",
-                  f"    eviction_high_watermark_ratio: {pool.high:g}",
-                  f"    eviction_ratio: {pool.ratio:g}"]
-    else:
-        lines.append(f"    shared_memory_size_mb: {result.size_text}")
+    lines = ["  motor-kvpool:kv_cache_store_config:", f"    {pool.field.rpartition('.')[2]}: {result.size_text}"]
+    if pool.measured_eviction:  # the pair _eviction_pair planned
+        lines += [f"    eviction_high_watermark_ratio: {pool.high:g}", f"    eviction_ratio: {pool.ratio:g}"]
     return lines

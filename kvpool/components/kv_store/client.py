@@ -5,16 +5,15 @@ namespace."""
 
 from __future__ import annotations
 
-import json
-
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kvpool.components.kv_store import memcache, mooncake
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
+from kvpool.components.kv_store.registry import RENDERERS
 from kvpool.internal.labels import KV_CLIENT_LABEL, common_labels
 from kvpool.internal.motor_config import CLIENT_FILE_KEYS
 from kvpool.internal.units import MAX_PORT
+from kvpool.policies import rules
 
 CLIENT_CONFIG_MAP = "mindie-motor-kv-client"
 CLIENT_EGRESS_POLICY = "mindie-motor-kv-client-egress"
@@ -42,15 +41,7 @@ def _metadata(name: str, namespace: str) -> k8s.meta.v1.ObjectMetaArgs:
 def store_ports(endpoint: KVStoreEndpoint) -> list[int]:
     """Every port of the store's namespace its clients dial: the store's own, and those its client files name
     (Mooncake HA's etcd members, MemCache's config store)."""
-    ports = {endpoint.port, endpoint.metrics_port}
-    if endpoint.backend == "mooncake":
-        address = json.loads(endpoint.client_files[mooncake.CLIENT_FILE])["master_server_address"]
-        ports.update(int(member.rpartition(":")[2]) for member in mooncake.master_endpoints(address))
-    elif endpoint.backend == "memcache":
-        conf = memcache.parse_conf(endpoint.client_files[memcache.LOCAL_FILE], memcache.LOCAL_FILE)
-        ports.update(int(conf[key].rpartition(":")[2])
-                     for key in ("ock.mmc.meta_service_url", "ock.mmc.local_service.config_store_url"))
-    return sorted(ports)
+    return sorted({endpoint.port, endpoint.metrics_port, *RENDERERS[endpoint.backend].client_ports(endpoint)})
 
 
 def _other_tcp_ports(ports: list[int]) -> list[dict[str, object]]:
@@ -74,7 +65,7 @@ def kv_client_egress_policy(
     only allow, so the rule lists the other TCP ports as ranges and every UDP and SCTP port. Yuanrong's engines
     dial their own node's worker on the host network, which no namespace selector names: no rule for it. `name`: its
     Pulumi name."""
-    if endpoint.backend not in ("mooncake", "memcache"):
+    if rules.BACKENDS[endpoint.backend].node_workers:
         return None
     ports = store_ports(endpoint)
     owner = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": endpoint.namespace}}}

@@ -1,5 +1,5 @@
 """KVStore: the KV pool's server side for one backend. The component only decides the shared context and
-dispatches to the backend's module; `endpoint` is what engines need to connect."""
+dispatches to the backend's module (registry.RENDERERS); `endpoint` is what engines need to connect."""
 
 from __future__ import annotations
 
@@ -9,18 +9,14 @@ from typing import Any
 
 import pulumi
 
-from kvpool.components.kv_store import memcache, mooncake, yuanrong
 from kvpool.components.kv_store.common import StoreContext
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
+from kvpool.components.kv_store.registry import RENDERERS
 from kvpool.components.workloads import Workloads
 from kvpool.internal.child_names import ChildNames
 from kvpool.policies import rules
 from kvpool.settings.pods import ContainerResources
-from kvpool.settings.store import (
-    MemcacheStoreConfig,
-    MooncakeStoreConfig,
-    YuanrongStoreConfig,
-)
+from kvpool.settings.store import StoreConfig
 
 TYPE = "kvpool:index:KVStore"
 DEFAULT_NAME = "kv-store"  # kvpool.program's name for it
@@ -31,7 +27,7 @@ class KVStoreArgs:
     """Everything the store is rendered from (kvpool/program/args.py builds it from the settings); the fields
     named as StoreContext's become the backends' context."""
 
-    store: MooncakeStoreConfig | MemcacheStoreConfig | YuanrongStoreConfig
+    store: StoreConfig
     namespace: str
     workloads: Workloads
     image: str
@@ -64,13 +60,7 @@ class KVStore(pulumi.ComponentResource):
         context = {f.name: getattr(args, f.name) for f in fields(StoreContext) if hasattr(args, f.name)}
         ctx = StoreContext(**context, parent=self, names=ChildNames.of(name, DEFAULT_NAME, opts))
         store = args.store
-        if isinstance(store, MooncakeStoreConfig):
-            endpoint = mooncake.build(ctx, store, args.sizing)
-        elif isinstance(store, MemcacheStoreConfig):
-            endpoint = memcache.build(ctx, store, args.project_dir)
-        else:
-            assert isinstance(store, YuanrongStoreConfig)
-            endpoint = yuanrong.build(ctx, store)
+        endpoint = RENDERERS[store.backend].build(ctx, store, args)
         self.endpoint = replace(endpoint, allowed_consumers=list(store.allowed_consumers), compatibility=args.compatibility)
         self.children = ctx.children
         self.register_outputs({"endpoint": asdict(self.endpoint), "children": self.children})

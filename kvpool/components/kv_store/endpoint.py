@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kvpool.policies import rules
+
 # Version of the `kv_store` stack output. Raise it when a field changes meaning or a consumer needs a new one.
 # 2: `sidecars` (the standalone store container) gave way to `standalone_store`; `cluster` added.
 SCHEMA = 2
@@ -59,4 +61,4 @@ def store_workers(endpoint: KVStoreEndpoint) -> tuple[str, str] | None:
     """(namespace, name) of the DaemonSet whose ready pods serve the engines, for Yuanrong: its etcd peers Service
     publishes not-ready addresses, so that Service's Endpoints show the ring's members, not whether a worker serves.
     None for the other backends, whose store Service's Endpoints say it."""
-    return (endpoint.namespace, YUANRONG_WORKERS) if endpoint.backend == "yuanrong" else None
+    return (endpoint.namespace, YUANRONG_WORKERS) if rules.BACKENDS[endpoint.backend].node_workers else None

@@ -10,11 +10,12 @@ from __future__ import annotations
 from kvpool.components.kv_store.common import COMPONENT, STORE_NAME, STORE_SERVICE
 from kvpool.components.kv_store.etcd import peers_service
 from kvpool.components.workloads import Workloads
+from kvpool.policies import rules
 
 
 def store_host(backend: str, workloads: Workloads) -> str:
-    """The contract's `host`: the store Service's FQDN (CRD-prefixed in a service set); for Yuanrong, whose engines
-    reach their own node's worker, the ring's etcd peers Service."""
-    if backend == "yuanrong":
+    """The contract's `host`: the store Service's FQDN (CRD-prefixed in a service set); for a backend whose engines
+    reach their own node's worker (Yuanrong), the ring's etcd peers Service."""
+    if rules.BACKENDS[backend].node_workers:
         return workloads.fqdn(peers_service(STORE_NAME))
     return workloads.service_host(STORE_SERVICE, COMPONENT)

@@ -34,6 +34,7 @@ from kvpool.internal.pod_layout import MOTOR_CONF_DIR
 from kvpool.internal.ports import Port
 from kvpool.internal.project_files import read_project_file
 from kvpool.policies import rules
+from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import MemcacheStoreConfig
 
 META_CONF_DIR = "/etc/memcache"
@@ -82,6 +83,19 @@ def parse_conf(text: str, source: str) -> dict[str, str]:
             raise LocalServiceConfError(f"{source}:{number}: expected `key = value` with a MemCache option name")
         entries[key] = value
     return entries
+
+
+def client_ports(endpoint: KVStoreEndpoint) -> list[int]:
+    """The ports the engines' conf names: the MetaService's and its config store's."""
+    conf = parse_conf(endpoint.client_files[LOCAL_FILE], LOCAL_FILE)
+    return [int(conf[key].rpartition(":")[2])
+            for key in ("ock.mmc.meta_service_url", "ock.mmc.local_service.config_store_url")]
+
+
+def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings) -> tuple[int | None, bool]:
+    """The stack's own dram_size, once per engine pod (rules.pool_sizing)."""
+    sizing = settings.pool_sizing()
+    return (sizing.unit_bytes if sizing else None), False
 
 
 def meta_conf(store: MemcacheStoreConfig) -> dict[str, str]:
@@ -137,7 +151,7 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
 
 
 def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> KVStoreEndpoint:
-    host = store_host("memcache", ctx.workloads)
+    host = store_host(rules.MEMCACHE.name, ctx.workloads)
     ports = [
         Port(name="meta", port=store.port),
         Port(name="config-store", port=store.config_store_port),
@@ -168,7 +182,7 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
     if store.dashboards:
         monitoring.build(ctx, monitoring.memcache(store, ctx.namespace))
     return service_endpoint(
-        ctx, "memcache", host, store.port, store.metrics_port,
+        ctx, rules.MEMCACHE.name, host, store.port, store.metrics_port,
         engine_env(str(store.local_service_mode)),
         client_files={LOCAL_FILE: render_conf(local_conf(store, host, ctx.hardware_type, project_dir))},
     )

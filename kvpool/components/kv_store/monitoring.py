@@ -195,7 +195,7 @@ def mooncake(store: MooncakeStoreConfig, namespace: str, sizing: rules.PoolSizin
             f"ha.master_replicas {store.ha.master_replicas}): the leader changed; clients remount their segments, "
             "and the oplog keeps the objects. Look for why the old leader went.",
         ))
-    return pool_signals("mooncake", namespace, panels, tuple(alerts))
+    return pool_signals(rules.MOONCAKE.name, namespace, panels, tuple(alerts))
 
 
 def memcache(store: MemcacheStoreConfig, namespace: str) -> Signals:
@@ -240,7 +240,7 @@ Query(f"max(memcache_evict_running{{{sel}}})", "running"),
                       "No LocalService had room (or none registered memory): add LocalService memory or check that "
                       "the engines' LocalServices are up."),
     )
-    return pool_signals("memcache", namespace, panels, alerts)
+    return pool_signals(rules.MEMCACHE.name, namespace, panels, alerts)
 
 
 def build(ctx: StoreContext, signals: Signals) -> None:

@@ -26,6 +26,7 @@ from kvpool.components.kv_store.hosts import store_host
 from kvpool.internal.pod_layout import CLIENT_CONFIG_DIR
 from kvpool.internal.ports import Port
 from kvpool.policies import rules
+from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import MooncakeStoreConfig
 
 CLIENT_FILE = "mooncake.json"
@@ -75,6 +76,20 @@ def master_endpoints(address: str) -> list[str]:
     return address.removeprefix(ETCD_SCHEME).split(";")
 
 
+def client_ports(endpoint: KVStoreEndpoint) -> list[int]:
+    """The ports mooncake.json's master_server_address names: the master's, or Mooncake HA's etcd members'."""
+    address = json.loads(endpoint.client_files[CLIENT_FILE])["master_server_address"]
+    return [int(member.rpartition(":")[2]) for member in master_endpoints(address)]
+
+
+def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings) -> tuple[int, bool]:
+    """Embedded, every engine rank's client holds the segment its mooncake.json names; standalone, the store process
+    of each pod holds the segment the stack's own user_config.json sizes."""
+    if endpoint.standalone_store:
+        return rules.mooncake_size_bytes(settings.kv_cache_store_config.global_segment_size), False
+    return rules.mooncake_size_bytes(json.loads(endpoint.client_files[CLIENT_FILE])["global_segment_size"]), True
+
+
 def client_config(store: MooncakeStoreConfig, master_address: str) -> dict[str, Any]:
     """The engines' mooncake.json. In standalone mode the engine contributes no segment: the store process Motor's
     node manager starts in each engine container owns the memory, so the pool survives an engine crash (seed 000,
@@ -97,7 +112,7 @@ def render_json(data: dict[str, Any]) -> str:
 
 
 def build(ctx: StoreContext, store: MooncakeStoreConfig, sizing: rules.PoolSizing | None) -> KVStoreEndpoint:
-    host = store_host("mooncake", ctx.workloads)
+    host = store_host(rules.MOONCAKE.name, ctx.workloads)
     ports = [Port(name="rpc", port=store.port), Port(name=METRICS_PORT, port=store.metrics_port)]
     etcd_endpoints: list[str] = []
     depends_on = []
@@ -126,7 +141,7 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig, sizing: rules.PoolSizin
     address = master_server_address(store, host, etcd_endpoints)
     files = {CLIENT_FILE: render_json(client_config(store, address))}
     return service_endpoint(
-        ctx, "mooncake", host, store.port, store.metrics_port,
+        ctx, rules.MOONCAKE.name, host, store.port, store.metrics_port,
         engine_env(),
         client_files=files, standalone_store=store.store_mode == "standalone", lease_ttl_ms=store.default_kv_lease_ttl,
     )

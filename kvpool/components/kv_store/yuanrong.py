@@ -39,7 +39,7 @@ SOCKETS_VOLUME = "datasystem-sockets"
 def engine_env(port: int) -> dict[str, str]:
     """What engines set to reach the worker of their node (the consumer of another stack's store rebuilds it)."""
     return {
-        "KV_STORE_BACKEND": "yuanrong",
+        "KV_STORE_BACKEND": rules.YUANRONG.name,
         "DS_WORKER_ADDR": f"$(HOST_IP):{port}",
         "DATASYSTEM_CLIENT_LOG_DIR": "/tmp/datasystem/client-logs",
     }
@@ -107,8 +107,8 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         opts=ctx.child_opts(YUANRONG_WORKERS, [etcd]),
     ))
     return KVStoreEndpoint(
-        backend="yuanrong",
-        host=store_host("yuanrong", ctx.workloads),
+        backend=rules.YUANRONG.name,
+        host=store_host(rules.YUANRONG.name, ctx.workloads),
         port=store.port,
         metrics_port=store.port,
         namespace=ctx.namespace,

@@ -9,6 +9,7 @@ modules import one another relatively, so it loads both as `kvpool.policies.rule
 Every rule takes the plain dictionaries of MindIE Motor's `user_config.json` / `env.json` sections and returns a
 list of `Finding`s; an empty list means the rule holds. Sources are cited per rule. One module per concern:
 
+- `backends`: each KV store backend's facts (BACKENDS), as plain values
 - `units`: Kubernetes quantities, Mooncake sizes, vllm-ascend versions (the one home of size parsing)
 - `sections`: sides, sections and connectors of a configuration; `Finding`
 - `connectors`: kv_role by side, the dispatch connector, the layout Motor's engine server starts with, hybrid
@@ -32,6 +33,17 @@ list of `Finding`s; an empty list means the rule holds. Sources are cited per ru
 Callers import the package (`from kvpool.policies import rules; rules.check_x(...)`); every public name is here.
 """
 
+from .backends import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    MEMCACHE,
+    MOONCAKE,
+    YUANRONG,
+    Backend,
+    backend_facts,
+    mooncake_floor,
+    runs_standalone_store,
+)
 from .connectors import (
     DISPATCH_PROFILES,
     LAYERWISE_PATCH_FIXED_IN,
@@ -79,7 +91,6 @@ from .host_paths import (
     normal_host_path,
 )
 from .kv_conductor import (
-    CONDUCTOR_POOL_BACKEND,
     KV_CACHE_AFFINITY,
     KV_EVENTS_CONFIG,
     MOTOR_DEFAULT_BLOCK_SIZE,
@@ -115,7 +126,6 @@ from .pool_sizing import (
     engine_pod_pool_bytes,
     engine_ranks,
     min_lifetime_seconds,
-    mooncake_floor,
     pool_sizing,
     requests_bytes,
     unit_bytes_for_requests,
@@ -130,7 +140,6 @@ from .ports import (
     role_port,
 )
 from .sections import (
-    DEFAULT_BACKEND,
     DEFAULT_DSHM_SIZE,
     DISPATCH_CONNECTORS,
     HYBRID_CONNECTOR,
@@ -146,7 +155,6 @@ from .sections import (
     engine_section,
     kv_transfer_configs,
     kv_transfer_path,
-    runs_standalone_store,
     store_connector_backends,
     transfer_connector,
     uses_pool,
@@ -211,11 +219,12 @@ from .units import (
 )
 
 __all__ = [
+    "BACKENDS", "MEMCACHE", "MOONCAKE", "YUANRONG", "Backend", "backend_facts",
     "DTYPE_BYTES", "ENGINE_MEMORY_REQUEST", "FRONTIER", "check_engine_pod_memory", "check_engine_memory_limit", "engine_pod_pool_bytes", "engine_ranks", "KNOWN_MODELS", "MOONCAKE_EVICTION_PERIOD_S", "ModelShape", "PoolSizing", "bytes_text",
     "check_block_lifetime", "check_pool_capacity", "check_standalone_segment_limit", "default_min_lifetime_seconds",
     "known_model", "min_lifetime_seconds", "model_shape", "mooncake_floor", "pool_sizing", "requests_bytes", "resolve_shape",
     "unit_bytes_for_requests", "unit_bytes_for_resident", "unit_text",
-    "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "CONDUCTOR_POOL_BACKEND", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE", "DEFAULT_HOST_LOG_DIR",
+    "ASCEND_CONNECT_TIMEOUT_DEFAULT_MS", "DEFAULT_BACKEND", "DEFAULT_DSHM_SIZE", "DEFAULT_HOST_LOG_DIR",
     "DISPATCH_CONNECTORS", "HCCL_RDMA_RETRY_CNT_DEFAULT", "HCCL_RDMA_TIMEOUT_DEFAULT", "HYBRID_CONNECTOR",
     "K8S_QUANTITY", "KV_CACHE_AFFINITY", "KV_EVENTS_CONFIG", "LAYERWISE_PATCH_FIXED_IN", "LOG_SECTION_BY_ROLE",
     "MAX_PODS_PER_INSTANCE", "MOONCAKE_LEASE_TTL_DEFAULT_MS", "MOONCAKE_SIZE", "MOTOR_DEFAULT_BLOCK_SIZE",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .backends import backend_facts
 from .sections import (
     DISPATCH_CONNECTORS,
     HANDOFF_CONNECTORS,
@@ -310,13 +311,18 @@ def check_engine_server_layout(kv_transfer_configs: Mapping[str, Mapping[str, An
     return findings
 
 
+def _layerwise(store_backend: str) -> bool:
+    facts = backend_facts(store_backend)
+    return facts is not None and facts.layerwise
+
+
 def check_layerwise_pool_backend(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None], store_backend: str) -> list[Finding]:
     """use_layerwise on AscendStoreConnector is MemCache-only (vllm-ascend layerwise_kv_pool.md)."""
     findings = []
     for side in SIDES:
         for suffix, connector in connectors_of(kv_transfer_configs.get(side)):
             extra = connector.get("kv_connector_extra_config") or {}
-            if connector.get("kv_connector") == STORE_CONNECTOR and extra.get("use_layerwise") and store_backend != "memcache":
+            if connector.get("kv_connector") == STORE_CONNECTOR and extra.get("use_layerwise") and not _layerwise(store_backend):
                 findings.append(Finding(
                     kv_transfer_path(side) + suffix + ".kv_connector_extra_config.use_layerwise",
                     f"the layerwise KV pool works only with backend 'memcache' (vllm-ascend layerwise_kv_pool), "

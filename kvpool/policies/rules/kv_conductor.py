@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from .backends import DEFAULT_BACKEND, backend_facts, runs_standalone_store
 from .sections import (
-    DEFAULT_BACKEND,
     Finding,
     connectors_of,
     engine_section,
     kv_transfer_path,
-    runs_standalone_store,
 )
 from .units import is_decimal
 
@@ -22,7 +21,6 @@ from .units import is_decimal
 
 KV_CACHE_AFFINITY = "kv_cache_affinity"
 KV_EVENTS_CONFIG = "kv-events-config"  # Motor's coordinator reads this spelling only (motor/config/config_utils.py)
-CONDUCTOR_POOL_BACKEND = "mooncake"  # kvevent_instance knows mooncake_master only (mooncake_config.py conductor)
 MOTOR_DEFAULT_BLOCK_SIZE = 128  # what the coordinator registers and queries with when engine_config has no block-size
 _KV_EVENT_ENDPOINT = re.compile(r"^tcp://\*:([0-9]{1,5})$")
 _PREFILL_ENGINE = "motor_engine_prefill_config.engine_config"
@@ -147,7 +145,7 @@ def check_kv_cache_affinity(user_config: Mapping[str, Any]) -> list[Finding]:
                 "mooncake_config.py writes no conductor config without one; add a Mooncake store or remove "
                 "kvevent_instance.",
             ))
-        elif backend != CONDUCTOR_POOL_BACKEND:
+        elif (facts := backend_facts(backend)) is None or not facts.conductor_events:
             findings.append(Finding(
                 "kv_conductor_config.kvevent_instance.mooncake_master",
                 f"points the conductor at the pool's master as a Mooncake event source, but kv_cache_store_config."

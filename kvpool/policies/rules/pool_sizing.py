@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .backends import ENGINE_RANK, LOCAL_SERVICE, MOONCAKE, STORE_PROCESS, backend_facts, runs_standalone_store
 from .env import effective_connect_timeout_ms, effective_transfer_timeout_ms
 from .kv_conductor import MOTOR_DEFAULT_BLOCK_SIZE
 from .model_kv import ModelShape, engine_value, resolve_shape
@@ -18,7 +19,6 @@ from .sections import (
     connectors_of,
     engine_section,
     kv_transfer_configs,
-    runs_standalone_store,
 )
 from .units import k8s_quantity_bytes, mooncake_size_bytes
 
@@ -30,9 +30,6 @@ VLLM_DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
 # A prefill rank is taken to process one full batch of max_num_batched_tokens per second unless
 # kv_pool_sizing.prefill_tokens_per_second says what was measured.
 DEFAULT_PREFILL_STEPS_PER_SECOND = 1
-# MemCache's MetaService evicts from 70 % down to 60 % (ock.mmc.evict_threshold_high/low defaults, Ascend/memcache
-# doc/memcache_config.md); motor-kvpool's MetaService conf leaves them at that.
-MEMCACHE_EVICT_HIGH, MEMCACHE_EVICT_LOW = 0.7, 0.6
 # Mooncake issue 1382: a standalone mooncake_store_service fails to register a segment above ~64 GiB (RDMA memory
 # registration); the embedded store splits large segments since Mooncake PR 647.
 MOONCAKE_STANDALONE_SEGMENT_MAX = 64 * 2**30
@@ -40,13 +37,6 @@ MOONCAKE_STANDALONE_SEGMENT_MAX = 64 * 2**30
 # The memory an engine container requests unless pods.<side>.requests.memory says otherwise (deploy.py's; no memory
 # limit). The embedded Mooncake store and the in-process MemCache LocalService of each rank live in that memory.
 ENGINE_MEMORY_REQUEST = "64Gi"
-# The pool's unit in Mooncake standalone mode: the mooncake_store_service Motor's node manager starts in each engine pod.
-STORE_PROCESS = "engine pod's store process"
-# MemCache's unit: the LocalService memory of one engine pod, which Motor's node manager sizes from
-# kv_cache_store_config.dram_size (engine.sh starts one node manager per engine container). Standalone, its Daemon
-# runs one LocalService thread (motor/node_manager/core/services/local_service.py _run); inprocess, the pod's ranks
-# share it (prepare()).
-LOCAL_SERVICE = "engine pod's LocalService"
 
 # bench/results/eviction.md: for each measured share of the pool written per 10 ms, the watermark/ratio pairs that
 # kept every put (True) or not (False) in every run.
@@ -60,13 +50,6 @@ FRONTIER: tuple[tuple[float, dict[tuple[float, float], bool]], ...] = (
     (0.49, {(0.7, 0.2): False, (0.6, 0.4): False, (0.5, 0.4): False, (0.5, 0.5): False, (0.4, 0.4): False,
             (0.4, 0.5): False, (0.3, 0.5): False}),
 )
-
-
-def mooncake_floor(high: float, ratio: float) -> float:
-    """What a Mooncake eviction at the watermark leaves: BatchEvict evicts ceil(objects x max(ratio, used - high +
-    ratio)), a share of the objects the pool holds, not of its capacity (master_service.cpp), so high x (1 - ratio)
-    of the pool stays; measured 34-37 % at 0.6/0.4 (bench/results/sizing.md)."""
-    return round(high * (1 - ratio), 6)
 
 
 @dataclass(frozen=True)
@@ -109,6 +92,12 @@ class PoolSizing:
     writers: tuple[Writer, ...]
     size_key: str = ""  # the key inside `field` that holds the size (MemCache: a key of the conf file it names)
     ratio: float = 0.0  # Mooncake's eviction_ratio (the frontier is measured per watermark/ratio pair)
+
+    @property
+    def measured_eviction(self) -> bool:
+        """Whether the backend's eviction was measured on its real server (rules.backends)."""
+        facts = backend_facts(self.backend)
+        return facts is not None and facts.measured_eviction
 
     @property
     def is_(self) -> str:
@@ -158,7 +147,7 @@ class PoolSizing:
         (Mooncake) until the master's next eviction check, at most one period later. Measured on the real master:
         bench/results/sizing.md."""
         seconds = self.fill_seconds(self.high)
-        if seconds is None or self.backend != "mooncake":
+        if seconds is None or not self.measured_eviction:
             return seconds
         return seconds + MOONCAKE_EVICTION_PERIOD_S
 
@@ -172,8 +161,10 @@ class PoolSizing:
     def frontier(self) -> str:
         """Where the pool sits on bench/results/eviction.md's measured frontier."""
         share = self.share_per_period
-        if self.backend != "mooncake" or share is None:
-            return "not measured for this backend" if self.backend != "mooncake" else "unknown"
+        if not self.measured_eviction:
+            return "not measured for this backend"
+        if share is None:
+            return "unknown"
         pair = (round(self.high, 2), round(self.ratio, 2))
         for measured_share, pairs in FRONTIER:
             if share <= measured_share:
@@ -247,30 +238,13 @@ def pool_sizing(user_config: Mapping[str, Any], setting: Mapping[str, Any] | Non
             writers.append(_writer(side, instances, engine, setting))
     if not backend or (not writers and not ranks):
         return None
-    if backend == "mooncake":
-        high, ratio = store.get("eviction_high_watermark_ratio") or 0.0, store.get("eviction_ratio") or 0.0
-        size = mooncake_size_bytes(store.get("global_segment_size", "1GB"))
-        if runs_standalone_store(store):  # one store process per engine pod holds the segment
-            return PoolSizing(backend, "kv_cache_store_config.global_segment_size", size, pods, STORE_PROCESS,
-                              high, mooncake_floor(high, ratio), tuple(writers), ratio=ratio)
-        return PoolSizing(backend, "kv_cache_store_config.global_segment_size", size, ranks, "engine rank",
-                          high, mooncake_floor(high, ratio), tuple(writers), ratio=ratio)
-    if backend == "memcache":
-        # Motor's node manager sizes the LocalService memory of each engine pod from dram_size, else from 80 % of the
-        # node's free memory (not known offline), whatever the conf says: standalone, one LocalService holds it;
-        # inprocess, prepare() gives each of the pod's r ranks max(1, dram_size // r) GB (local_service.py:109-121).
-        dram = store.get("dram_size")
-        size = mooncake_size_bytes(dram) if isinstance(dram, str) else None
-        if size is not None and store.get("local_service_mode") != "standalone":
-            shares = {r * max(1, (size // 2**30) // r) * 2**30 for r in pod_ranks}
-            size = shares.pop() if len(shares) == 1 else None  # pods of two sizes: no one size per pod
-        return PoolSizing(backend, "kv_cache_store_config.dram_size", size, pods, LOCAL_SERVICE,
-                          MEMCACHE_EVICT_HIGH, MEMCACHE_EVICT_LOW, tuple(writers))
-    # yuanrong: each node's worker offers its shared memory and evicts least recently used (evictable writes);
-    # counted as one node per engine pod, the most the pods can span.
-    size = store.get("shared_memory_size_mb", 65536) * 2**20
-    return PoolSizing(backend, "kv_cache_store_config.shared_memory_size_mb", size, pods, "node worker", 1.0, 1.0,
-                      tuple(writers))
+    facts = backend_facts(backend)
+    if facts is None:  # a backend the settings refuse
+        return None
+    unit = facts.pool_unit(store, pod_ranks)
+    return PoolSizing(backend, f"kv_cache_store_config.{facts.size_key}", unit.unit_bytes,
+                      ranks if unit.unit_name == ENGINE_RANK else pods, unit.unit_name, unit.high, unit.floor,
+                      tuple(writers), ratio=unit.ratio)
 
 
 def bytes_text(count: float) -> str:
@@ -385,14 +359,14 @@ class PodPool:
 def _pod_pools(user_config: Mapping[str, Any]) -> tuple[PoolSizing, bool, dict[str, PodPool]] | None:
     """(sizing, standalone, side -> its pod's pool memory) where the pool lives in the engine pods; None otherwise."""
     sizing = pool_sizing(user_config)
-    if sizing is None or sizing.unit_bytes is None or sizing.unit_name not in ("engine rank", STORE_PROCESS,
+    if sizing is None or sizing.unit_bytes is None or sizing.unit_name not in (ENGINE_RANK, STORE_PROCESS,
                                                                                 LOCAL_SERVICE):
         return None
     # standalone: the pod's one store process (or LocalService) holds the pool memory, its ranks only their local
     # buffers (Mooncake; a MemCache rank holds none: its conf says dram.size 0GB)
     standalone = sizing.unit_name in (STORE_PROCESS, LOCAL_SERVICE)
     store = user_config.get("kv_cache_store_config") or {}
-    buffer = mooncake_size_bytes(store.get("local_buffer_size", "1GB")) if sizing.backend == "mooncake" else 0
+    buffer = mooncake_size_bytes(store.get("local_buffer_size", "1GB")) if sizing.backend == MOONCAKE.name else 0
     deploy = user_config.get("motor_deploy_config") or {}
     kv = kv_transfer_configs(user_config)
     pools = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .backends import backend_facts
 from .sections import Finding
 from .units import is_decimal
 
@@ -88,12 +89,17 @@ def check_host_network_port(path: str, port: int, deploy: Mapping[str, Any]) -> 
     return []
 
 
+def _node_workers(backend: Any) -> bool:
+    facts = backend_facts(backend)
+    return facts is not None and facts.node_workers
+
+
 def check_ports(user_config: Mapping[str, Any]) -> list[Finding]:
     """The ports of each Motor role's pod, and a Yuanrong store's worker port, which its host-network workers bind on
     every engine node."""
     findings = check_role_ports(user_config)
     store = user_config.get("kv_cache_store_config") or {}
-    if isinstance(store, Mapping) and store.get("backend") == "yuanrong" and not store.get("target_stack"):
+    if isinstance(store, Mapping) and _node_workers(store.get("backend")) and not store.get("target_stack"):
         port = store.get("port")
         if isinstance(port, int) and not isinstance(port, bool):
             findings += check_host_network_port(

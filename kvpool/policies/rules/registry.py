@@ -32,7 +32,8 @@ from .pool_sizing import (
     pool_sizing,
 )
 from .ports import check_ports
-from .sections import DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, Finding, engine_envs, kv_transfer_configs
+from .backends import DEFAULT_BACKEND
+from .sections import DEFAULT_DSHM_SIZE, Finding, engine_envs, kv_transfer_configs
 from .security import check_shell_env_names, check_system_namespace
 from .shared_memory import FAQ_DSHM_SIZE, FAQ_INPUT_TOKENS, check_memcache_long_context_shm
 from .store import (

@@ -17,7 +17,6 @@ HYBRID_CONNECTOR = "MooncakeHybridConnector"
 HANDOFF_CONNECTORS = ("MooncakeConnectorV1", HYBRID_CONNECTOR, "NixlConnector")
 TRIGGER_CONNECTORS = ("MooncakeLayerwiseConnector",)
 DISPATCH_CONNECTORS = ("MooncakeConnectorV1", HYBRID_CONNECTOR, "MooncakeLayerwiseConnector", "NixlConnector")
-DEFAULT_BACKEND = "memcache"  # seed 000: kv_cache_store_config without backend
 DEFAULT_DSHM_SIZE = "4Gi"  # deploy.py's /dev/shm for engines
 
 
@@ -85,12 +84,6 @@ def kv_transfer_configs(user_config: Mapping[str, Any]) -> dict[str, Mapping[str
 def uses_pool(kv_transfer_configs: Mapping[str, Mapping[str, Any] | None]) -> bool:
     """Whether any engine reads and writes the shared pool (an AscendStoreConnector), not just the P/D transfer."""
     return any(store_connector_backends(kv_transfer_configs.get(side)) for side in SIDES)
-
-
-def runs_standalone_store(store: Any) -> bool:
-    """Whether Motor's node manager starts a mooncake_store_service in every engine container: what it reads from
-    user_config.json's kv_cache_store_config (motor/config/node_manager.py, docs/standalone-store.md)."""
-    return isinstance(store, Mapping) and store.get("backend") == "mooncake" and store.get("store_mode") == "standalone"
 
 
 def engine_envs(env: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from .backends import MOONCAKE, runs_standalone_store
 from .env import effective_connect_timeout_ms, effective_transfer_timeout_ms, env_int
 from .sections import (
     SIDES,
@@ -13,7 +14,6 @@ from .sections import (
     engine_env_section,
     kv_transfer_configs,
     kv_transfer_path,
-    runs_standalone_store,
     store_connector_backends,
     uses_pool,
 )
@@ -60,7 +60,7 @@ def check_referenced_backend(store_backend: str, stack: str, referenced_backend:
 
 def check_mooncake_eviction(store: Mapping[str, Any]) -> list[Finding]:
     """mooncake_master needs both eviction ratios; deploy.py refuses to start without them (seed 000)."""
-    if store.get("backend") != "mooncake":
+    if store.get("backend") != MOONCAKE.name:
         return []
     findings = []
     high = store.get("eviction_high_watermark_ratio")
@@ -112,7 +112,7 @@ def check_lease_exceeds_timeouts(
     (seed 000 table and FAQ 3: otherwise decode reads objects whose lease has already expired).
     Applies when engines use the Mooncake pool (an AscendStoreConnector); a master that only serves
     the P/D transfer (the UCM example) holds no leased objects."""
-    if store.get("backend") != "mooncake" or not uses_pool(kv_transfer_configs):
+    if store.get("backend") != MOONCAKE.name or not uses_pool(kv_transfer_configs):
         return []
     lease = store.get("default_kv_lease_ttl")
     lease = MOONCAKE_LEASE_TTL_DEFAULT_MS if lease is None else lease
@@ -152,7 +152,7 @@ def check_mooncake_eviction_headroom(
     """Eviction settings that leave a sustained writer too little room: mooncake_master evicts asynchronously
     (about every 10 ms), so a fast writer outruns it when the watermark is high and each eviction small. A master
     that only serves the P/D transfer (the UCM example) holds no pool objects to evict."""
-    if store.get("backend") != "mooncake" or not uses_pool(kv_transfer_configs):
+    if store.get("backend") != MOONCAKE.name or not uses_pool(kv_transfer_configs):
         return []
     high, ratio = store.get("eviction_high_watermark_ratio"), store.get("eviction_ratio")
     if high is None or ratio is None or (high <= max_high_watermark and ratio >= min_eviction_ratio):
@@ -188,7 +188,7 @@ UCM_BACKEND_MESSAGE = (
 
 def check_fabric_segment_alignment(store: Mapping[str, Any], engines: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
     """With ASCEND_ENABLE_USE_FABRIC_MEM=1 (A3), Mooncake segments must be whole GiB (vllm-ascend kv_pool.md)."""
-    if store.get("backend") != "mooncake":
+    if store.get("backend") != MOONCAKE.name:
         return []
     fabric = any(str((engines.get(side) or {}).get("ASCEND_ENABLE_USE_FABRIC_MEM")) == "1" for side in SIDES)
     size = store.get("global_segment_size", "1GB")
@@ -207,10 +207,10 @@ def check_mooncake_protocol(user_config: Mapping[str, Any]) -> list[Finding]:
     tests of this project) the real Mooncake runs on tcp."""
     store = user_config.get("kv_cache_store_config") or {}
     protocol = store.get("protocol", "ascend")
-    if store.get("backend") != "mooncake" or protocol == "ascend":
+    if store.get("backend") != MOONCAKE.name or protocol == "ascend":
         return []
     sides = [side for side, kv in kv_transfer_configs(user_config).items()
-             if any(backend == "mooncake" for _, backend in store_connector_backends(kv))]
+             if any(backend == MOONCAKE.name for _, backend in store_connector_backends(kv))]
     if not sides:
         return []
     return [Finding(
@@ -229,7 +229,7 @@ def check_standalone_store_motor(store: Mapping[str, Any], store_services: froze
     deployed Motor's node manager starts a store for (None: not known)."""
     if not runs_standalone_store(store) or store_services is None:
         return []
-    if "mooncake" in store_services:
+    if store.get("backend") in store_services:
         return []
     found = ", ".join(sorted(store_services)) or "none"
     return [Finding(
