@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .backends import DEFAULT_BACKEND, MEMCACHE
 from .model_kv import engine_value
-from .sections import DEFAULT_BACKEND, DEFAULT_DSHM_SIZE, SIDES, Finding, engine_section, store_connector_backends
+from .sections import DEFAULT_DSHM_SIZE, SIDES, Finding, engine_section, store_connector_backends
 from .units import K8S_QUANTITY, k8s_quantity_bytes
 
 FAQ_DSHM_SIZE = "32Gi"
@@ -37,7 +38,7 @@ def check_memcache_long_context_shm(
         backends = [backend or pool_backend for _, backend in store_connector_backends(kv_transfer_configs.get(side))]
         engine_config = (user_config.get(engine_section(side)) or {}).get("engine_config") or {}
         length = engine_value(engine_config, "max_model_len") if isinstance(engine_config, Mapping) else None
-        if "memcache" in backends and isinstance(length, int) and not isinstance(length, bool) \
+        if MEMCACHE.name in backends and isinstance(length, int) and not isinstance(length, bool) \
                 and length >= FAQ_INPUT_TOKENS:
             long_sides.append(f"{side}'s max_model_len is {length}")
     if not long_sides:
