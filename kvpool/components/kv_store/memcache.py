@@ -34,7 +34,6 @@ from kvpool.internal.pod_layout import MOTOR_CONF_DIR
 from kvpool.internal.ports import Port
 from kvpool.internal.project_files import read_project_file
 from kvpool.policies import rules
-from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import MemcacheStoreConfig
 
 META_CONF_DIR = "/etc/memcache"
@@ -92,9 +91,10 @@ def client_ports(endpoint: KVStoreEndpoint) -> list[int]:
             for key in ("ock.mmc.meta_service_url", "ock.mmc.local_service.config_store_url")]
 
 
-def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings) -> tuple[int | None, bool]:
+def pool_bytes_per_process(
+    endpoint: KVStoreEndpoint, store: MemcacheStoreConfig, sizing: rules.PoolSizing | None
+) -> tuple[int | None, bool]:
     """The stack's own dram_size, once per engine pod (rules.pool_sizing)."""
-    sizing = settings.pool_sizing()
     return (sizing.unit_bytes if sizing else None), False
 
 

@@ -26,7 +26,6 @@ from kvpool.components.kv_store.hosts import store_host
 from kvpool.internal.pod_layout import CLIENT_CONFIG_DIR
 from kvpool.internal.ports import Port
 from kvpool.policies import rules
-from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import MooncakeStoreConfig
 
 CLIENT_FILE = "mooncake.json"
@@ -82,11 +81,13 @@ def client_ports(endpoint: KVStoreEndpoint) -> list[int]:
     return [int(member.rpartition(":")[2]) for member in master_endpoints(address)]
 
 
-def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings) -> tuple[int, bool]:
+def pool_bytes_per_process(
+    endpoint: KVStoreEndpoint, store: MooncakeStoreConfig, sizing: rules.PoolSizing | None
+) -> tuple[int, bool]:
     """Embedded, every engine rank's client holds the segment its mooncake.json names; standalone, the store process
-    of each pod holds the segment the stack's own user_config.json sizes."""
+    of each pod holds the segment the stack's own kv_cache_store_config sizes."""
     if endpoint.standalone_store:
-        return rules.mooncake_size_bytes(settings.kv_cache_store_config.global_segment_size), False
+        return rules.mooncake_size_bytes(store.global_segment_size), False
     return rules.mooncake_size_bytes(json.loads(endpoint.client_files[CLIENT_FILE])["global_segment_size"]), True
 
 

@@ -10,7 +10,6 @@ from kvpool.components.kv_store import memcache, mooncake, yuanrong
 from kvpool.components.kv_store.common import StoreContext
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.policies import rules
-from kvpool.settings.service import ServiceSettings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -19,9 +18,9 @@ class Renderer:
     build: Callable[[StoreContext, Any, Any], KVStoreEndpoint]
     # The ports of the store's namespace that the endpoint's client files name, besides its port and metrics_port.
     client_ports: Callable[[KVStoreEndpoint], Iterable[int]]
-    # (endpoint, the reading stack's settings) -> the pool memory one store process of its engines holds (None: not
+    # (endpoint, the reading stack's kv_cache_store_config, its rules.PoolSizing) -> the pool memory one store process of its engines holds (None: not
     # known), and whether every engine rank runs one (else one per pod): what `kvpool fleet` adds up.
-    pool_bytes_per_process: Callable[[KVStoreEndpoint, ServiceSettings], tuple[int | None, bool]]
+    pool_bytes_per_process: Callable[[KVStoreEndpoint, Any, rules.PoolSizing | None], tuple[int | None, bool]]
 
 
 RENDERERS: dict[str, Renderer] = {
@@ -35,5 +34,5 @@ RENDERERS: dict[str, Renderer] = {
                                   # no client file, and each node's datasystem worker holds the memory, not the
                                   # engines
                                   client_ports=lambda endpoint: (),
-                                  pool_bytes_per_process=lambda endpoint, settings: (0, False)),
+                                  pool_bytes_per_process=lambda endpoint, store, sizing: (0, False)),
 }
