@@ -1,5 +1,5 @@
 """A backend's knowledge stays in one place (issue 46): its plain facts in kvpool/policies/rules/backends.py, its
-rendering in its own module registered in kvpool/components/kv_store/registry.py, its settings class in
+rendering in its own module's RENDERER (kvpool/components/kv_store/registry.py finds it by name), its settings class in
 kvpool/settings/store.py. Everywhere else reads a fact; a backend's name literal or an isinstance on its settings
 class is a branch this scan refuses."""
 
@@ -9,7 +9,9 @@ import ast
 import typing
 from pathlib import Path
 
-from kvpool.components.kv_store.registry import RENDERERS
+import pytest
+
+from kvpool.components.kv_store.registry import Renderer, renderer
 from kvpool.policies import rules
 from kvpool.settings.engine import ConnectorExtraConfig
 from kvpool.settings.store import STORE_CONFIGS, StoreConfig
@@ -50,7 +52,7 @@ def test_the_scan_finds_a_name_literal_and_an_isinstance_on_a_store_class() -> N
 def test_no_module_outside_the_allowed_ones_branches_on_a_backend() -> None:
     found = {str(path.relative_to(PACKAGE)): where for path in sorted(PACKAGE.rglob("*.py"))
              if str(path.relative_to(PACKAGE)) not in ALLOWED and (where := offences(path.read_text()))}
-    assert found == {}, "read a fact of rules.BACKENDS or the backend's renderer (registry.RENDERERS) instead"
+    assert found == {}, "read a fact of rules.BACKENDS or the backend's renderer (registry.renderer) instead"
 
 
 def test_the_facts_the_settings_and_the_renderers_name_the_same_backends_in_one_order() -> None:
@@ -58,7 +60,12 @@ def test_the_facts_the_settings_and_the_renderers_name_the_same_backends_in_one_
     assert [typing.get_args(config.model_fields["backend"].annotation) for config in STORE_CONFIGS] == [
         (name,) for name in rules.BACKENDS]
     assert typing.get_args(typing.get_args(StoreConfig)[0]) == STORE_CONFIGS
-    assert list(RENDERERS) == list(rules.BACKENDS)
+    assert all(isinstance(renderer(name), Renderer) for name in rules.BACKENDS)
     assert typing.get_args(typing.get_args(ConnectorExtraConfig.model_fields["backend"].annotation)[0]) == tuple(
         rules.BACKENDS)
     assert rules.DEFAULT_BACKEND in rules.BACKENDS
+
+
+def test_a_name_outside_the_facts_has_no_renderer() -> None:
+    with pytest.raises(KeyError, match=r"'ucm' is not one of rules.BACKENDS \(mooncake, memcache, yuanrong\)"):
+        renderer("ucm")

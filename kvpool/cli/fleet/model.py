@@ -45,7 +45,7 @@ from kvpool.cli.views import sizing
 from kvpool.components.kv_store.compatibility import compatibility
 from kvpool.components.kv_store.contract import OUTPUT, sanitized_endpoint
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
-from kvpool.components.kv_store.registry import RENDERERS
+from kvpool.components.kv_store.registry import renderer
 from kvpool.components.kv_store.shared import (
     COMPATIBILITY,
     CONTRACT,
@@ -183,8 +183,8 @@ def pool_bytes_per_process(endpoint: KVStoreEndpoint, settings: ServiceSettings)
     """Pool memory one store process holds (None: not known), as the owner's endpoint configures every engine that
     reads the pool, and whether every engine rank runs one (else one per pod: the standalone store process, or
     MemCache's standalone LocalService)."""
-    return RENDERERS[endpoint.backend].pool_bytes_per_process(endpoint, settings.kv_cache_store_config,
-                                                              settings.pool_sizing())
+    return renderer(endpoint.backend).pool_bytes_per_process(endpoint, settings.kv_cache_store_config,
+                                                             settings.pool_sizing())
 
 
 def _engines(settings: ServiceSettings, user_config: dict[str, Any], endpoint: KVStoreEndpoint | None,

@@ -9,7 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
-from kvpool.components.kv_store.registry import RENDERERS
+from kvpool.components.kv_store.registry import renderer
 from kvpool.internal.labels import KV_CLIENT_LABEL, common_labels
 from kvpool.internal.motor_config import CLIENT_FILE_KEYS
 from kvpool.internal.units import MAX_PORT
@@ -41,7 +41,7 @@ def _metadata(name: str, namespace: str) -> k8s.meta.v1.ObjectMetaArgs:
 def store_ports(endpoint: KVStoreEndpoint) -> list[int]:
     """Every port of the store's namespace its clients dial: the store's own, and those its client files name
     (Mooncake HA's etcd members, MemCache's config store)."""
-    return sorted({endpoint.port, endpoint.metrics_port, *RENDERERS[endpoint.backend].client_ports(endpoint)})
+    return sorted({endpoint.port, endpoint.metrics_port, *renderer(endpoint.backend).client_ports(endpoint)})
 
 
 def _other_tcp_ports(ports: list[int]) -> list[dict[str, object]]:

@@ -1,5 +1,5 @@
 """KVStore: the KV pool's server side for one backend. The component only decides the shared context and
-dispatches to the backend's module (registry.RENDERERS); `endpoint` is what engines need to connect."""
+dispatches to the backend's module (registry.renderer); `endpoint` is what engines need to connect."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pulumi
 
 from kvpool.components.kv_store.common import StoreContext
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
-from kvpool.components.kv_store.registry import RENDERERS
+from kvpool.components.kv_store.registry import renderer
 from kvpool.components.workloads import Workloads
 from kvpool.internal.child_names import ChildNames
 from kvpool.policies import rules
@@ -60,7 +60,7 @@ class KVStore(pulumi.ComponentResource):
         context = {f.name: getattr(args, f.name) for f in fields(StoreContext) if hasattr(args, f.name)}
         ctx = StoreContext(**context, parent=self, names=ChildNames.of(name, DEFAULT_NAME, opts))
         store = args.store
-        endpoint = RENDERERS[store.backend].build(ctx, store, args)
+        endpoint = renderer(store.backend).build(ctx, store, args)
         self.endpoint = replace(endpoint, allowed_consumers=list(store.allowed_consumers), compatibility=args.compatibility)
         self.children = ctx.children
         self.register_outputs({"endpoint": asdict(self.endpoint), "children": self.children})

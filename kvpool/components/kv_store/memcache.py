@@ -27,6 +27,7 @@ from kvpool.components.kv_store.common import (
 )
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.kv_store.hosts import store_host
+from kvpool.components.kv_store.registry import Renderer
 from kvpool.errors import KvpoolError
 from kvpool.internal.hardware import HARDWARE
 from kvpool.internal.labels import k8s_name
@@ -186,3 +187,7 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
         engine_env(str(store.local_service_mode)),
         client_files={LOCAL_FILE: render_conf(local_conf(store, host, ctx.hardware_type, project_dir))},
     )
+
+
+RENDERER = Renderer(build=lambda ctx, store, args: build(ctx, store, args.project_dir), client_ports=client_ports,
+                    pool_bytes_per_process=pool_bytes_per_process)

@@ -23,6 +23,7 @@ from kvpool.components.kv_store.common import (
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.kv_store.etcd import build_etcd, client_endpoints
 from kvpool.components.kv_store.hosts import store_host
+from kvpool.components.kv_store.registry import Renderer
 from kvpool.internal.pod_layout import CLIENT_CONFIG_DIR
 from kvpool.internal.ports import Port
 from kvpool.policies import rules
@@ -146,3 +147,7 @@ def build(ctx: StoreContext, store: MooncakeStoreConfig, sizing: rules.PoolSizin
         engine_env(),
         client_files=files, standalone_store=store.store_mode == "standalone", lease_ttl_ms=store.default_kv_lease_ttl,
     )
+
+
+RENDERER = Renderer(build=lambda ctx, store, args: build(ctx, store, args.sizing), client_ports=client_ports,
+                    pool_bytes_per_process=pool_bytes_per_process)

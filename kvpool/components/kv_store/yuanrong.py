@@ -18,6 +18,7 @@ from kvpool.components.kv_store.common import (
 from kvpool.components.kv_store.endpoint import YUANRONG_WORKERS, KVStoreEndpoint
 from kvpool.components.kv_store.etcd import build_etcd, client_endpoints
 from kvpool.components.kv_store.hosts import store_host
+from kvpool.components.kv_store.registry import Renderer
 from kvpool.internal.labels import app_selector
 from kvpool.internal.pod_layout import YUANRONG_SOCKET_DIR
 from kvpool.internal.ports import Port
@@ -116,3 +117,8 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
         engine_env=engine_env(store.port),
         host_paths=engine_host_paths(),
     )
+
+
+# No client file, and each node's datasystem worker holds the pool memory, not the engines.
+RENDERER = Renderer(build=lambda ctx, store, args: build(ctx, store), client_ports=lambda endpoint: (),
+                    pool_bytes_per_process=lambda endpoint, store, sizing: (0, False))
