@@ -12,7 +12,6 @@ from kvpool.components import kv_conductor
 from kvpool.components.control_plane import ControlPlaneArgs, MotorRoleArgs
 from kvpool.components.engine_pool import EnginePoolArgs
 from kvpool.components.kv_conductor import KVConductorArgs
-from kvpool.components.kv_store.compatibility import compatibility
 from kvpool.components.kv_store.component import KVStoreArgs
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.ucm_storage import UCMStorage, UCMStorageArgs
@@ -39,6 +38,7 @@ from kvpool.internal.rbac import configmap_namespace, controller_calls
 from kvpool.internal.rollout import waves
 from kvpool.internal.secret_env import SecretEnv
 from kvpool.policies import rules
+from kvpool.program.compatibility import compatibility
 from kvpool.program.role_env import engine_env
 from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import StoreConfig
