@@ -1,5 +1,7 @@
 """Use another stack's KV store through a StackReference (what deploy.py's target_job_id did by namespace name,
-silently creating a new store when the name was wrong). Every mismatch fails loudly, naming both stacks."""
+silently creating a new store when the name was wrong). Every mismatch fails loudly, naming both stacks. The owner's
+output is read as data by kvpool/components/kv_store/contract.py, and whether its store serves from the cluster by
+kvpool/components/kv_store/shared.py."""
 
 from __future__ import annotations
 
