@@ -180,7 +180,7 @@ def test_each_settings_field_reaches_its_argument_in_one_function():
     }
     # the conductor's file is a copy: the user_config it was made from keeps its section as written
     user_config = settings.user_config()
-    conductor_config(settings, user_config, own_pool)
+    conductor_config(user_config, own_pool, prefill_engine(affinity())["served_model_name"])
     assert user_config["kv_conductor_config"]["kvevent_instance"] == {"mooncake_master": {"type": "Mooncake"}}
     without_events = affinity()
     del without_events["kv_conductor_config"]["kvevent_instance"]

@@ -95,10 +95,10 @@ def test_a_consistent_forgery_of_a_yuanrong_owner_is_refused() -> None:
     outputs = integral_floats_to_ints(render(stack_values("yuanrong"), stack="yuanrong").run.outputs["kv_store"])
     settings = load_from_pulumi_config(stack_values("service-b"), "service-b")
     target = "organization/motor-kvpool/yuanrong"
-    endpoint, problems = sanitized_endpoint(settings, target, outputs)
+    endpoint, problems = sanitized_endpoint(settings.cluster_domain, target, outputs)
     assert problems == [] and endpoint.host == "mindie-motor-kv-store-etcd-peers.yuanrong.svc.cluster.local"
     forged = relocated(outputs, endpoint.host, "etcd.evil.example")
-    assert sanitized_endpoint(settings, target, forged) == (None, [
+    assert sanitized_endpoint(settings.cluster_domain, target, forged) == (None, [
         f"{target}'s kv_store.host: is 'etcd.evil.example', but the yuanrong store of namespace yuanrong is "
         f"'mindie-motor-kv-store-etcd-peers.yuanrong.svc.cluster.local' (its Service in cluster domain "
         f"cluster.local); a consumer dials no other host"

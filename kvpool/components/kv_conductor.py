@@ -51,7 +51,7 @@ from kvpool.internal.motor_pod import (
 )
 from kvpool.internal.ports import Port
 from kvpool.settings.pods import ContainerResources
-from kvpool.settings.service import ServiceSettings
+from kvpool.settings.store import StoreConfig
 
 TYPE = "kvpool:index:KVConductor"
 DEFAULT_NAME = "kv-conductor"  # kvpool.program's name for it
@@ -97,10 +97,10 @@ def master_host(endpoint: KVStoreEndpoint | None) -> str | None:
 
 
 def conductor_config(
-    settings: ServiceSettings, user_config: Mapping[str, Any], endpoint: KVStoreEndpoint | None
+    user_config: Mapping[str, Any], endpoint: KVStoreEndpoint | None, served_model_name: str | None
 ) -> dict[str, Any] | None:
     """$CONFIG_PATH/kv_conductor_config.json as Motor's mooncake_config.py `conductor` must write it in the pod, from
-    `user_config` (settings.user_config(), which is left as it is)."""
+    `user_config` (settings.user_config(), which is left as it is) and the prefill engine's served_model_name."""
     config = user_config.get("kv_conductor_config")
     if config is None:
         return None
@@ -109,14 +109,14 @@ def conductor_config(
     if master is not None:
         store = user_config.get("kv_cache_store_config") or {}
         master["endpoint"] = f"tcp://{master_host(endpoint)}:{store.get('port', 50088)}"
-        master["modelname"] = settings.motor_engine_prefill_config.engine_config.served_model_name or "Unknown"
+        master["modelname"] = served_model_name or "Unknown"
     return config
 
 
-def check_env(settings: ServiceSettings, workloads: Workloads, endpoint: KVStoreEndpoint | None) -> None:
-    """env.json may not set what the conductor's pod and the coordinator get from motor-kvpool: set_kv_conductor_env
-    runs before mooncake_config.py, so a KVS_MASTER_SERVICE there would point the conductor at another master."""
-    sections = settings.env.model_dump(mode="json")
+def check_env(sections: Mapping[str, Mapping[str, Any]], workloads: Workloads, endpoint: KVStoreEndpoint | None) -> None:
+    """env.json (`sections`, by section name) may not set what the conductor's pod and the coordinator get from
+    motor-kvpool: set_kv_conductor_env runs before mooncake_config.py, so a KVS_MASTER_SERVICE there would point the
+    conductor at another master."""
     ours = {"KV_CONDUCTOR_SERVICE": service_host(workloads)}
     master = master_host(endpoint)
     if master is not None:
@@ -134,20 +134,19 @@ def check_env(settings: ServiceSettings, workloads: Workloads, endpoint: KVStore
                                    "(kvpool/components/kv_conductor.py).")
 
 
-def check_pool_port(settings: ServiceSettings, endpoint: KVStoreEndpoint | None) -> None:
-    """Motor's mooncake_config.py takes the master's port from this service's kv_cache_store_config.port: with another
-    stack's pool (target_stack) it must be the owner's port."""
-    config = settings.kv_conductor_config
-    store = settings.kv_cache_store_config
-    if config is None or config.kvevent_instance is None or endpoint is None or store is None:
+def check_pool_port(store: StoreConfig | None, followed_pool: KVStoreEndpoint | None) -> None:
+    """Motor's mooncake_config.py takes the master's port from this service's kv_cache_store_config.port (`store`):
+    with another stack's pool (target_stack) it must be the owner's port. `followed_pool`: the pool whose master the
+    conductor follows (kv_conductor_config.kvevent_instance), else None."""
+    if followed_pool is None or store is None:
         return
     port = getattr(store, "port", None)
-    if port != endpoint.port:
+    if port != followed_pool.port:
         owner = f" ({store.target_stack}'s kv_store.port)" if store.target_stack else ""
         raise ConductorPoolMismatch(
             f"kv_cache_store_config.port: {port} is where Motor's mooncake_config.py points the KV conductor "
-            f"(kv_conductor_config.kvevent_instance), but the pool's master listens on {endpoint.port}{owner}; "
-            f"write port: {endpoint.port}."
+            f"(kv_conductor_config.kvevent_instance), but the pool's master listens on {followed_pool.port}{owner}; "
+            f"write port: {followed_pool.port}."
         )
 
 

@@ -32,7 +32,6 @@ from kvpool.components.kv_store.client import (
 )
 from kvpool.components.kv_store.component import KVStore
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
-from kvpool.components.kv_store.shared import shared_store
 from kvpool.components.ucm_storage import UCMStorage
 from kvpool.components.workloads import ISS_NAME, Workloads
 from kvpool.errors import user_errors_as_run_errors
@@ -52,6 +51,7 @@ from kvpool.program.args import (
     ucm_storage_args,
 )
 from kvpool.program.role_env import script_envs
+from kvpool.program.shared_store import shared_store
 from kvpool.settings.from_stack import SECRET_ENV_KEY, read_stack_settings
 from kvpool.settings.namespace import PROJECT
 from kvpool.settings.service import ServiceSettings

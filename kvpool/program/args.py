@@ -12,7 +12,6 @@ from kvpool.components import kv_conductor
 from kvpool.components.control_plane import ControlPlaneArgs, MotorRoleArgs
 from kvpool.components.engine_pool import EnginePoolArgs
 from kvpool.components.kv_conductor import KVConductorArgs
-from kvpool.components.kv_store.compatibility import compatibility
 from kvpool.components.kv_store.component import KVStoreArgs
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.ucm_storage import UCMStorage, UCMStorageArgs
@@ -39,6 +38,7 @@ from kvpool.internal.rbac import configmap_namespace, controller_calls
 from kvpool.internal.rollout import waves
 from kvpool.internal.secret_env import SecretEnv
 from kvpool.policies import rules
+from kvpool.program.compatibility import compatibility
 from kvpool.program.role_env import engine_env
 from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import StoreConfig
@@ -303,8 +303,9 @@ def kv_conductor_args(
     config = settings.kv_conductor_config
     if config is None:
         raise ValueError("KVConductor needs kv_conductor_config")
-    kv_conductor.check_env(settings, workloads, endpoint)
-    kv_conductor.check_pool_port(settings, endpoint)
+    followed_pool = endpoint if config.kvevent_instance is not None else None
+    kv_conductor.check_env(settings.env.model_dump(mode="json"), workloads, endpoint)
+    kv_conductor.check_pool_port(settings.kv_cache_store_config, followed_pool)
     user_config = settings.user_config()
     return KVConductorArgs(
         namespace=settings.namespace,
@@ -315,11 +316,13 @@ def kv_conductor_args(
         restart_inputs={
             "motor-scripts": role_motor_files(motor_files, kv_conductor.BOOT_ROLE),
             "motor-env": role_envs.get(kv_conductor.ENV_SECTION),
-            "kv-conductor-config": kv_conductor.conductor_config(settings, user_config, endpoint),
+            "kv-conductor-config": kv_conductor.conductor_config(
+                user_config, endpoint, settings.motor_engine_prefill_config.engine_config.served_model_name
+            ),
         },
         kv_event_ports=tuple(rules.kv_event_ports(user_config).values()),
         resources=settings.pods.kv_conductor,
         # check_pool_port made sure the pool's master listens where Motor's script points the conductor.
-        followed_pool=endpoint if config.kvevent_instance is not None else None,
+        followed_pool=followed_pool,
         depends_on=depends_on,
     )

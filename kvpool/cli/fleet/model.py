@@ -3,7 +3,7 @@
 One model whatever the source: a source (kvpool/cli/fleet/offline.py: the stack files and their previews;
 kvpool/cli/fleet/backend.py: the stacks' config, outputs and state) hands over, per stack, its reference, its settings,
 its outputs and its objects (StackFacts); build_fleet does the rest. Between a consumer and its owner the fleet
-runs the consumer's own contract checks (kvpool/components/kv_store/shared.py) on the owner's outputs, as the consumer's
+runs the consumer's own contract checks (kvpool/program/shared_store.py) on the owner's outputs, as the consumer's
 program runs them on its next `pulumi up`; it adds what no single stack can see: a reference to a stack that is not
 there, consumers that a destroy would strand, and what two stacks of one cluster
 both ask the cluster for (NodePorts, namespaces, objects, host ports: kvpool/cli/fleet/clashes.py, over the objects a
@@ -42,20 +42,20 @@ from kvpool.cli.fleet.clashes import (
     footprint_from_settings,
 )
 from kvpool.cli.views import sizing
-from kvpool.components.kv_store.compatibility import compatibility
 from kvpool.components.kv_store.contract import OUTPUT, sanitized_endpoint
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.kv_store.registry import renderer
-from kvpool.components.kv_store.shared import (
+from kvpool.internal.local_backend import LOCAL_ORGANIZATION
+from kvpool.internal.units import integral_floats_to_ints
+from kvpool.policies import rules
+from kvpool.program.compatibility import compatibility
+from kvpool.program.shared_store import (
     COMPATIBILITY,
     CONTRACT,
     NO_STORE,
     NOT_ADMITTED,
     contract_findings,
 )
-from kvpool.internal.local_backend import LOCAL_ORGANIZATION
-from kvpool.internal.units import integral_floats_to_ints
-from kvpool.policies import rules
 from kvpool.settings.service import ServiceSettings
 
 MISSING_STACK = "missing-stack"
@@ -219,7 +219,9 @@ def owner_endpoints(all_facts: Sequence[StackFacts]) -> dict[str, KVStoreEndpoin
         if store is None or store.target_stack is None:
             output = _kv_store(facts)
             if isinstance(output, dict):
-                endpoints[facts.reference], _ = sanitized_endpoint(facts.settings, facts.reference, output)
+                endpoints[facts.reference], _ = sanitized_endpoint(
+                    facts.settings.cluster_domain, facts.reference, output
+                )
     return endpoints
 
 

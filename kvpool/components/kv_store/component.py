@@ -43,7 +43,7 @@ class KVStoreArgs:
     metrics_scraper_namespaces: tuple[str, ...]
     env: dict[str, str]  # env.json's motor_kv_cache_store_env
     project_dir: Path  # where a stack's own files (local_service_conf) are read from
-    compatibility: dict[str, Any]  # what a consumer must agree on (compatibility.py)
+    compatibility: dict[str, Any]  # what a consumer must agree on (kvpool/program/compatibility.py)
     # The pool as this service's engines write it, for the alert that compares eviction with it; None without
     # dashboards, and where other services' engines write too (allowed_consumers), which this program cannot see.
     sizing: rules.PoolSizing | None = None

@@ -34,7 +34,6 @@ from kvpool.components.workloads import Workloads
 from kvpool.internal.units import MAX_PORT, is_dns_label
 from kvpool.policies import rules
 from kvpool.settings.deploy import DEPLOY_MODES
-from kvpool.settings.service import ServiceSettings
 from kvpool.settings.store import P2P_HANDSHAKE, EtcdConfig, MooncakeStoreConfig
 from kvpool.settings.types import CLUSTER_NAME, MAX_CLUSTER_NAME
 
@@ -62,9 +61,11 @@ def _str_map(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
 
 
-def sanitized_endpoint(settings: ServiceSettings, target: str, output: dict[str, Any]) -> tuple[KVStoreEndpoint | None, list[str]]:
-    """(the endpoint the consumer renders, built from the owner's data fields; problems). The endpoint is None
-    when there are problems."""
+def sanitized_endpoint(
+    cluster_domain: str, target: str, output: dict[str, Any]
+) -> tuple[KVStoreEndpoint | None, list[str]]:
+    """(the endpoint the consumer renders, built from the owner's data fields and the consumer's own `cluster_domain`;
+    problems). The endpoint is None when there are problems."""
     problems = _Problems(target)
     backend, port = output.get("backend"), output.get("port")
     if backend not in BACKENDS:
@@ -99,11 +100,11 @@ def sanitized_endpoint(settings: ServiceSettings, target: str, output: dict[str,
     if problems:
         return None, list(problems)
     # Where the owner's store is, computed here: in the owner's namespace, in this cluster's domain.
-    workloads = Workloads(namespace, output["deploy_mode"], settings.cluster_domain)
+    workloads = Workloads(namespace, output["deploy_mode"], cluster_domain)
     host = store_host(backend, workloads)
     if output.get("host") != host:
         problems.add("host", f"is {output.get('host')!r}, but the {backend} store of namespace {namespace} is "
-                             f"{host!r} (its Service in cluster domain {settings.cluster_domain}); a consumer dials "
+                             f"{host!r} (its Service in cluster domain {cluster_domain}); a consumer dials "
                              f"no other host")
         return None, list(problems)
 

@@ -39,7 +39,8 @@ class KVStoreEndpoint:
     host_paths: dict[str, dict[str, str]] = field(default_factory=dict)
     # Mooncake's default_kv_lease_ttl (ms): every engine's ASCEND timeouts must stay below it, consumers' too.
     lease_ttl_ms: int | None = None
-    # Filled by the owning stack: who may use the store, and what a consumer must agree on (compatibility.py).
+    # Filled by the owning stack: who may use the store, and what a consumer must agree on
+    # (kvpool/program/compatibility.py).
     allowed_consumers: list[str] = field(default_factory=list)
     compatibility: dict[str, Any] = field(default_factory=dict)
 
