@@ -3,8 +3,8 @@ itself, with hostile values (every shell metacharacter, quotes, newlines, tabs, 
 references), and what it exports is compared byte for byte with kvpool/internal/motor_env.py shell_exports' contract:
 the value Kubernetes gives the same variable in a container listing Motor's own entries and then the function's.
 
-The oracle here is the kubelet's own algorithm (third_party/forked/golang/expansion/expand.go), ported line by line
-and independent of kvpool/internal/motor_env.py's."""
+The oracle here is the kubelet's own algorithm (tests/kubelet_env.py kubelet_expand: expand.go ported line by line),
+independent of kvpool/internal/motor_env.py's."""
 
 from __future__ import annotations
 
@@ -24,32 +24,12 @@ from kvpool.internal.motor_pod import FIELD_ENV
 from kvpool.program.role_env import motor_derived_env, script_envs
 from kvpool.settings.loader import load_from_pulumi_config
 from tests.hostile.shell_roads import as_user, folder_both_can_write, needs_root_and_setpriv, shell_payloads
+from tests.kubelet_env import kubelet_expand
 from tests.service_configs import plain_pd
 
 # What the pod gives Motor's own names here: hostile too, so that a reference copies them without running them.
 POD_VALUES = {name: f"{name.lower()} $(id) `id` '\"\\ ;|&\n*" for name in POD_ENV_NAMES}
 MARKER = "kvpool-ran"
-
-
-def kubelet_expand(text: str, mapping: Mapping[str, str]) -> str:
-    """expansion.Expand with MappingFuncFor(mapping): a line-by-line port of the Go code."""
-    out, checkpoint, cursor = [], 0, 0
-    while cursor < len(text):
-        if text[cursor] == "$" and cursor + 1 < len(text):
-            out.append(text[checkpoint:cursor])
-            rest = text[cursor + 1:]
-            if rest[0] == "$":
-                read, is_var, advance = "$", False, 1
-            elif rest[0] == "(":
-                closer = rest.find(")", 1)
-                read, is_var, advance = (rest[1:closer], True, closer + 1) if closer != -1 else ("$(", False, 1)
-            else:
-                read, is_var, advance = "$" + rest[0], False, 1
-            out.append(mapping.get(read, f"$({read})") if is_var else read)
-            cursor += advance
-            checkpoint = cursor + 1
-        cursor += 1
-    return "".join(out) + text[checkpoint:]
 
 
 def contract(env: Mapping[str, Any]) -> dict[str, str]:
