@@ -68,8 +68,10 @@ def project_with_stacks(root: Path, stacks: dict[str, dict[str, Any]]) -> Path:
     return root
 
 
-def render(values: dict[str, Any], stack: str = "svc", stack_references: dict | None = None) -> Rendered:
-    """Run the program with these motor-kvpool:* values (objects, not strings) as the stack's config."""
+def render(values: dict[str, Any], stack: str = "svc", stack_references: dict | None = None,
+           secret_keys: tuple[str, ...] = ()) -> Rendered:
+    """Run the program with these motor-kvpool:* values (objects, not strings) as the stack's config; `secret_keys`:
+    the keys (without the prefix) the stack holds as secrets, e.g. secret_env."""
     config = StackConfig(
         project=PROJECT,
         stack=stack,
@@ -77,7 +79,7 @@ def render(values: dict[str, Any], stack: str = "svc", stack_references: dict | 
             f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
             for key, value in values.items()
         },
-        secret_keys=[],
+        secret_keys=[f"{PROJECT}:{key}" for key in secret_keys],
     )
     run = run_program(PROJECT_DIR, config, stack_references=stack_references)
     return Rendered(run, {(o.kind, o.name): o.body for o in kubernetes_objects(run.resources)})

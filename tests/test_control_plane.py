@@ -345,6 +345,24 @@ def test_a_plain_text_secret_env_is_refused():
     )
 
 
+def test_a_reference_to_a_secret_env_name_is_refused_where_the_pod_loads_the_secret():
+    """Issue 45 §1: Kubernetes fills $(HF_TOKEN) in from the Secret in the containers that load it, where Motor's
+    set_*_env functions re-export the text (tests/test_motor_env_shell.py); the KV conductor's pod does not load it,
+    so its $(HF_TOKEN) is text in both."""
+    values = stack_values("dev")
+    values["secret_env"] = {"HF_TOKEN": "hf_abc123"}
+    values["env"]["motor_common_env"]["HUB_ARGS"] = "--token=$(HF_TOKEN)"
+    values["env"]["motor_kv_conductor_env"] = {"HUB_ARGS": "--token=$(HF_TOKEN)"}
+    with pytest.raises(ProgramError) as caught:
+        run_program(PROJECT_DIR, config_with(values, ["motor-kvpool:secret_env"]))
+    assert str(caught.value) == (
+        "stack 'dev': 1 problem\n  - env.motor_common_env.HUB_ARGS: references $(HF_TOKEN), a name of secret_env, "
+        "which Kubernetes fills in from the Secret, while Motor's set_*_env functions re-export the text `$(HF_TOKEN)`, "
+        "so Motor's processes would see that text; put the whole value in secret_env instead, under this variable's "
+        "name."
+    )
+
+
 def test_a_secret_env_name_that_env_json_also_sets_is_refused_naming_both():
     """Issue 33 class 10: a container's env entry beats its envFrom one, so the plain value hid the secret silently."""
     values = stack_values("dev")

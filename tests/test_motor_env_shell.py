@@ -3,8 +3,8 @@ itself, with hostile values (every shell metacharacter, quotes, newlines, tabs, 
 references), and what it exports is compared byte for byte with kvpool/internal/motor_env.py shell_exports' contract:
 the value Kubernetes gives the same variable in a container listing Motor's own entries and then the function's.
 
-The oracle here is the kubelet's own algorithm (third_party/forked/golang/expansion/expand.go), ported line by line
-and independent of kvpool/internal/motor_env.py's."""
+The oracle here is the kubelet's own algorithm (tests/kubelet_env.py kubelet_expand: expand.go ported line by line),
+independent of kvpool/internal/motor_env.py's."""
 
 from __future__ import annotations
 
@@ -24,32 +24,12 @@ from kvpool.internal.motor_pod import FIELD_ENV
 from kvpool.program.role_env import motor_derived_env, script_envs
 from kvpool.settings.loader import load_from_pulumi_config
 from tests.hostile.shell_roads import as_user, folder_both_can_write, needs_root_and_setpriv, shell_payloads
+from tests.kubelet_env import kubelet_expand
 from tests.service_configs import plain_pd
 
 # What the pod gives Motor's own names here: hostile too, so that a reference copies them without running them.
 POD_VALUES = {name: f"{name.lower()} $(id) `id` '\"\\ ;|&\n*" for name in POD_ENV_NAMES}
 MARKER = "kvpool-ran"
-
-
-def kubelet_expand(text: str, mapping: Mapping[str, str]) -> str:
-    """expansion.Expand with MappingFuncFor(mapping): a line-by-line port of the Go code."""
-    out, checkpoint, cursor = [], 0, 0
-    while cursor < len(text):
-        if text[cursor] == "$" and cursor + 1 < len(text):
-            out.append(text[checkpoint:cursor])
-            rest = text[cursor + 1:]
-            if rest[0] == "$":
-                read, is_var, advance = "$", False, 1
-            elif rest[0] == "(":
-                closer = rest.find(")", 1)
-                read, is_var, advance = (rest[1:closer], True, closer + 1) if closer != -1 else ("$(", False, 1)
-            else:
-                read, is_var, advance = "$" + rest[0], False, 1
-            out.append(mapping.get(read, f"$({read})") if is_var else read)
-            cursor += advance
-            checkpoint = cursor + 1
-        cursor += 1
-    return "".join(out) + text[checkpoint:]
 
 
 def contract(env: Mapping[str, Any]) -> dict[str, str]:
@@ -125,26 +105,36 @@ HOSTILE_PIECES = [
     f"$(touch {MARKER})", f"`touch {MARKER}`", "$((1+1))", f"${{X:-$(touch {MARKER})}}", f"\\$(touch {MARKER})",
     "$", "$$", "$(", ")", "${", "}", "'", '"', "\\", "\n", "\t", "'\\''", "!", "#", "&", ";", "|", "<", ">", "*", "?",
     "[", "]", "~", "=", " ", "$HOME", "$1", "$@", "$'x'", '$"x"', "$(POD_IP)", "$(HOST_IP)", "$(ROLE)", "$$(POD_IP)",
-    "$(MODEL_NAME)", "$(SERVICE_ID)", "$(NOT_DEFINED)", "$(FOO)", "$(BAR)", "$(A$(FOO))", "$(POD_NAMESPACE)",
+    "$(MODEL_NAME)", "$(SERVICE_ID)", "$(NOT_DEFINED)", "$(FOO)", "$(BAR)", "$(A$(FOO))",
     "é", "😀", "中", "\u00a0", "\u2028",
 ]
-text_values = st.lists(
-    st.one_of(st.sampled_from(HOSTILE_PIECES), st.text(
-        # what the settings take: no control character but tab and newline, no lone surrogate
-        alphabet=st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\t\n"),
-        max_size=8)),
-    max_size=8,
-).map("".join)
-env_values = st.one_of(text_values, st.booleans(), st.integers(-10**6, 10**6))
+# Where no control-plane pod runs the function, $(POD_NAMESPACE) is text for the kubelet too; elsewhere the settings
+# refuse it (test_what_only_the_kubelet_resolves_is_no_reference_the_functions_follow).
+ENGINE_PIECES = [*HOSTILE_PIECES, "$(POD_NAMESPACE)"]
+
+
+def texts(pieces: list[str]) -> st.SearchStrategy[str]:
+    return st.lists(
+        st.one_of(st.sampled_from(pieces), st.text(
+            # what the settings take: no control character but tab and newline, no lone surrogate
+            alphabet=st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\t\n"),
+            max_size=8)),
+        max_size=8,
+    ).map("".join)
+
+
+text_values = texts(HOSTILE_PIECES)
 # Names env.json may hold (the shell's and the loader's own are refused: tests/hostile/test_shell_env_names.py).
 env_names = st.sampled_from(["FOO", "BAR", "BAZ", "ASCEND_HOME_PATH", "MY_VAR_1", "KV_STORE_BACKEND"])
-sections = st.dictionaries(env_names, env_values, max_size=4)
+sections = st.dictionaries(env_names, st.one_of(text_values, st.booleans(), st.integers(-10**6, 10**6)), max_size=4)
+engine_sections = st.dictionaries(env_names, st.one_of(texts(ENGINE_PIECES), st.booleans(), st.integers(-10**6, 10**6)),
+                                  max_size=4)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(
-    common=sections, controller=sections, coordinator=sections, prefill=sections, decode=sections,
-    conductor=sections, model=text_values.filter(bool),
+    common=sections, controller=sections, coordinator=sections, prefill=engine_sections, decode=engine_sections,
+    conductor=engine_sections, model=text_values.filter(bool),
 )
 def test_every_function_exports_its_values_byte_for_byte(
     tmp_path_factory, common, controller, coordinator, prefill, decode, conductor, model
@@ -285,6 +275,25 @@ def _run_each_roles_functions(motor_checkout: Path, folder: Path, hostile_env: d
         assert exported == env, role
         section = dict(ENV_FUNCTIONS[key])[function]
         assert {*hostile_env["motor_common_env"], *hostile_env[section]} <= set(env), role  # they did reach the pod
+
+
+def test_what_only_the_kubelet_resolves_is_no_reference_the_functions_follow(tmp_path) -> None:
+    """Why the settings refuse a reference to the control plane's POD_NAMESPACE, to a secret_env name or to the API
+    server Service's variables (kvpool/internal/motor_env.py unfollowed_references): in a container whose env holds
+    their values, bash running the function still exports the text `$(NAME)` where the kubelet puts the value."""
+    from kvpool.internal.motor_env import shell_exports, unfollowed_references
+
+    defined = {"POD_NAMESPACE": "ns", "HF_TOKEN": "tok", "KUBERNETES_SERVICE_HOST": "10.96.0.1"}
+    env = {f"REF_{index}": f"<$({name})>" for index, name in enumerate(defined)}
+    (tmp_path / "f.sh").write_text(f"function set_common_env() {{\n{shell_exports(env)}}}\n")
+    result = subprocess.run(
+        ["bash", "-c", 'source f.sh; set_common_env; printf "%s\\0" "$REF_0" "$REF_1" "$REF_2"'],
+        cwd=tmp_path, capture_output=True, text=True, check=True, env=defined,
+    )
+    assert result.stdout.split("\0")[:-1] == list(env.values())
+    assert [kubelet_expand(value, defined) for value in env.values()] == ["<ns>", "<tok>", "<10.96.0.1>"]
+    assert list(unfollowed_references({"motor_common_env": env}, ["HF_TOKEN"])) == [
+        ("motor_common_env", variable, name) for variable, name in zip(env, defined, strict=True)]
 
 
 def test_a_name_the_container_lists_before_a_variable_is_a_reference_only_after_it(tmp_path) -> None:

@@ -294,6 +294,28 @@ def test_plaintext_secret_in_env_json_is_refused():
     ]
 
 
+def test_a_reference_only_the_kubelet_resolves_is_refused_with_what_to_write():
+    """Issue 45 §1: the kubelet fills in the control plane's $(POD_NAMESPACE) and the API server Service's variables
+    where Motor's set_*_env functions re-export the text (tests/test_motor_env_shell.py shows both); an engine's
+    $(POD_NAMESPACE) is text in both, and a variable env.json sets before the reference is one the functions follow."""
+    service = plain_pd()
+    service["env"] = {
+        "motor_common_env": {"NS": "ns=$(POD_NAMESPACE)", "KUBERNETES_PORT_OWN": "1"},
+        "motor_controller_env": {"API": "https://$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)"},
+        "motor_engine_prefill_env": {"NS": "$(POD_NAMESPACE)", "OWN": "$(KUBERNETES_PORT_OWN)"},
+        "motor_kv_cache_store_env": {"API": "$(KUBERNETES_SERVICE_HOST)"},  # no Motor function: container env only
+    }
+    text = ("while Motor's set_*_env functions re-export the text `$({0})`, so Motor's processes would see that text; "
+            "{1}.")
+    assert problems_of(service) == [
+        "env.motor_common_env.NS: references $(POD_NAMESPACE), the pod's namespace, which Kubernetes fills in in the "
+        "controller's and the coordinator's containers, " + text.format("POD_NAMESPACE", "write the namespace itself: svc"),
+        "env.motor_controller_env.API: references $(KUBERNETES_SERVICE_HOST), a variable of the API server's Service, "
+        "which the kubelet defines in every container, " + text.format(
+            "KUBERNETES_SERVICE_HOST", "write the API server's address itself (kubernetes.default.svc)"),
+    ]
+
+
 def test_a_bad_mooncake_size_is_one_problem_with_its_path():
     service = mooncake_pool()
     service["kv_cache_store_config"].update(global_segment_size="1 gig", local_buffer_size=-5)

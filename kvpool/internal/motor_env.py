@@ -10,7 +10,9 @@ regenerates the Mooncake client file), so every value wins where it wins under d
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Iterator, Mapping, Sequence
+
+from kvpool.policies import rules
 
 # Names every Motor pod's container env defines before any env.json entry (motor_pod.FIELD_ENV and motor_pod.motor_env,
 # which env.json may not set: motor_pod.check_internal_env). Motor's scripts leave them alone before a set_*_env
@@ -26,6 +28,20 @@ DERIVED_ENV_NAMES = ("ENGINE_TYPE", "MODEL_NAME", "SERVICE_ID")
 # and secret_env (settings/from_stack.py) are refused from; the control plane's pods also get POD_NAMESPACE.
 MOTOR_INTERNAL_ENV = (*POD_ENV_NAMES, *DERIVED_ENV_NAMES)
 CONTROL_PLANE_INTERNAL_ENV = (*MOTOR_INTERNAL_ENV, "POD_NAMESPACE")
+# What else the kubelet defines in Motor containers, which shell_exports writes a reference to as the text `$(NAME)`
+# while the container env holds the value (so Motor's processes would see the text): the control plane's own
+# POD_NAMESPACE, secret_env's names (envFrom), and the API server Service's variables (KUBERNETES_SERVICE_HOST,
+# KUBERNETES_PORT_443_TCP, ...), which every container gets whatever enableServiceLinks says. The settings refuse a
+# reference to one (unfollowed_references).
+CONTROL_PLANE_ONLY_ENV = tuple(name for name in CONTROL_PLANE_INTERNAL_ENV if name not in MOTOR_INTERNAL_ENV)
+API_SERVICE_ENV_PREFIXES = ("KUBERNETES_SERVICE_", "KUBERNETES_PORT")
+# env.json's sections with a set_*_env function a deployed pod runs (no pod runs kv_cache_store.sh's), and those of
+# them whose function runs in the controller's or the coordinator's pod.
+FUNCTION_SECTIONS = (
+    "motor_common_env", "motor_controller_env", "motor_coordinator_env", "motor_engine_prefill_env",
+    "motor_engine_decode_env", "motor_kv_conductor_env",
+)
+CONTROL_PLANE_SECTIONS = ("motor_common_env", "motor_controller_env", "motor_coordinator_env")
 
 
 def env_text(value: Any) -> str:
@@ -79,8 +95,10 @@ def shell_exports(env: Mapping[str, Any], container: Sequence[str] | None = None
     `$(NAME)` for a variable Kubernetes defines). DERIVED_ENV_NAMES are exported as written and define nothing: no
     container env holds them. Where the shell's value of a referenced name is not the container's, the function's is
     not either: `${JOB_NAME}` in an engine's function (see POD_ENV_NAMES). Names only some of a function's pods
-    define (the control plane's POD_NAMESPACE, secret_env's names from envFrom) are no references here: `$(NAME)` of
-    one stays literal in the function while Kubernetes expands it."""
+    define (the control plane's POD_NAMESPACE, secret_env's names from envFrom) and the API server Service's
+    variables are no references here: `$(NAME)` of one stays literal in the function while Kubernetes expands it, so
+    the settings refuse such a reference (unfollowed_references). Other Services' link variables (enableServiceLinks)
+    are not known here: a reference to one is literal in the function too."""
     order = list(container) if container is not None else [name for name in env if name not in DERIVED_ENV_NAMES]
     position = {name: index for index, name in enumerate(order)}
     lines = []
@@ -96,3 +114,40 @@ def shell_exports(env: Mapping[str, Any], container: Sequence[str] | None = None
         ) or "''"
         lines.append(f"    export {name}={word}\n")
     return "".join(lines) or "    :\n"  # `:` keeps an empty function valid bash
+
+
+def unfollowed_references(
+    sections: Mapping[str, Mapping[str, Any]], secret_names: Collection[str] = ()
+) -> Iterator[tuple[str, str, str]]:
+    """(section, variable, name) of each `$(name)` in an env.json value that the kubelet resolves in a container
+    running the section's function and the function cannot (CONTROL_PLANE_ONLY_ENV where the function runs in a
+    control-plane pod, `secret_names` where it runs in a pod loading the Secret: rules.SECRET_ENV_SECTIONS, and
+    API_SERVICE_ENV_PREFIXES' names everywhere) and that no variable of the function's env sets before it; the first
+    such name of each variable."""
+    common = sections.get("motor_common_env") or {}
+    for section in FUNCTION_SECTIONS:
+        own = sections.get(section) or {}
+        kubelet = {*(CONTROL_PLANE_ONLY_ENV if section in CONTROL_PLANE_SECTIONS else ()),
+                   *(secret_names if section in rules.SECRET_ENV_SECTIONS else ())}
+        before: set[str] = set()
+        for variable, value in {**common, **own}.items():  # the function's env, in its order (role_env.script_envs)
+            unfollowed = [name for name, reference in kubernetes_pieces(env_text(value)) if reference
+                          and name not in before and (name in kubelet or name.startswith(API_SERVICE_ENV_PREFIXES))]
+            if unfollowed and variable in own:
+                yield section, variable, unfollowed[0]
+            before.add(variable)
+
+
+def unfollowed_message(name: str, namespace: str, secret_names: Collection[str] = ()) -> str:
+    """What the settings say of a value referencing `$(name)` (unfollowed_references), with the fix."""
+    if name in secret_names:
+        what, fix = "a name of secret_env, which Kubernetes fills in from the Secret", (
+            "put the whole value in secret_env instead, under this variable's name")
+    elif name in CONTROL_PLANE_ONLY_ENV:
+        what, fix = ("the pod's namespace, which Kubernetes fills in in the controller's and the coordinator's "
+                     "containers"), f"write the namespace itself: {namespace}"
+    else:
+        what, fix = ("a variable of the API server's Service, which the kubelet defines in every container",
+                     "write the API server's address itself (kubernetes.default.svc)")
+    return (f"references $({name}), {what}, while Motor's set_*_env functions re-export the text `$({name})`, so "
+            f"Motor's processes would see that text; {fix}.")

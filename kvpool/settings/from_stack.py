@@ -13,7 +13,7 @@ import pulumi
 from kvpool.errors import SettingsError
 from kvpool.internal import sdk_internals
 from kvpool.internal.input_files import InputFileError, NotJsonError, loads_json
-from kvpool.internal.motor_env import CONTROL_PLANE_INTERNAL_ENV
+from kvpool.internal.motor_env import CONTROL_PLANE_INTERNAL_ENV, unfollowed_message, unfollowed_references
 from kvpool.policies import rules
 from kvpool.settings.loader import ALIASES, PULUMI_CONFIG_KEYS, load_from_pulumi_config
 from kvpool.settings.service import PROJECT, ServiceSettings
@@ -117,8 +117,11 @@ def settings_from_config(
     if problems:
         raise SettingsError(problems, source)
     settings = load_from_pulumi_config(values, stack, source, project, project_dir)
+    sections = settings.env.model_dump(mode="json")
     refused = [*rules.check_shell_env_names({SECRET_ENV_KEY: secret_names}),
-               *rules.check_secret_env_shadowing(secret_names, settings.env.model_dump(mode="json"))]
+               *rules.check_secret_env_shadowing(secret_names, sections),
+               *(rules.Finding(f"env.{section}.{variable}", unfollowed_message(name, settings.namespace, secret_names))
+                 for section, variable, name in unfollowed_references(sections, secret_names) if name in secret_names)]
     problems = [str(finding) for finding in refused] + [
         # Every pod that loads the Secret is a Motor pod (the controller's, the coordinator's, the engines').
         f"{SECRET_ENV_KEY}.{name}: motor-kvpool sets {name} itself for Motor's processes, and its value beats the "

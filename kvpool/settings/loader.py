@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from kvpool.errors import SettingsError
 from kvpool.internal.local_backend import local_stack_reference
+from kvpool.internal.motor_env import unfollowed_message, unfollowed_references
 from kvpool.policies import rules
 from kvpool.settings.deploy import DEPLOY_PY_NODE_PORTS
 from kvpool.settings.motor_classes import MotorClassesMissing
@@ -422,6 +423,8 @@ def _validate(
                                                        motor.store_services, motor.name)
     for section, values in env_sections.items():
         findings += rules.check_plaintext_secrets(values, f"env.{section}")
+    findings += [rules.Finding(f"env.{section}.{variable}", unfollowed_message(name, settings.namespace))
+                 for section, variable, name in unfollowed_references(env_sections)]
     findings += rules.check_plaintext_config_secrets(user_config)
     findings = [finding for finding in findings if not _under(finding.path, left_out)]
     # A field a rule speaks about gets the rule's words only (one line per field).

@@ -17,13 +17,20 @@ with the rendered env, in a private mount and PID namespace laid out like the po
   controller asks, is absent), and once its API accepts connections the container's own probe commands run, each as
   the kubelet execs it, with the container's env. The boot has its own network namespace (loopback only), as a pod
   has.
+- With `hooks=True` the container's exec probes and lifecycle handlers run once its command has ended, in the same
+  pod; the python3 each of Motor's probe.sh and prestop.sh starts records its argv and env (Boot.hook_processes), then
+  runs.
+- The env is the kubelet's (tests/kubelet_env.py): envFrom's Secrets (`secrets`) as written, then each entry with its
+  `$(VAR)` references expanded; the command and args are expanded with it, an exec probe's command with the entries'
+  values as written, a hook's not at all. With `unprivileged=True` everything the container runs (its command, probes
+  and hooks, with PID 1 among them) runs as nobody, with the pod's fsGroup as its supplementary group and as the
+  group of its ConfigMap volumes' files, as the kubelet sets them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -33,6 +40,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from tests.conformance.file_opens import FileOpens
+from tests.hostile.shell_roads import NOBODY, as_user
+from tests.kubelet_env import kubelet_expand, static_env
 
 # Folders the pod writes into, overlaid in the boot's own mount namespace so that nothing reaches this machine;
 # /root and /var hold the engines' DirectoryOrCreate host paths (/root/ascend/log, /var/coredump).
@@ -103,7 +112,8 @@ def node_manager_api():
 API_ADDRESS = {"motor.controller.main": controller_api, "motor.coordinator.main": coordinator_api,
                "motor.node_manager.main": node_manager_api}
 
-record = {"argv": sys.argv[1:], "env": dict(os.environ), "files": {}, "prepare": None, "motor": None}
+record = {"argv": sys.argv[1:], "env": dict(os.environ), "uid": os.getuid(), "files": {}, "prepare": None,
+          "motor": None}
 for var in ("MOONCAKE_CONFIG_PATH", "MMC_LOCAL_CONFIG_PATH", "USER_CONFIG_PATH", "RANKTABLE_PATH", "HCCL_PATH",
             "CONDUCTOR_CONFIG_PATH"):
     path = os.environ.get(var)
@@ -161,6 +171,13 @@ if sys.argv[1:2] == ["-m"] and sys.argv[2] in API_ADDRESS and os.environ.get("KV
           "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
     os.execv(sys.executable, [sys.executable, "-c", run, sys.argv[2]])
 '''
+# What the python3 of a probe or preStop script (Motor's probe.sh and prestop.sh run probe.py and prestop.py) sees.
+HOOK_RECORDER = r'''
+import json, os, sys
+
+with open(sys.argv[1], "a", encoding="utf-8") as out:
+    out.write(json.dumps({"argv": sys.argv[2:], "env": dict(os.environ), "uid": os.getuid()}) + "\n")
+'''
 PROBE_KINDS = ("startupProbe", "readinessProbe", "livenessProbe")
 SERVING_TIMEOUT_S = 60
 
@@ -174,6 +191,8 @@ class Boot:
     # probe kind -> (exit code, output) of the container's own probe command (boot(..., probes=True))
     probes: dict[str, tuple[int, str]]
     serving: dict[str, Any] | None  # where the Motor process's API listened (boot(..., probes=True))
+    # argv, env and uid of the python3 each probe or hook script of Motor's started (boot(..., hooks=True))
+    hook_processes: list[dict[str, Any]]
 
     def process(self, module: str) -> dict[str, Any]:
         found = [r for r in self.records if r["argv"][:2] == ["-m", module]]
@@ -196,26 +215,45 @@ def _write_stub(folder: Path, name: str, body: str) -> None:
     path.chmod(0o755)
 
 
-def _configmap_volume(folder: Path, data: dict[str, str], mode: int) -> Path:
-    """As the kubelet writes a ConfigMap volume: a timestamped folder, `..data` pointing at it, a symlink per key.
-    Returns the timestamped folder."""
+def _fs_group(path: Path, group: int | None) -> None:
+    """SetVolumeOwnership on a read-only volume's folder or file: the pod's fsGroup as its group, readable by it (a
+    folder also searchable, and setgid)."""
+    if group is not None:
+        os.chown(path, -1, group)
+        path.chmod(path.stat().st_mode & 0o7777 | (0o2550 if path.is_dir() else 0o440))
+
+
+def _configmap_volume(folder: Path, data: dict[str, str], mode: int, group: int | None) -> Path:
+    """As the kubelet writes a ConfigMap volume: a timestamped folder, `..data` pointing at it, a symlink per key;
+    `group`: the pod's fsGroup. Returns the timestamped folder."""
     payload = folder / "..2026_12_01_00_00_00.000000000"
     payload.mkdir(parents=True)
     for key, text in data.items():
         (payload / key).write_text(text)
         (payload / key).chmod(mode)
+        _fs_group(payload / key, group)
         os.symlink(f"..data/{key}", folder / key)
     os.symlink(payload.name, folder / "..data")
+    _fs_group(payload, group)
+    _fs_group(folder, group)
     return payload
 
 
-def container_env(container: dict[str, Any]) -> dict[str, str]:
-    """The container's env as the kubelet resolves it: fieldRefs, then `$(VAR)` of variables defined earlier."""
+def container_env(container: dict[str, Any], secrets: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, str]:
+    """The container's env as the kubelet resolves it (makeEnvironmentVariables): the data of envFrom's Secrets
+    (`secrets`: name -> data) as written, then each entry in order, a value with its `$(VAR)` references to what is
+    defined before it expanded (tests/kubelet_env.py), a fieldRef with FAKE_IPS' stand-in."""
     env: dict[str, str] = {}
+    for source in container.get("envFrom") or []:
+        if set(source) - {"secretRef", "prefix"}:
+            raise ValueError(f"envFrom {source}: only a Secret is laid out here")
+        name = source["secretRef"]["name"]
+        if name not in (secrets or {}):
+            raise ValueError(f"the container loads Secret {name} with envFrom: give its data (secrets=)")
+        env.update({source.get("prefix", "") + key: value for key, value in (secrets or {})[name].items()})
     for entry in container.get("env") or []:
         if "value" in entry:
-            env[entry["name"]] = re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
-                                        lambda m: env.get(m.group(1), m.group(0)), entry["value"])
+            env[entry["name"]] = kubelet_expand(entry["value"], env)
         elif "fieldRef" in entry.get("valueFrom", {}):
             path = entry["valueFrom"]["fieldRef"]["fieldPath"]
             env[entry["name"]] = FAKE_IPS.get(path, "svc" if path == "metadata.namespace" else path)
@@ -233,22 +271,40 @@ def boot(
     node_dirs: Mapping[str, Path] | None = None,
     hooks: bool = False,
     probes: bool = False,
+    secrets: Mapping[str, Mapping[str, str]] | None = None,
+    unprivileged: bool = False,
 ) -> Boot:
     """Run the container's command (boot.sh) with its env and mounts; return what Motor's scripts did.
     `node_dirs`: node folder -> a local folder standing in for it, bound where the pod mounts that hostPath (read-only
     when the mount is), e.g. the weights a coordinator reads its tokenizer from. `hooks`: then run the container's
     exec probes and preStop command in the same pod, as the kubelet would (their exit codes are not the boot's).
     `probes`: run the role's Motor process for real (from `motor_checkout`, which then must hold Motor's generated
-    modules: tests/conformance/motor_build.py) and then the container's exec probes against it."""
+    modules: tests/conformance/motor_build.py) and then the container's exec probes against it. `secrets`: the data
+    of the Secrets the container loads with envFrom. `unprivileged`: the container runs as nobody (then `workdir`
+    must be reachable by nobody: one under tests/hostile/shell_roads.py folder_both_can_write())."""
     container = next(c for c in pod_spec["containers"] if c["name"] == container_name)
     volumes = {v["name"]: v for v in pod_spec.get("volumes") or []}
     stubs, record, serving = workdir / "stubs", workdir / "record.jsonl", workdir / "serving.json"
+    hook_record = workdir / "hooks.jsonl"
+    security = pod_spec.get("securityContext") or {}
+    fs_group = security.get("fsGroup")
+    if unprivileged:
+        blocked = [folder for folder in workdir.resolve().parents if not folder.stat().st_mode & 0o001]
+        if blocked:
+            raise ValueError(f"nobody cannot reach boot's workdir {workdir} through {blocked[0]}; use one under "
+                             "tests/hostile/shell_roads.py folder_both_can_write()")
     stubs.mkdir(parents=True)
+    if unprivileged:  # the pod's processes write their records (and, with probes, their outputs) there
+        os.chown(workdir, NOBODY, NOBODY)
     (workdir / "recorder.py").write_text(RECORDER)
+    (workdir / "hook_recorder.py").write_text(HOOK_RECORDER)
     python = sys.executable
     _write_stub(stubs, "python3", textwrap.dedent(f"""\
         case "$1 $2" in
           "-m motor."*|"-m ccae_reporter"*) exec {python} {workdir}/recorder.py "$@" ;;
+        esac
+        case "$1" in
+          */probe.py|*/prestop.py) {python} {workdir}/hook_recorder.py {hook_record} "$@" ;;
         esac
         exec {python} "$@"
     """))
@@ -270,10 +326,11 @@ def boot(
                 source.mkdir()
                 (source / mount["subPath"]).write_text(data[mount["subPath"]])
                 file = source / mount["subPath"]
+                _fs_group(file, fs_group)
                 mounts.append(f"mkdir -p {shlex.quote(str(Path(target).parent))} && touch {shlex.quote(target)}")
                 mounts.append(f"mount --bind -o ro {shlex.quote(str(file))} {shlex.quote(target)}")
             else:
-                payload = _configmap_volume(source, data, volume["configMap"].get("defaultMode", 0o644))
+                payload = _configmap_volume(source, data, volume["configMap"].get("defaultMode", 0o644), fs_group)
                 watched.update({payload / key: (volume["configMap"]["name"], key) for key in data})
                 mounts.append(f"mkdir -p {shlex.quote(target)}")
                 mounts.append(f"mount --bind {shlex.quote(str(source))} {shlex.quote(target)}")
@@ -286,7 +343,10 @@ def boot(
         elif (volume.get("hostPath") or {}).get("type") == "DirectoryOrCreate":
             # The kubelet creates the node's folder before the pod starts; Motor's common.sh chmods it.
             mounts.append(f"mkdir -p {shlex.quote(target)}")
-    env = container_env(container)
+    env = container_env(container, secrets)
+    # ExpandContainerCommandAndArgs: with the resolved env; an exec probe: with the entries as written; a hook: as is
+    argv = [kubelet_expand(part, env) for part in [*container["command"], *(container.get("args") or [])]]
+    probe_env = static_env(container)
     env.update({
         "PATH": f"{stubs}:/usr/local/bin:/usr/bin:/bin",
         "HOME": "/root",
@@ -311,19 +371,22 @@ def boot(
         f"touch {devices}",
     ])
     in_pod = f"env -i {' '.join(shlex.quote(f'{k}={v}') for k, v in env.items())}"
-    command = f"{in_pod} {' '.join(shlex.quote(part) for part in container['command'])}"
+    command = f"{in_pod} {' '.join(shlex.quote(part) for part in argv)}"
     kinds = [kind for kind in PROBE_KINDS if "exec" in container.get(kind, {})] if probes else []
     hook_commands: list[list[str]] = []
     if hooks:
-        hook_commands = [probe["exec"]["command"] for key, probe in container.items() if key.endswith("Probe") and "exec" in probe]
-        hook_commands += [handler["exec"]["command"] for handler in (container.get("lifecycle") or {}).values()]
+        hook_commands = [[kubelet_expand(part, probe_env) for part in probe["exec"]["command"]]
+                         for key, probe in container.items() if key.endswith("Probe") and "exec" in probe]
+        hook_commands += [handler["exec"]["command"] for handler in (container.get("lifecycle") or {}).values()
+                          if "exec" in handler]
     if probes:
         # boot.sh in the background; once Motor's API listens, each probe as the kubelet execs it, then the script
         # ends, and with it (PID 1 of the namespace) every process of the pod.
         run = [f"{command} > {workdir}/boot.out 2>&1 &",
                f"for _ in $(seq {SERVING_TIMEOUT_S * 10}); do [ -s {serving} ] && break; sleep 0.1; done"]
         for kind in kinds:
-            probe_command = " ".join(shlex.quote(part) for part in container[kind]["exec"]["command"])
+            probe = [kubelet_expand(part, probe_env) for part in container[kind]["exec"]["command"]]
+            probe_command = " ".join(shlex.quote(part) for part in probe)
             run.append(f"{in_pod} {probe_command} > {workdir}/{kind}.out 2>&1; echo $? > {workdir}/{kind}.rc")
         run.append(f"cat {workdir}/boot.out")
     elif hook_commands:
@@ -333,6 +396,12 @@ def boot(
         run = [f"{command}; status=$?; {node_manager} {runs}; exit $status"]
     else:
         run = [f"exec {command}"]
+    if unprivileged:
+        # The container's user from here on, PID 1 included, whose stdout and stderr are the user's as runc makes
+        # them (fixStdioPermissions): Motor's prestop.sh reopens PID 1's stdout.
+        groups = [*([] if fs_group is None else [fs_group]), *security.get("supplementalGroups", [])]
+        run = [f"chown {NOBODY}:{NOBODY} /proc/self/fd/1 /proc/self/fd/2",
+               f"exec {' '.join(as_user(True, groups))} bash -c {shlex.quote(chr(10).join(run))}"]
     script = "\n".join([f"set -e; {setup}; ip link set lo up; set +e; cd /", *run])
     # --net: the pod's own network namespace (loopback only); --mount-proc: the pod's own /proc (Motor's prestop.sh
     # writes to PID 1's stdout and looks for its processes)
@@ -348,4 +417,6 @@ def boot(
         for kind in kinds if (workdir / f"{kind}.rc").exists()
     }
     where = json.loads(serving.read_text()) if serving.exists() and serving.read_text() else None
-    return Boot(result.returncode, result.stdout + result.stderr, records, opens.opened(), probe_results, where)
+    hook_records = [json.loads(line) for line in hook_record.read_text().splitlines()] if hook_record.exists() else []
+    return Boot(result.returncode, result.stdout + result.stderr, records, opens.opened(), probe_results, where,
+                hook_records)

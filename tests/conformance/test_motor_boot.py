@@ -65,6 +65,11 @@ def config_maps(rendered: Rendered) -> dict[str, dict[str, str]]:
     return {name: rendered.get("ConfigMap", name)["data"] for kind, name in rendered.objects if kind == "ConfigMap"}
 
 
+def secrets(rendered: Rendered) -> dict[str, dict[str, str]]:
+    """Each rendered Secret's data (secret_env's: kvpool/internal/secret_env.py writes it as stringData)."""
+    return {name: rendered.get("Secret", name)["stringData"] for kind, name in rendered.objects if kind == "Secret"}
+
+
 def user_config_of(rendered: Rendered) -> dict[str, Any]:
     return json.loads(rendered.get("ConfigMap", "motor-config")["data"]["user_config.json"])
 
@@ -89,15 +94,17 @@ def node_weights(rendered: Rendered, folder: Path) -> dict[str, Path]:
 
 
 def boot_role(
-    rendered: Rendered, role: str, motor_checkout: Path, tmp_path: Path, hooks: bool = False, probes: bool = False
+    rendered: Rendered, role: str, motor_checkout: Path, tmp_path: Path, hooks: bool = False, probes: bool = False,
+    unprivileged: bool = False,
 ) -> Boot:
     """`hooks`: then run the container's exec probes and preStop hook; `probes`: the probes against Motor's own node
-    manager (motor_boot.boot)."""
+    manager; `unprivileged`: as nobody (motor_boot.boot)."""
     workload, container = ROLES[role]
     family = HARDWARE[user_config_of(rendered)["motor_deploy_config"]["hardware_type"]].family
     return boot(
         pod_spec(rendered, workload), container, config_maps(rendered), family, motor_checkout, tmp_path / "pod",
         node_dirs=node_weights(rendered, tmp_path / "node-weights"), hooks=hooks, probes=probes,
+        secrets=secrets(rendered), unprivileged=unprivileged,
     )
 
 

@@ -1,7 +1,9 @@
 """Issue 45 §1's shell roads: the value payloads an env value may hold that would run a command if any shell
 evaluated it rather than copied it, and the users real bash runs them as. The corpus checks the settings accept each
 payload as data (tests/hostile/test_corpus.py §1); real bash gets each in every Motor container's env and env
-function, as root and as an unprivileged user, and must create no marker (tests/test_motor_env_shell.py).
+function, as root and as an unprivileged user, and must create no marker (tests/test_motor_env_shell.py); so must
+every Motor container's own command, exec probes and preStop, booted as its pod would boot it
+(tests/conformance/test_container_commands_with_hostile_env.py).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,9 +23,13 @@ needs_root_and_setpriv = pytest.mark.skipif(os.geteuid() != 0 or not shutil.whic
                                             reason="running as nobody needs root and setpriv")
 
 
-def as_user(unprivileged: bool) -> list[str]:
-    """The argv prefix that runs a command as root (this test process) or as nobody, with no groups."""
-    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if unprivileged else []
+def as_user(unprivileged: bool, groups: Sequence[int] = ()) -> list[str]:
+    """The argv prefix that runs a command as root (this test process) or as nobody, with `groups` as its
+    supplementary groups (none by default; a pod's fsGroup, as the kubelet adds it)."""
+    if not unprivileged:
+        return []
+    supplementary = f"--groups={','.join(map(str, groups))}" if groups else "--clear-groups"
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", supplementary]
 
 
 def shell_payloads(marker: str) -> tuple[str, ...]:

@@ -31,6 +31,8 @@ from typing import Any
 
 import yaml
 
+from tests.kubelet_env import kubelet_expand
+
 REPO = Path(__file__).resolve().parents[2]
 BACKENDS = REPO / "build" / "backends"
 LOOPBACK = "127.0.0.1"
@@ -112,12 +114,8 @@ def render_variant(stack: str, variant: str, store_changes: Mapping[str, Any], w
 # ---------------------------------------------------------------------------------------------------------------
 # Kubernetes semantics (not changes: what the kubelet itself would do)
 
-_K8S_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
-
-
-def k8s_expand(text: str, env: Mapping[str, str]) -> str:
-    """Kubernetes' `$(VAR)` expansion in command, args and env values: `$$` is `$`, unknown names stay."""
-    return _K8S_REF.sub(lambda m: "$" if m.group(0) == "$$" else env.get(m.group(1), m.group(0)), text)
+# Kubernetes' `$(VAR)` expansion in command, args and env values: `$$` is `$`, unknown names stay.
+k8s_expand = kubelet_expand
 
 
 def container_env(container: Mapping[str, Any], pod_name: str, namespace: str) -> dict[str, str]:
