@@ -34,7 +34,7 @@ def test_pack_lists_every_policy_with_its_level():
     assert len(report.policies) == POLICY_COUNT
     assert sorted(p.name for p in report.policies if p.enforcement_level == "advisory") == [
         "kvpool-configure-block-lifetime", "kvpool-configure-layerwise-pool-patch",
-        "kvpool-configure-sustainable-mooncake-eviction",
+        "kvpool-configure-memcache-long-context-shm", "kvpool-configure-sustainable-mooncake-eviction",
     ]
 
 
