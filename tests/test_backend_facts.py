@@ -23,8 +23,6 @@ ALLOWED = {
     "components/kv_store/mooncake.py", "components/kv_store/memcache.py", "components/kv_store/yuanrong.py",
     "components/kv_store/registry.py",  # the renderers by name
     "settings/store.py",  # the settings classes: a discriminated union's tags must be literals
-    # For now: a consumer's reading of its owner's output still rebuilds each backend's engine side itself.
-    "components/kv_store/contract.py", "program/shared_store.py",
 }
 
 

@@ -241,6 +241,18 @@ def test_an_owners_lease_beyond_its_models_bound_is_refused(mooncake_owner: tupl
     ]
 
 
+def test_a_lease_from_an_owner_whose_backend_has_none_is_refused(memcache_owner: dict) -> None:
+    """Only a backend whose RENDERER has lease_problems (Mooncake) exports a lease; a MemCache owner's is a forgery
+    that would otherwise reach the consumer's timeout checks."""
+    assert memcache_owner["kv_store"]["lease_ttl_ms"] is None
+    forged = copy.deepcopy(memcache_owner)
+    forged["kv_store"]["lease_ttl_ms"] = 11000
+    assert refusal(forged) == [
+        f"{B} cannot use the KV store of {A}:",
+        f"  - {A}'s kv_store.lease_ttl_ms: is 11000, but a memcache store has no lease",
+    ]
+
+
 def test_an_owner_in_a_system_namespace_is_refused(memcache_owner: dict) -> None:
     forged = relocated(memcache_owner, "service-a.svc", "kube-system.svc")
     forged["kv_store"]["namespace"] = "kube-system"

@@ -5,22 +5,19 @@ kvpool/components/kv_store/shared.py."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 
-from kvpool.components.kv_store import mooncake
 from kvpool.components.kv_store.contract import OUTPUT, sanitized_endpoint
 from kvpool.components.kv_store.endpoint import SCHEMA, KVStoreEndpoint
+from kvpool.components.kv_store.registry import renderer
 from kvpool.components.kv_store.shared import SharedStoreError, store_serves
-from kvpool.internal.hardware import HARDWARE
 from kvpool.internal.units import integral_floats_to_ints
 from kvpool.policies import rules
 from kvpool.program.compatibility import COMPATIBILITY_FIELDS, compatibility
 from kvpool.settings.service import ServiceSettings
-from kvpool.settings.store import MemcacheStoreConfig, MooncakeStoreConfig
 
 # What a contract problem is about, for readers that sort them (the fleet names revoked consumers and key
 # mismatches apart from the rest); the program only prints the messages.
@@ -79,8 +76,8 @@ def contract_findings(settings: ServiceSettings, own: str, target: str, output: 
         f"{finding.path}: {own}'s connector names a backend {target}'s store ({output['backend']!r}) does not run"
         for finding in rules.check_backend_consistency(output["backend"], kv_configs)
     ]
-    if output.get("lease_ttl_ms"):
-        lease = {"backend": "mooncake", "default_kv_lease_ttl": output["lease_ttl_ms"]}
+    if endpoint.lease_ttl_ms:  # only a backend with a lease carries one (contract.py)
+        lease = {"backend": endpoint.backend, "default_kv_lease_ttl": endpoint.lease_ttl_ms}
         mismatches += [
             f"{target}'s {finding.path} (its lease, which {own}'s engines read under): {finding.message}"
             for finding in rules.check_lease_exceeds_timeouts(lease, rules.engine_envs(settings.env_sections()), kv_configs)
@@ -90,10 +87,9 @@ def contract_findings(settings: ServiceSettings, own: str, target: str, output: 
             f"motor_deploy_config.deploy_mode: {own} is {deploy.deploy_mode} but {target} is "
             f"{output['deploy_mode']} ({OUTPUT}.deploy_mode); shared services use one mode, as Motor requires."
         )
-    if isinstance(store, MemcacheStoreConfig):
-        mismatches += _local_service_problems(settings, store, own, target, output)
-    if isinstance(store, MooncakeStoreConfig) and endpoint.backend == "mooncake":  # another backend: said above
-        mismatches += _store_process_problems(store, own, target, endpoint)
+    if store.backend == endpoint.backend:  # another backend: said above
+        mismatches += renderer(store.backend).consumer_problems(
+            store, deploy.hardware_type, own, target, endpoint)
     problems = [ContractProblem(CONTRACT, mismatch) for mismatch in mismatches]
     if settings.namespace not in output.get("allowed_consumers", []):
         problems.append(ContractProblem(NOT_ADMITTED,
@@ -109,51 +105,6 @@ def contract_findings(settings: ServiceSettings, own: str, target: str, output: 
                 f"{COMPATIBILITY_FIELDS[name]}: {own} has {value!r} but {target} has {theirs.get(name)!r} "
                 f"({OUTPUT}.compatibility.{name}); cached blocks are only shared between services that agree on it."
             ))
-    return problems
-
-
-def _store_process_problems(store: MooncakeStoreConfig, own: str, target: str, endpoint: KVStoreEndpoint) -> list[str]:
-    """Motor's node manager starts (or not) the standalone store from the consumer's own user_config.json, and the
-    consumer's engines use the owner's mooncake.json (`endpoint`: the owner's output as the consumer checked it): the
-    two must describe one pool."""
-    problems = []
-    theirs_mode = "standalone" if endpoint.standalone_store else "embedded"
-    if store.store_mode != theirs_mode:
-        segment = ("hold no segment (the owner's mooncake.json gives them 0), and no store process would hold one"
-                   if theirs_mode == "standalone" else "would hold their segment twice, in the engine and in a store process")
-        problems.append(
-            f"kv_cache_store_config.store_mode: {own} is {store.store_mode!r} but {target}'s store is {theirs_mode!r} "
-            f"({OUTPUT}.standalone_store), so {own}'s engines {segment}; write store_mode: {theirs_mode}."
-        )
-    theirs_protocol = json.loads(endpoint.client_files[mooncake.CLIENT_FILE]).get("protocol", "ascend")  # vllm-ascend's default
-    if store.protocol != theirs_protocol:
-        problems.append(
-            f"kv_cache_store_config.protocol: {own} is {store.protocol!r} but {target}'s mooncake.json uses "
-            f"{theirs_protocol!r}; one pool has one transport, write protocol: {theirs_protocol}."
-        )
-    return problems
-
-
-def _local_service_problems(
-    settings: ServiceSettings, store: MemcacheStoreConfig, own: str, target: str, output: dict[str, Any]
-) -> list[str]:
-    """The owner renders the LocalService conf for its hardware; a consumer on other hardware would get the
-    wrong transport, so the two must agree."""
-    problems = []
-    theirs_mode = output.get("engine_env", {}).get("MMC_LOCAL_SERVICE_MODE")
-    if theirs_mode and store.local_service_mode != theirs_mode:
-        problems.append(
-            f"kv_cache_store_config.local_service_mode: {own} is {store.local_service_mode!r} but {target}'s engines "
-            f"run the LocalService {theirs_mode!r}; write local_service_mode: {theirs_mode}."
-        )
-    protocol = HARDWARE[settings.motor_deploy_config.hardware_type].memcache_protocol
-    conf = output.get("client_files", {}).get("mmc-local.conf", "")
-    if conf and f"ock.mmc.local_service.protocol = {protocol}\n" not in conf:
-        problems.append(
-            f"motor_deploy_config.hardware_type: {own}'s {settings.motor_deploy_config.hardware_type} needs the "
-            f"MemCache transport {protocol}, but {target}'s LocalService conf uses another; share the store only "
-            f"between services on the same hardware family."
-        )
     return problems
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -23,11 +24,14 @@ from kvpool.components.kv_store.common import (
     StoreContext,
     container_ports,
     service_endpoint,
+    service_engine_env,
     store_server,
 )
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
 from kvpool.components.kv_store.hosts import store_host
+from kvpool.components.kv_store.output import OUTPUT, OutputProblems
 from kvpool.components.kv_store.registry import Renderer
+from kvpool.components.workloads import Workloads
 from kvpool.errors import KvpoolError
 from kvpool.internal.hardware import HARDWARE
 from kvpool.internal.labels import k8s_name
@@ -53,6 +57,7 @@ LOCAL_SERVICE_MODES = ("inprocess", "standalone")
 
 
 DRAM_KEY = "ock.mmc.local_service.dram.size"
+PROTOCOL_KEY = "ock.mmc.local_service.protocol"
 
 
 def engine_env(local_service_mode: str) -> dict[str, str]:
@@ -118,7 +123,7 @@ def local_conf(store: MemcacheStoreConfig, host: str, hardware_type: str, projec
     }
     defaults = {
         "ock.mmc.local_service.world_size": "256",
-        "ock.mmc.local_service.protocol": HARDWARE[hardware_type].memcache_protocol,
+        PROTOCOL_KEY: HARDWARE[hardware_type].memcache_protocol,
         # Motor's node manager rewrites this key when the pod starts (LocalService.prepare: dram_size split over the
         # pod's ranks, 0GB standalone); what is written here holds only until then.
         DRAM_KEY: "0GB" if store.local_service_mode == "standalone" else "1GB",
@@ -189,5 +194,75 @@ def build(ctx: StoreContext, store: MemcacheStoreConfig, project_dir: Path) -> K
     )
 
 
-RENDERER = Renderer(build=lambda ctx, store, args: build(ctx, store, args.project_dir), client_ports=client_ports,
-                    pool_bytes_per_process=pool_bytes_per_process)
+# --- a consumer's reading of a MemCache owner's `kv_store` output (kvpool/components/kv_store/contract.py) ---
+
+
+def engine_env_from_output(problems: OutputProblems, host: str, port: int, theirs: Any) -> dict[str, str]:
+    """The owner's LocalService mode is the one value of its engine env the consumer takes, from the two there are."""
+    mode = theirs.get("MMC_LOCAL_SERVICE_MODE") if isinstance(theirs, dict) else None
+    if mode not in LOCAL_SERVICE_MODES:
+        problems.add("engine_env.MMC_LOCAL_SERVICE_MODE", f"must be one of {', '.join(LOCAL_SERVICE_MODES)}")
+        mode = LOCAL_SERVICE_MODES[0]
+    return service_engine_env(host, rules.MEMCACHE.name, engine_env(mode))
+
+
+def local_conf_from_output(
+    problems: OutputProblems, where: str, text: str, host: str, port: int, workloads: Workloads
+) -> str | None:
+    """The owner's LocalService conf, re-rendered from its MemCache options once its URLs name the owner's store."""
+    try:
+        entries = parse_conf(text, where)
+    except LocalServiceConfError as error:
+        problems.add(where, str(error).removeprefix(f"{where}:").strip() or "is not a MemCache conf")
+        return None
+    # The owner's own stack refuses a secret in its conf (it lands in a ConfigMap); so does the consumer's copy.
+    secrets = rules.check_plaintext_conf_secrets(text, where)
+    for finding in secrets:
+        problems.add(finding.path, finding.message)
+    bad = bool(secrets)
+    for key, value in entries.items():
+        if not key.startswith("ock.mmc."):
+            problems.add(f"{where}.{key}", "is not a MemCache option (ock.mmc.*)")
+            bad = True
+        elif any(c in value for c in "\r\0"):
+            problems.add(f"{where}.{key}", "holds control characters")
+            bad = True
+    if entries.get("ock.mmc.meta_service_url") != f"tcp://{host}:{port}":
+        problems.add(f"{where}.ock.mmc.meta_service_url", f"must be tcp://{host}:{port} ({OUTPUT}.host and port)")
+        bad = True
+    store_url = entries.get("ock.mmc.local_service.config_store_url", "")
+    number = store_url.removeprefix(f"tcp://{host}:")
+    if store_url == number or not rules.is_decimal(number) or not 1 <= int(number) <= 65535:
+        problems.add(f"{where}.ock.mmc.local_service.config_store_url", f"must be tcp://{host}:<port>")
+        bad = True
+    return None if bad else render_conf(entries)
+
+
+def consumer_problems(
+    store: MemcacheStoreConfig, hardware_type: str, own: str, target: str, endpoint: KVStoreEndpoint
+) -> list[str]:
+    """The owner renders the LocalService conf for its hardware; a consumer on other hardware would get the
+    wrong transport, so the two must agree."""
+    problems = []
+    theirs_mode = endpoint.engine_env["MMC_LOCAL_SERVICE_MODE"]
+    if store.local_service_mode != theirs_mode:
+        problems.append(
+            f"kv_cache_store_config.local_service_mode: {own} is {store.local_service_mode!r} but {target}'s engines "
+            f"run the LocalService {theirs_mode!r}; write local_service_mode: {theirs_mode}."
+        )
+    protocol = HARDWARE[hardware_type].memcache_protocol
+    if parse_conf(endpoint.client_files[LOCAL_FILE], LOCAL_FILE).get(PROTOCOL_KEY) != protocol:
+        problems.append(
+            f"motor_deploy_config.hardware_type: {own}'s {hardware_type} needs the "
+            f"MemCache transport {protocol}, but {target}'s LocalService conf uses another; share the store only "
+            f"between services on the same hardware family."
+        )
+    return problems
+
+
+RENDERER = Renderer(
+    build=lambda ctx, store, args: build(ctx, store, args.project_dir), client_ports=client_ports,
+    pool_bytes_per_process=pool_bytes_per_process, engine_env_from_output=engine_env_from_output,
+    client_files={LOCAL_FILE: local_conf_from_output}, host_paths=lambda: {}, lease_problems=None,
+    consumer_problems=consumer_problems,
+)

@@ -8,10 +8,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from kvpool.components.kv_store.common import StoreContext
 from kvpool.components.kv_store.endpoint import KVStoreEndpoint
+from kvpool.components.kv_store.output import OutputProblems
+from kvpool.components.workloads import Workloads
 from kvpool.policies import rules
 
 
@@ -25,6 +27,20 @@ class Renderer:
     # process of its engines holds (None: not known), and whether every engine rank runs one (else one per pod): what
     # `kvpool fleet` adds up.
     pool_bytes_per_process: Callable[[KVStoreEndpoint, Any, rules.PoolSizing | None], tuple[int | None, bool]]
+    # What a consumer of another stack's store (contract.py) rebuilds from the owner's `kv_store` output, never
+    # copying it; each adds what it refuses to the problems (output.OutputProblems) under the output's field.
+    # (problems, host, port, the owner's engine_env) -> the engine env the consumer computes from the host and port.
+    engine_env_from_output: Callable[[OutputProblems, str, int, Any], dict[str, str]]
+    # Each client file the endpoint carries -> (problems, its field, the owner's text, host, port, the owner's
+    # Workloads) -> the file re-rendered from what was parsed, or None when it is refused.
+    client_files: Mapping[str, Callable[[OutputProblems, str, str, str, int, Workloads], str | None]]
+    # The host paths engines mount for the store (name -> {"path", "mount_path"}): the only ones an owner may name.
+    host_paths: Callable[[], dict[str, dict[str, str]]]
+    # (the owner's lease_ttl_ms) -> what the owner's own settings model refuses in it; None: its endpoint has no lease.
+    lease_problems: Callable[[Any], list[str]] | None
+    # (the consumer's store settings of this backend, its hardware_type, consumer stack, owner stack, the owner's
+    # endpoint as contract.py rebuilt it) -> why the consumer's settings and the owner's store are not one pool.
+    consumer_problems: Callable[[Any, str, str, str, KVStoreEndpoint], list[str]]
 
 
 @functools.cache

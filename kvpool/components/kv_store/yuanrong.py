@@ -119,6 +119,11 @@ def build(ctx: StoreContext, store: YuanrongStoreConfig) -> KVStoreEndpoint:
     )
 
 
-# No client file, and each node's datasystem worker holds the pool memory, not the engines.
-RENDERER = Renderer(build=lambda ctx, store, args: build(ctx, store), client_ports=lambda endpoint: (),
-                    pool_bytes_per_process=lambda endpoint, store, sizing: (0, False))
+# No client file, no lease, and each node's datasystem worker holds the pool memory, not the engines; a consumer
+# agrees with the owner on nothing beyond the backend and the contract's common fields.
+RENDERER = Renderer(
+    build=lambda ctx, store, args: build(ctx, store), client_ports=lambda endpoint: (),
+    pool_bytes_per_process=lambda endpoint, store, sizing: (0, False),
+    engine_env_from_output=lambda problems, host, port, theirs: engine_env(port), client_files={},
+    host_paths=engine_host_paths, lease_problems=None, consumer_problems=lambda store, hardware, own, target, endpoint: [],
+)
